@@ -1,0 +1,4 @@
+export * from "./config.ts";
+export * from "./help.ts";
+export * from "./options.ts";
+export * from "./range.ts";

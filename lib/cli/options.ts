@@ -1,0 +1,575 @@
+/**
+ * The option table: the single source for parsing, `--help`, validation and
+ * (later) YAML configuration. Every perf_analyzer option name is here; options
+ * whose feature has not landed yet carry `pending` and are rejected when used,
+ * never silently ignored.
+ */
+
+export type OptionType = "string" | "int" | "float" | "boolean" | "count" | "list";
+
+export interface OptionDef {
+  /** Long name, also the YAML key. */
+  name: string;
+  /** perf_analyzer's single-letter spelling. */
+  short?: string;
+  type: OptionType;
+  /** Shown in --help; parsing applies defaults in config.ts. */
+  default?: string | number | boolean;
+  group: Group;
+  valueName?: string;
+  help: string;
+  choices?: readonly string[];
+  /** Accepted for compatibility but not implemented yet: the feature that brings it. */
+  pending?: string;
+}
+
+export const GROUPS = [
+  "Target",
+  "Load",
+  "Measurement",
+  "Sequences",
+  "Input data",
+  "Protocol and TLS",
+  "Output",
+  "General",
+] as const;
+export type Group = typeof GROUPS[number];
+
+const OPEN_LOOP = "open-loop load (request rate, intervals, schedules)";
+const GRPC = "gRPC support";
+const SERVICE_KINDS = "service kinds (TF Serving, TorchServe, OpenAI, shared memory)";
+const EXPORTS = "exporters (profile export, server metrics)";
+
+export const OPTIONS: readonly OptionDef[] = [
+  // Target
+  {
+    name: "model-name",
+    short: "m",
+    type: "string",
+    group: "Target",
+    valueName: "MODEL",
+    help: "Name of the model to profile (required).",
+  },
+  {
+    name: "model-version",
+    short: "x",
+    type: "string",
+    group: "Target",
+    valueName: "VERSION",
+    help: "Version of the model. Default: the server's choice (latest).",
+  },
+  {
+    name: "url",
+    short: "u",
+    type: "string",
+    group: "Target",
+    valueName: "HOST:PORT",
+    help: "Server address. Default: localhost:8000 for HTTP, localhost:8001 for gRPC.",
+  },
+  {
+    name: "protocol",
+    short: "i",
+    type: "string",
+    default: "http",
+    group: "Target",
+    choices: ["http", "grpc"],
+    help: "Protocol used to talk to the server.",
+  },
+  {
+    name: "service-kind",
+    type: "string",
+    default: "triton",
+    group: "Target",
+    choices: ["triton", "tfserving", "torchserve", "openai", "triton_c_api"],
+    help: "Kind of server: triton (any KServe v2 server), tfserving, torchserve, openai.",
+  },
+  {
+    name: "endpoint",
+    type: "string",
+    group: "Target",
+    valueName: "PATH",
+    pending: SERVICE_KINDS,
+    help: "Endpoint for --service-kind openai, e.g. v1/chat/completions.",
+  },
+  {
+    name: "model-signature-name",
+    type: "string",
+    default: "serving_default",
+    group: "Target",
+    pending: SERVICE_KINDS,
+    help: "Signature name of a TF Serving model.",
+  },
+  {
+    name: "bls-composing-models",
+    type: "string",
+    group: "Target",
+    valueName: "A[:VER],B",
+    help: "Composing models of a BLS model whose server statistics are reported too.",
+  },
+
+  // Load
+  {
+    name: "concurrency-range",
+    type: "string",
+    group: "Load",
+    valueName: "START:END:STEP",
+    help:
+      "Closed loop: keep N requests in flight for N from START to END by STEP. END 0 sweeps until the latency threshold is hit. Default 1:1:1.",
+  },
+  {
+    name: "request-rate-range",
+    type: "string",
+    group: "Load",
+    valueName: "START:END:STEP",
+    pending: OPEN_LOOP,
+    help: "Open loop: send N requests per second for N from START to END by STEP.",
+  },
+  {
+    name: "request-distribution",
+    type: "string",
+    default: "constant",
+    group: "Load",
+    choices: ["constant", "poisson"],
+    pending: OPEN_LOOP,
+    help: "Distribution of gaps between requests in request-rate mode.",
+  },
+  {
+    name: "request-intervals",
+    type: "string",
+    group: "Load",
+    valueName: "FILE",
+    pending: OPEN_LOOP,
+    help: "Send with the gaps in FILE (one interval in microseconds per line, looped).",
+  },
+  {
+    name: "periodic-concurrency-range",
+    type: "string",
+    group: "Load",
+    valueName: "START:END:STEP",
+    pending: GRPC,
+    help: "Launch START streams, then STEP more each request period, until END (gRPC streaming).",
+  },
+  {
+    name: "request-period",
+    type: "int",
+    default: 10,
+    group: "Load",
+    pending: GRPC,
+    help: "Responses every stream of the latest set must receive before the next set launches.",
+  },
+  {
+    name: "fixed-schedule",
+    type: "boolean",
+    group: "Load",
+    pending: OPEN_LOOP,
+    help: "Send each input-data entry at its timestamp (ms).",
+  },
+  {
+    name: "binary-search",
+    type: "boolean",
+    group: "Load",
+    help:
+      "Binary-search the range for the highest load under the latency threshold (STEP is the precision).",
+  },
+  {
+    name: "latency-threshold",
+    short: "l",
+    type: "float",
+    default: 0,
+    group: "Load",
+    valueName: "MS",
+    help: "Stop the sweep once latency reaches this many milliseconds (0 = no limit).",
+  },
+  {
+    name: "max-threads",
+    type: "int",
+    group: "Load",
+    help:
+      "Accepted for compatibility. inferperf's event loop needs no sender threads; in-flight requests are bounded by the load level itself.",
+  },
+  {
+    name: "async",
+    short: "a",
+    type: "boolean",
+    group: "Load",
+    help: "Asynchronous calls. Both modes keep exactly N requests in flight here.",
+  },
+  {
+    name: "sync",
+    type: "boolean",
+    group: "Load",
+    help: "Synchronous calls (the default for non-sequence models).",
+  },
+  {
+    name: "streaming",
+    type: "boolean",
+    group: "Load",
+    pending: GRPC,
+    help: "Send requests over a gRPC bidirectional stream (implies --async).",
+  },
+  {
+    name: "request-parameter",
+    type: "list",
+    group: "Load",
+    valueName: "NAME:VALUE:TYPE",
+    pending: GRPC,
+    help: "Add a request parameter; TYPE is int, uint, bool, string or double. Repeatable.",
+  },
+
+  // Measurement
+  {
+    name: "measurement-mode",
+    type: "string",
+    default: "time_windows",
+    group: "Measurement",
+    choices: ["time_windows", "count_windows"],
+    help: "Fixed-length windows, or windows of a minimum number of requests.",
+  },
+  {
+    name: "measurement-interval",
+    short: "p",
+    type: "int",
+    default: 5000,
+    group: "Measurement",
+    valueName: "MS",
+    help: "Length of a time window in milliseconds.",
+  },
+  {
+    name: "measurement-request-count",
+    type: "int",
+    default: 50,
+    group: "Measurement",
+    help: "Minimum requests per window in count_windows mode.",
+  },
+  {
+    name: "stability-percentage",
+    short: "s",
+    type: "float",
+    default: 10,
+    group: "Measurement",
+    help: "Allowed spread (max/min - 1, in %) of throughput and latency over 3 windows.",
+  },
+  {
+    name: "max-trials",
+    short: "r",
+    type: "int",
+    default: 10,
+    group: "Measurement",
+    help: "Windows to try per level before giving up on stability.",
+  },
+  {
+    name: "percentile",
+    type: "int",
+    group: "Measurement",
+    help: "Stabilize on and report this latency percentile (1-99) instead of the average.",
+  },
+  {
+    name: "request-count",
+    type: "int",
+    default: 0,
+    group: "Measurement",
+    help: "Send exactly this many requests per level in one window, without stabilization.",
+  },
+  {
+    name: "warmup-request-count",
+    type: "int",
+    default: 0,
+    group: "Measurement",
+    help: "Requests sent before measuring each level; not counted.",
+  },
+  {
+    name: "request-timeout",
+    type: "int",
+    default: 0,
+    group: "Measurement",
+    valueName: "MS",
+    help: "Fail a request with no response after this many milliseconds (0 = never).",
+  },
+
+  // Sequences
+  {
+    name: "num-of-sequences",
+    type: "int",
+    default: 4,
+    group: "Sequences",
+    pending: OPEN_LOOP,
+    help: "Concurrent sequences in request-rate mode.",
+  },
+  {
+    name: "sequence-length",
+    type: "int",
+    default: 20,
+    group: "Sequences",
+    pending: OPEN_LOOP,
+    help: "Base length of a sequence.",
+  },
+  {
+    name: "sequence-length-variation",
+    type: "float",
+    default: 20,
+    group: "Sequences",
+    pending: OPEN_LOOP,
+    help: "Variation of sequence length in percent.",
+  },
+  {
+    name: "sequence-id-range",
+    type: "string",
+    group: "Sequences",
+    valueName: "START[:END]",
+    pending: OPEN_LOOP,
+    help: "Range of sequence ids. Default 1:4294967295.",
+  },
+  {
+    name: "serial-sequences",
+    type: "boolean",
+    group: "Sequences",
+    pending: OPEN_LOOP,
+    help: "Send one request of a sequence at a time.",
+  },
+
+  // Input data
+  {
+    name: "input-data",
+    type: "list",
+    group: "Input data",
+    valueName: "MODE|PATH",
+    help:
+      "Data to send: random (default) or zero, generated once per input. Directories and JSON files are not supported yet.",
+  },
+  {
+    name: "batch-size",
+    short: "b",
+    type: "int",
+    default: 1,
+    group: "Input data",
+    help: "Batch size of each request.",
+  },
+  {
+    name: "shape",
+    type: "list",
+    group: "Input data",
+    valueName: "NAME:D1,D2",
+    help: "Shape of an input without the batch dimension; required for -1 dims. Repeatable.",
+  },
+  {
+    name: "string-length",
+    type: "int",
+    default: 128,
+    group: "Input data",
+    help: "Length of random strings for BYTES inputs.",
+  },
+  {
+    name: "string-data",
+    type: "string",
+    group: "Input data",
+    help: "String sent in every element of BYTES inputs.",
+  },
+  {
+    name: "shared-memory",
+    type: "string",
+    default: "none",
+    group: "Input data",
+    choices: ["none", "system", "cuda"],
+    help: "Pass tensors through shared memory.",
+  },
+  {
+    name: "output-shared-memory-size",
+    type: "int",
+    default: 102400,
+    group: "Input data",
+    help: "Bytes of shared memory reserved for each output.",
+  },
+  {
+    name: "input-tensor-format",
+    type: "string",
+    default: "binary",
+    group: "Input data",
+    choices: ["binary", "json"],
+    help: "Encoding of input tensors over HTTP.",
+  },
+  {
+    name: "output-tensor-format",
+    type: "string",
+    default: "binary",
+    group: "Input data",
+    choices: ["binary", "json"],
+    help: "Encoding of output tensors over HTTP.",
+  },
+
+  // Protocol and TLS
+  {
+    name: "header",
+    short: "H",
+    type: "list",
+    group: "Protocol and TLS",
+    valueName: "NAME:VALUE",
+    help: "Extra header sent with every request (gRPC metadata too). Repeatable.",
+  },
+  {
+    name: "grpc-compression-algorithm",
+    type: "string",
+    default: "none",
+    group: "Protocol and TLS",
+    choices: ["none", "gzip", "deflate"],
+    pending: GRPC,
+    help: "Compression of gRPC messages.",
+  },
+  { name: "ssl-grpc-use-ssl", type: "boolean", group: "Protocol and TLS", pending: GRPC, help: "Use TLS for gRPC." },
+  {
+    name: "ssl-grpc-root-certifications-file",
+    type: "string",
+    group: "Protocol and TLS",
+    pending: GRPC,
+    help: "CA certificates (PEM) for gRPC.",
+  },
+  {
+    name: "ssl-grpc-private-key-file",
+    type: "string",
+    group: "Protocol and TLS",
+    pending: GRPC,
+    help: "Client private key (PEM) for gRPC.",
+  },
+  {
+    name: "ssl-grpc-certificate-chain-file",
+    type: "string",
+    group: "Protocol and TLS",
+    pending: GRPC,
+    help: "Client certificate chain (PEM) for gRPC.",
+  },
+  {
+    name: "ssl-https-verify-peer",
+    type: "int",
+    default: 1,
+    group: "Protocol and TLS",
+    pending: GRPC,
+    help: "Verify the server certificate (0 or 1).",
+  },
+  {
+    name: "ssl-https-verify-host",
+    type: "int",
+    default: 2,
+    group: "Protocol and TLS",
+    pending: GRPC,
+    help: "Verify the server host name (0, 1 or 2).",
+  },
+  {
+    name: "ssl-https-ca-certificates-file",
+    type: "string",
+    group: "Protocol and TLS",
+    pending: GRPC,
+    help: "CA certificates for HTTPS.",
+  },
+  {
+    name: "ssl-https-client-certificate-file",
+    type: "string",
+    group: "Protocol and TLS",
+    pending: GRPC,
+    help: "Client certificate for HTTPS.",
+  },
+  {
+    name: "ssl-https-client-certificate-type",
+    type: "string",
+    default: "PEM",
+    group: "Protocol and TLS",
+    choices: ["PEM", "DER"],
+    pending: GRPC,
+    help: "Type of the client certificate.",
+  },
+  {
+    name: "ssl-https-private-key-file",
+    type: "string",
+    group: "Protocol and TLS",
+    pending: GRPC,
+    help: "Client private key for HTTPS.",
+  },
+  {
+    name: "ssl-https-private-key-type",
+    type: "string",
+    default: "PEM",
+    group: "Protocol and TLS",
+    choices: ["PEM", "DER"],
+    pending: GRPC,
+    help: "Type of the client private key.",
+  },
+  { name: "trace-level", type: "list", group: "Protocol and TLS", pending: EXPORTS, help: "Server trace level." },
+  { name: "trace-rate", type: "int", group: "Protocol and TLS", pending: EXPORTS, help: "Server trace rate." },
+  { name: "trace-count", type: "int", group: "Protocol and TLS", pending: EXPORTS, help: "Server trace count." },
+  {
+    name: "log-frequency",
+    type: "int",
+    group: "Protocol and TLS",
+    pending: EXPORTS,
+    help: "Server trace log frequency.",
+  },
+
+  // Output
+  {
+    name: "latency-report-file",
+    short: "f",
+    type: "string",
+    group: "Output",
+    valueName: "FILE.csv",
+    help: "Write the results as CSV.",
+  },
+  {
+    name: "verbose-csv",
+    type: "boolean",
+    group: "Output",
+    help: "Add average latency, request/response and response wait columns to the CSV.",
+  },
+  {
+    name: "profile-export-file",
+    type: "string",
+    group: "Output",
+    valueName: "FILE.json",
+    pending: EXPORTS,
+    help: "Export every request's timestamps as JSON.",
+  },
+  {
+    name: "collect-metrics",
+    type: "boolean",
+    group: "Output",
+    pending: EXPORTS,
+    help: "Collect the server's Prometheus GPU metrics.",
+  },
+  {
+    name: "metrics-url",
+    type: "string",
+    group: "Output",
+    pending: EXPORTS,
+    help: "Prometheus endpoint. Default: host of -u, port 8002, /metrics.",
+  },
+  {
+    name: "metrics-interval",
+    type: "int",
+    default: 1000,
+    group: "Output",
+    pending: EXPORTS,
+    help: "Milliseconds between metric scrapes.",
+  },
+
+  // General
+  {
+    name: "verbose",
+    short: "v",
+    type: "count",
+    group: "General",
+    help: "Print every measurement window (twice: also request errors as they happen).",
+  },
+  { name: "help", short: "h", type: "boolean", group: "General", help: "Show this help." },
+  { name: "version", type: "boolean", group: "General", help: "Show the version." },
+];
+
+const BY_NAME = new Map(OPTIONS.map((o) => [o.name, o]));
+
+export function optionDef(name: string): OptionDef {
+  const def = BY_NAME.get(name);
+  if (!def) throw new RangeError(`Unknown option "${name}"`);
+  return def;
+}
+
+/** `-m/--model-name` style label used in error messages. */
+export function optionLabel(name: string): string {
+  const def = optionDef(name);
+  return def.short ? `-${def.short}/--${def.name}` : `--${def.name}`;
+}

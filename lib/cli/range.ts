@@ -1,0 +1,37 @@
+/** perf_analyzer's `start:end:step` ranges. */
+
+export interface Range {
+  start: number;
+  /** 0 means open-ended (sweep until the latency threshold). */
+  end: number;
+  step: number;
+}
+
+/**
+ * Parses `start[:end[:step]]`. A lone start is a single level; step defaults
+ * to 1. Throws RangeError saying what is wrong (the caller names the option).
+ */
+export function parseRange(text: string, options: { integer: boolean }): Range {
+  const parts = text.split(":");
+  if (parts.length > 3 || parts.some((p) => p.trim() === "")) {
+    throw new RangeError("expected START[:END[:STEP]]");
+  }
+  const values = parts.map((p) => Number(p.trim()));
+  for (const v of values) {
+    if (!Number.isFinite(v) || v < 0 || (options.integer && !Number.isInteger(v))) {
+      throw new RangeError(
+        `expected ${options.integer ? "non-negative integers" : "non-negative numbers"}`,
+      );
+    }
+  }
+  const [start, end = start, step = 1] = values as [number, number?, number?];
+  if (start <= 0) throw new RangeError("the start must be greater than 0");
+  if (step <= 0) throw new RangeError("the step must be greater than 0");
+  if (end !== 0 && end < start) throw new RangeError("the end must not be less than the start");
+  return { start, end, step };
+}
+
+/** The levels of a linear sweep; open-ended ranges yield until the caller stops. */
+export function* rangeLevels(range: Range): Generator<number> {
+  for (let v = range.start; range.end === 0 || v <= range.end + 1e-9; v += range.step) yield v;
+}

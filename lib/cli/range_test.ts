@@ -1,0 +1,27 @@
+import assert from "node:assert/strict";
+import { parseRange, rangeLevels } from "./range.ts";
+
+Deno.test("parseRange fills perf_analyzer defaults", () => {
+  assert.deepEqual(parseRange("4", { integer: true }), { start: 4, end: 4, step: 1 });
+  assert.deepEqual(parseRange("1:4", { integer: true }), { start: 1, end: 4, step: 1 });
+  assert.deepEqual(parseRange("1:8:2", { integer: true }), { start: 1, end: 8, step: 2 });
+  assert.deepEqual(parseRange("2:0:2", { integer: true }), { start: 2, end: 0, step: 2 });
+  assert.deepEqual(parseRange("2.5:10:2.5", { integer: false }), { start: 2.5, end: 10, step: 2.5 });
+});
+
+Deno.test("parseRange rejects malformed ranges with a reason", () => {
+  assert.throws(() => parseRange("", { integer: true }), /START\[:END\[:STEP\]\]/);
+  assert.throws(() => parseRange("1:2:3:4", { integer: true }), /START/);
+  assert.throws(() => parseRange("1.5", { integer: true }), /integers/);
+  assert.throws(() => parseRange("0:4", { integer: true }), /start must be greater than 0/);
+  assert.throws(() => parseRange("1:4:0", { integer: true }), /step must be greater than 0/);
+  assert.throws(() => parseRange("4:1", { integer: true }), /end must not be less/);
+  assert.throws(() => parseRange("a:b", { integer: true }), /integers/);
+});
+
+Deno.test("rangeLevels steps up to and including the end", () => {
+  assert.deepEqual([...rangeLevels({ start: 1, end: 8, step: 2 })], [1, 3, 5, 7]);
+  assert.deepEqual([...rangeLevels({ start: 4, end: 4, step: 1 })], [4]);
+  const open = rangeLevels({ start: 1, end: 0, step: 3 });
+  assert.deepEqual([open.next().value, open.next().value, open.next().value], [1, 4, 7]);
+});

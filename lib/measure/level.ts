@@ -1,0 +1,149 @@
+/**
+ * Measures one load level: optional warmup, then back-to-back windows until
+ * the last three are stable (perf_analyzer's rule) or max trials run out.
+ */
+import type { ModelStatistics } from "../protocol/types.ts";
+import type { Interrupt } from "../profile/interrupt.ts";
+import { Recorder } from "./recorder.ts";
+import { isStable, stabilizingLatencyUs, windowThroughput } from "./stability.ts";
+import { statisticsDelta, summarizeClient, summarizeServer } from "./stats.ts";
+import type { LevelResult, LoadMode, WindowData } from "./types.ts";
+
+/** What the level loop needs from a load mode. */
+export interface LevelLoad {
+  start(options: { recorder: Recorder; limit?: number }): Promise<void>;
+  stop(): Promise<void>;
+  /** Resolves when a load started with `limit` has completed every request. */
+  drained(): Promise<void>;
+}
+
+export interface LevelOptions {
+  mode: LoadMode;
+  value: number;
+  batchSize: number;
+  measurementMode: "time_windows" | "count_windows";
+  measurementIntervalMs: number;
+  measurementRequestCount: number;
+  stabilityPercentage: number;
+  maxTrials: number;
+  percentile?: number;
+  /** Extra percentiles to report besides 50/90/95/99. */
+  requestCount: number;
+  warmupRequestCount: number;
+  /** Server statistics snapshot for the profiled and composing models, if available. */
+  statistics?: () => Promise<ModelStatistics[]>;
+  /** Called after every window (verbose output, progress). */
+  onWindow?: (window: WindowData, index: number) => void;
+  /** The profiled model's name: its server summary comes first. */
+  model: string;
+  interrupt: Interrupt;
+}
+
+/** A window had no successful request: perf_analyzer's exit code 3. */
+export class NoValidRequestsError extends Error {
+  override name = "NoValidRequestsError";
+  constructor(readonly window: WindowData) {
+    const top = [...window.errors].sort((a, b) => b[1] - a[1])[0];
+    super(
+      "No valid requests recorded within time interval. Please use a larger time window." +
+        (top ? ` ${window.errorCount} requests failed, most with: ${top[0]}` : ""),
+    );
+  }
+}
+
+const REPORTED_PERCENTILES = [50, 90, 95, 99];
+
+/** Merges `merged` (the stable windows) into a result that keeps `all` windows for exports. */
+function summarize(
+  merged: WindowData[],
+  all: WindowData[],
+  options: LevelOptions & { stable: boolean },
+): LevelResult {
+  const percentiles = options.percentile !== undefined &&
+      !REPORTED_PERCENTILES.includes(options.percentile)
+    ? [...REPORTED_PERCENTILES, options.percentile]
+    : REPORTED_PERCENTILES;
+  const deltas = merged.map((w) => w.serverStats).filter((s) => s !== undefined);
+  return {
+    mode: options.mode,
+    value: options.value,
+    client: summarizeClient(merged, { batchSize: options.batchSize, percentiles }),
+    server: deltas.length === merged.length && deltas.length > 0
+      ? summarizeServer(deltas, { model: options.model })
+      : undefined,
+    stable: options.stable,
+    windows: all,
+  };
+}
+
+async function snapshot(options: LevelOptions): Promise<ModelStatistics[] | undefined> {
+  if (!options.statistics) return undefined;
+  try {
+    return await options.statistics();
+  } catch {
+    // Statistics are an optional extra: a failed scrape leaves this window without server data.
+    return undefined;
+  }
+}
+
+/**
+ * Runs the level. Returns the merged result of the stable windows (or of the
+ * last ones, `stable: false`); throws NoValidRequestsError for an empty window.
+ * A soft interrupt ends the level after the current window.
+ */
+export async function measureLevel(load: LevelLoad, options: LevelOptions): Promise<LevelResult> {
+  const recorder = new Recorder();
+  const { interrupt } = options;
+  if (options.warmupRequestCount > 0) {
+    await load.start({ recorder, limit: options.warmupRequestCount });
+    await interrupt.race(load.drained());
+    await load.stop();
+  }
+  if (options.requestCount > 0) {
+    const before = await snapshot(options);
+    recorder.rotate();
+    await load.start({ recorder, limit: options.requestCount });
+    await interrupt.race(load.drained());
+    const window = recorder.rotate();
+    await load.stop();
+    const after = await snapshot(options);
+    if (before && after) window.serverStats = statisticsDelta(before, after);
+    options.onWindow?.(window, 0);
+    if (window.latenciesUs.length === 0) throw new NoValidRequestsError(window);
+    return summarize([window], [window], { ...options, stable: true });
+  }
+
+  const windows: WindowData[] = [];
+  let before = await snapshot(options);
+  recorder.rotate();
+  await load.start({ recorder });
+  try {
+    for (let trial = 0; trial < options.maxTrials; trial++) {
+      if (options.measurementMode === "time_windows") {
+        await interrupt.sleep(options.measurementIntervalMs);
+      } else {
+        await interrupt.race(recorder.waitForCompleted(options.measurementRequestCount));
+      }
+      const window = recorder.rotate();
+      const after = await snapshot(options);
+      if (before && after) window.serverStats = statisticsDelta(before, after);
+      before = after;
+      windows.push(window);
+      options.onWindow?.(window, trial);
+      if (window.latenciesUs.length === 0) throw new NoValidRequestsError(window);
+      const recent = windows.slice(-3);
+      const stable = recent.length === 3 && isStable(
+        recent.map((w) => ({
+          throughput: windowThroughput(w, options.batchSize),
+          latencyUs: stabilizingLatencyUs(w, options.percentile),
+        })),
+        { stabilityPercentage: options.stabilityPercentage },
+      );
+      if (stable) return summarize(recent, windows, { ...options, stable: true });
+      if (interrupt.soft) break;
+    }
+  } finally {
+    await interrupt.race(load.stop());
+  }
+  return summarize(windows.slice(-3), windows, { ...options, stable: false });
+}

@@ -1,0 +1,33 @@
+/**
+ * Typed errors. main.ts maps them to exit codes; everything else treats them
+ * as data (a failed request is counted, not fatal).
+ */
+
+/** The server answered with an error (HTTP 4xx/5xx or a gRPC status). */
+export class InferError extends Error {
+  override name = "InferError";
+  constructor(message: string, readonly status: number) {
+    super(message);
+  }
+}
+
+/** Connecting, reading or writing failed (refused, reset, closed early). */
+export class ConnectionError extends Error {
+  override name = "ConnectionError";
+  constructor(message: string, readonly address: string, options?: ErrorOptions) {
+    super(message, options);
+  }
+}
+
+/** No answer within the allowed time. */
+export class TimeoutError extends Error {
+  override name = "TimeoutError";
+  constructor(message: string, readonly timeoutMs: number) {
+    super(message);
+  }
+}
+
+/** The peer sent bytes that do not follow the protocol. */
+export class ProtocolError extends Error {
+  override name = "ProtocolError";
+}

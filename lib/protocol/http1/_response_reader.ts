@@ -1,0 +1,529 @@
+/**
+ * Incremental HTTP/1.1 response parser over one growable buffer.
+ *
+ * The buffer is reused for every response of a connection: the head is parsed
+ * in place, a wanted body is returned as a view into the buffer, and an
+ * unwanted body is skipped without copying. Only the header fields the
+ * clients act on are kept.
+ */
+import { ConnectionError, ProtocolError } from "../errors.ts";
+
+/** Anything bytes can be read from; Deno.Conn satisfies it. */
+export interface ByteSource {
+  read(p: Uint8Array): Promise<number | null>;
+}
+
+/** The parts of a response head the clients act on. */
+export interface ResponseHead {
+  status: number;
+  /** -1 when the response carries no content-length (chunked or read-until-close). */
+  contentLength: number;
+  chunked: boolean;
+  /** False when the server closes the connection after this response. */
+  keepAlive: boolean;
+  /** "" when absent. */
+  contentType: string;
+  /** The binary tensor extension's JSON header length; -1 when absent. */
+  inferenceHeaderContentLength: number;
+}
+
+const CR = 13;
+const LF = 10;
+const SP = 32;
+const TAB = 9;
+const COLON = 58;
+const SEMICOLON = 59;
+const COMMA = 44;
+
+/** Longest response head and chunk-size or trailer line accepted. */
+export const MAX_HEAD_BYTES = 65536;
+const MAX_LINE_BYTES = 8192;
+const MIN_BUFFER_BYTES = 1024;
+
+const encoder = new TextEncoder();
+const latin1 = new TextDecoder("latin1");
+
+const EMPTY = new Uint8Array(0);
+const HTTP_1 = encoder.encode("http/1.");
+const CONTENT_LENGTH = encoder.encode("content-length");
+const TRANSFER_ENCODING = encoder.encode("transfer-encoding");
+const CONNECTION = encoder.encode("connection");
+const CONTENT_TYPE = encoder.encode("content-type");
+const INFERENCE_HEADER = encoder.encode("inference-header-content-length");
+const CHUNKED = encoder.encode("chunked");
+const CLOSE = encoder.encode("close");
+const KEEP_ALIVE = encoder.encode("keep-alive");
+
+/** Case-insensitive compare of buf[start, end) with a lower-case token. */
+function equalsLower(buf: Uint8Array, start: number, end: number, lower: Uint8Array): boolean {
+  if (end - start !== lower.length) return false;
+  for (let i = 0; i < lower.length; i++) {
+    // Setting bit 5 lower-cases ASCII letters and leaves "-" and digits unchanged.
+    if ((buf[start + i] | 0x20) !== lower[i]) return false;
+  }
+  return true;
+}
+
+function isDigit(b: number): boolean {
+  return b >= 48 && b <= 57;
+}
+
+function isWhitespace(b: number): boolean {
+  return b === SP || b === TAB;
+}
+
+/** Index of the CR of the first CRLF in buf[from, end), or -1. */
+function indexOfCrlf(buf: Uint8Array, from: number, end: number): number {
+  for (let i = buf.indexOf(CR, from); i !== -1 && i + 1 < end; i = buf.indexOf(CR, i + 1)) {
+    if (buf[i + 1] === LF) return i;
+  }
+  return -1;
+}
+
+function quote(buf: Uint8Array, start: number, end: number): string {
+  return JSON.stringify(latin1.decode(buf.subarray(start, Math.min(end, start + 100))));
+}
+
+function parseDecimal(buf: Uint8Array, start: number, end: number, what: string): number {
+  if (start === end) throw new ProtocolError(`Invalid ${what} ""`);
+  let n = 0;
+  for (let i = start; i < end; i++) {
+    const b = buf[i];
+    if (!isDigit(b)) throw new ProtocolError(`Invalid ${what} ${quote(buf, start, end)}`);
+    n = n * 10 + (b - 48);
+  }
+  if (!Number.isSafeInteger(n)) throw new ProtocolError(`Invalid ${what} ${quote(buf, start, end)}`);
+  return n;
+}
+
+function hexValue(b: number): number {
+  if (isDigit(b)) return b - 48;
+  const l = b | 0x20;
+  return l >= 97 && l <= 102 ? l - 87 : -1;
+}
+
+/** Whether a comma-separated header value holds the token (case-insensitive). */
+function hasToken(buf: Uint8Array, start: number, end: number, token: Uint8Array): boolean {
+  let i = start;
+  while (i < end) {
+    let stop = buf.indexOf(COMMA, i);
+    if (stop === -1 || stop > end) stop = end;
+    let a = i;
+    let b = stop;
+    while (a < b && isWhitespace(buf[a])) a++;
+    while (b > a && isWhitespace(buf[b - 1])) b--;
+    if (equalsLower(buf, a, b, token)) return true;
+    i = stop + 1;
+  }
+  return false;
+}
+
+/** What the body of the current response still needs. */
+const enum Body {
+  /** No head read yet, or the body is consumed. */
+  Done,
+  Length,
+  Chunked,
+  UntilClose,
+}
+
+export class ResponseReader {
+  readonly head: ResponseHead = {
+    status: 0,
+    contentLength: -1,
+    chunked: false,
+    keepAlive: true,
+    contentType: "",
+    inferenceHeaderContentLength: -1,
+  };
+  /** performance.now() when the first byte of the current response was available. */
+  firstByteAt = 0;
+  #source: ByteSource;
+  #address: string;
+  #buf: Uint8Array;
+  /** Unconsumed bytes are buf[pos, end). */
+  #pos = 0;
+  #end = 0;
+  #body = Body.Done;
+  #started = false;
+  #contentTypeBytes = new Uint8Array(0);
+  #contentTypeString = "";
+  /** A transfer coding other than chunked: the body runs until the connection closes. */
+  #otherCoding = false;
+
+  /** `address` names the peer in errors. */
+  constructor(source: ByteSource, address: string, initialBufferBytes = 16384) {
+    this.#source = source;
+    this.#address = address;
+    this.#buf = new Uint8Array(Math.max(MIN_BUFFER_BYTES, initialBufferBytes));
+  }
+
+  /** Switches to a new connection, dropping whatever was buffered from the old one. */
+  reset(source: ByteSource): void {
+    this.#source = source;
+    this.#pos = 0;
+    this.#end = 0;
+    this.#body = Body.Done;
+    this.#started = false;
+  }
+
+  /** Whether any byte of the current response has arrived. */
+  get responseStarted(): boolean {
+    return this.#started;
+  }
+
+  /** Whether the body of the last head read has not been consumed yet. */
+  get bodyPending(): boolean {
+    return this.#body !== Body.Done;
+  }
+
+  /** Bytes received and not consumed yet (the start of the next pipelined response). */
+  get buffered(): number {
+    return this.#end - this.#pos;
+  }
+
+  /**
+   * Reads the next response head, skipping 1xx interim responses. The returned
+   * object is reused for every response.
+   */
+  async readHead(): Promise<ResponseHead> {
+    if (this.#body !== Body.Done) throw new TypeError("The previous response body was not consumed");
+    this.#started = this.#end > this.#pos;
+    if (this.#started) this.firstByteAt = performance.now();
+    let scanned = 0;
+    for (;;) {
+      const start = this.#pos;
+      const found = this.#findHeadEnd(start + Math.max(0, scanned - 3));
+      if (found === -1) {
+        scanned = this.#end - start;
+        if (scanned > MAX_HEAD_BYTES) {
+          throw new ProtocolError(`Response head exceeds ${MAX_HEAD_BYTES} bytes`);
+        }
+        if (!await this.#fill()) throw this.#eof();
+        if (!this.#started) {
+          this.#started = true;
+          this.firstByteAt = performance.now();
+        }
+        continue;
+      }
+      this.#parseHead(start, found);
+      this.#pos = found + 4;
+      const status = this.head.status;
+      if (status >= 100 && status < 200) {
+        if (status === 101) throw new ProtocolError("Unexpected 101 Switching Protocols response");
+        scanned = 0;
+        continue;
+      }
+      this.#body = status === 204 || status === 304
+        ? Body.Done
+        : this.head.chunked
+        ? Body.Chunked
+        : this.head.contentLength >= 0
+        ? Body.Length
+        : Body.UntilClose;
+      if (this.#body === Body.Length && this.head.contentLength === 0) this.#body = Body.Done;
+      if (this.#body === Body.UntilClose) this.head.keepAlive = false;
+      return this.head;
+    }
+  }
+
+  /** The body of the current response, as a view valid until the next call on this reader. */
+  async readBody(): Promise<Uint8Array> {
+    switch (this.#body) {
+      case Body.Done:
+        return EMPTY;
+      case Body.Length:
+        return await this.#readLength(this.head.contentLength);
+      case Body.Chunked:
+        return await this.#readChunked(true);
+      case Body.UntilClose:
+        return await this.#readUntilClose(true);
+    }
+  }
+
+  /** Consumes the body of the current response without copying it. */
+  async skipBody(): Promise<void> {
+    switch (this.#body) {
+      case Body.Done:
+        return;
+      case Body.Length:
+        return await this.#skipLength(this.head.contentLength);
+      case Body.Chunked:
+        await this.#readChunked(false);
+        return;
+      case Body.UntilClose:
+        await this.#readUntilClose(false);
+        return;
+    }
+  }
+
+  #eof(): ConnectionError {
+    const message = this.#started
+      ? `Connection to "${this.#address}" closed in the middle of a response`
+      : `Connection to "${this.#address}" closed before a response arrived`;
+    this.#body = Body.Done;
+    return new ConnectionError(message, this.#address);
+  }
+
+  /** End of the head (index of its final CRLFCRLF) searching from `from`, or -1. */
+  #findHeadEnd(from: number): number {
+    const buf = this.#buf;
+    const end = this.#end;
+    for (let i = buf.indexOf(CR, from); i !== -1 && i + 3 < end; i = buf.indexOf(CR, i + 1)) {
+      if (buf[i + 1] === LF && buf[i + 2] === CR && buf[i + 3] === LF) return i;
+    }
+    return -1;
+  }
+
+  /**
+   * Reads more bytes after buf[end], keeping buf[pos, end) (compacted to the
+   * front or in a larger buffer), so offsets relative to pos stay valid.
+   * Returns false at end of stream.
+   */
+  async #fill(): Promise<boolean> {
+    if (this.#pos === this.#end) {
+      this.#pos = 0;
+      this.#end = 0;
+    } else if (this.#end === this.#buf.length) {
+      const kept = this.#end - this.#pos;
+      if (this.#pos > 0) {
+        this.#buf.copyWithin(0, this.#pos, this.#end);
+      } else {
+        const grown = new Uint8Array(this.#buf.length * 2);
+        grown.set(this.#buf);
+        this.#buf = grown;
+      }
+      this.#pos = 0;
+      this.#end = kept;
+    }
+    // Reading into the whole buffer when it is empty avoids allocating a view.
+    const target = this.#end === 0 ? this.#buf : this.#buf.subarray(this.#end);
+    const n = await this.#source.read(target);
+    if (n === null) return false;
+    this.#end += n;
+    return true;
+  }
+
+  /** Makes room for `bytes` from pos without reallocating while they arrive. */
+  #reserve(bytes: number): void {
+    if (this.#pos + bytes <= this.#buf.length) return;
+    const kept = this.#end - this.#pos;
+    let size = this.#buf.length;
+    while (size < bytes) size *= 2;
+    if (size === this.#buf.length) {
+      this.#buf.copyWithin(0, this.#pos, this.#end);
+    } else {
+      const grown = new Uint8Array(size);
+      grown.set(this.#buf.subarray(this.#pos, this.#end));
+      this.#buf = grown;
+    }
+    this.#pos = 0;
+    this.#end = kept;
+  }
+
+  async #readLength(length: number): Promise<Uint8Array> {
+    this.#reserve(length);
+    while (this.#end - this.#pos < length) {
+      if (!await this.#fill()) throw this.#eof();
+    }
+    const start = this.#pos;
+    this.#pos += length;
+    this.#body = Body.Done;
+    return this.#buf.subarray(start, start + length);
+  }
+
+  async #skipLength(length: number): Promise<void> {
+    let left = length;
+    for (;;) {
+      const available = this.#end - this.#pos;
+      if (available >= left) {
+        this.#pos += left;
+        this.#body = Body.Done;
+        return;
+      }
+      left -= available;
+      this.#pos = this.#end;
+      if (!await this.#fill()) throw this.#eof();
+    }
+  }
+
+  async #readUntilClose(keep: boolean): Promise<Uint8Array> {
+    for (;;) {
+      if (!keep) this.#pos = this.#end;
+      if (!await this.#fill()) break;
+    }
+    const start = this.#pos;
+    this.#pos = this.#end;
+    this.#body = Body.Done;
+    return this.#buf.subarray(start, this.#end);
+  }
+
+  /**
+   * Decodes a chunked body. With `keep` the chunk data is moved together in
+   * place into buf[pos, pos + out); otherwise consumed bytes are dropped as
+   * they are parsed. `scan` and `out` are relative to pos, which #fill keeps
+   * valid.
+   */
+  async #readChunked(keep: boolean): Promise<Uint8Array> {
+    let out = 0;
+    let scan = 0;
+    const more = async (): Promise<void> => {
+      if (keep) {
+        if (out < scan) {
+          this.#buf.copyWithin(this.#pos + out, this.#pos + scan, this.#end);
+          this.#end -= scan - out;
+          scan = out;
+        }
+      } else {
+        this.#pos += scan;
+        scan = 0;
+      }
+      if (!await this.#fill()) throw this.#eof();
+    };
+    const line = async (): Promise<number> => {
+      for (;;) {
+        const at = indexOfCrlf(this.#buf, this.#pos + scan, this.#end);
+        if (at !== -1) return at;
+        if (this.#end - this.#pos - scan > MAX_LINE_BYTES) {
+          throw new ProtocolError(`Chunk line exceeds ${MAX_LINE_BYTES} bytes`);
+        }
+        await more();
+      }
+    };
+    for (;;) {
+      const lineEnd = await line();
+      const size = this.#chunkSize(this.#pos + scan, lineEnd);
+      scan = lineEnd + 2 - this.#pos;
+      if (size === 0) break;
+      let left = size;
+      while (left > 0) {
+        const available = this.#end - this.#pos - scan;
+        if (available === 0) {
+          await more();
+          continue;
+        }
+        const take = Math.min(available, left);
+        if (keep) {
+          if (out !== scan) {
+            const from = this.#pos + scan;
+            this.#buf.copyWithin(this.#pos + out, from, from + take);
+          }
+          out += take;
+        }
+        scan += take;
+        left -= take;
+      }
+      while (this.#end - this.#pos - scan < 2) await more();
+      const at = this.#pos + scan;
+      if (this.#buf[at] !== CR || this.#buf[at + 1] !== LF) {
+        throw new ProtocolError("Chunk data is not followed by CRLF");
+      }
+      scan += 2;
+      if (!keep) {
+        this.#pos += scan;
+        scan = 0;
+      }
+    }
+    // Trailer fields are not needed: skip lines up to the empty one.
+    for (;;) {
+      const lineEnd = await line();
+      const empty = lineEnd === this.#pos + scan;
+      scan = lineEnd + 2 - this.#pos;
+      if (empty) break;
+    }
+    const start = this.#pos;
+    this.#pos += scan;
+    this.#body = Body.Done;
+    return this.#buf.subarray(start, start + (keep ? out : 0));
+  }
+
+  #chunkSize(start: number, end: number): number {
+    const buf = this.#buf;
+    let size = 0;
+    let i = start;
+    while (i < end && !isWhitespace(buf[i]) && buf[i] !== SEMICOLON) {
+      const v = hexValue(buf[i]);
+      if (v === -1 || size > 0xfffffffffff) {
+        throw new ProtocolError(`Invalid chunk size line ${quote(buf, start, end)}`);
+      }
+      size = size * 16 + v;
+      i++;
+    }
+    if (i === start) throw new ProtocolError(`Invalid chunk size line ${quote(buf, start, end)}`);
+    return size;
+  }
+
+  #parseHead(start: number, end: number): void {
+    const buf = this.#buf;
+    const head = this.head;
+    const lineEnd = indexOfCrlf(buf, start, end + 2);
+    // "HTTP/1.x SSS" followed by a space (and reason) or the end of the line.
+    if (
+      lineEnd - start < 12 || !equalsLower(buf, start, start + 7, HTTP_1) ||
+      !isDigit(buf[start + 7]) || buf[start + 8] !== SP || !isDigit(buf[start + 9]) ||
+      !isDigit(buf[start + 10]) || !isDigit(buf[start + 11]) ||
+      (lineEnd > start + 12 && buf[start + 12] !== SP)
+    ) {
+      throw new ProtocolError(`Malformed status line ${quote(buf, start, lineEnd)}`);
+    }
+    head.status = (buf[start + 9] - 48) * 100 + (buf[start + 10] - 48) * 10 + buf[start + 11] - 48;
+    head.contentLength = -1;
+    head.chunked = false;
+    head.keepAlive = buf[start + 7] !== 48;
+    head.contentType = "";
+    head.inferenceHeaderContentLength = -1;
+    this.#otherCoding = false;
+    let i = lineEnd + 2;
+    while (i < end + 2) {
+      const eol = indexOfCrlf(buf, i, end + 2);
+      // Folded continuation lines only extend values this parser does not keep.
+      if (!isWhitespace(buf[i])) this.#parseField(i, eol);
+      i = eol + 2;
+    }
+    if (head.chunked || this.#otherCoding) head.contentLength = -1;
+  }
+
+  #parseField(start: number, end: number): void {
+    const buf = this.#buf;
+    const head = this.head;
+    const colon = buf.indexOf(COLON, start);
+    if (colon === -1 || colon >= end || colon === start) {
+      throw new ProtocolError(`Malformed header line ${quote(buf, start, end)}`);
+    }
+    let a = colon + 1;
+    let b = end;
+    while (a < b && isWhitespace(buf[a])) a++;
+    while (b > a && isWhitespace(buf[b - 1])) b--;
+    if (equalsLower(buf, start, colon, CONTENT_LENGTH)) {
+      const length = parseDecimal(buf, a, b, "content-length");
+      if (head.contentLength !== -1 && head.contentLength !== length) {
+        throw new ProtocolError("Conflicting content-length headers");
+      }
+      head.contentLength = length;
+    } else if (equalsLower(buf, start, colon, TRANSFER_ENCODING)) {
+      // Chunked must be the final coding; any other coding means read until close.
+      head.chunked = b - a >= CHUNKED.length && equalsLower(buf, b - CHUNKED.length, b, CHUNKED);
+      this.#otherCoding = !head.chunked;
+    } else if (equalsLower(buf, start, colon, CONNECTION)) {
+      if (hasToken(buf, a, b, CLOSE)) head.keepAlive = false;
+      else if (hasToken(buf, a, b, KEEP_ALIVE)) head.keepAlive = true;
+    } else if (equalsLower(buf, start, colon, CONTENT_TYPE)) {
+      head.contentType = this.#contentType(a, b);
+    } else if (equalsLower(buf, start, colon, INFERENCE_HEADER)) {
+      head.inferenceHeaderContentLength = parseDecimal(buf, a, b, "inference-header-content-length");
+    }
+  }
+
+  /** Decodes the content type, reusing the previous string when the bytes repeat. */
+  #contentType(start: number, end: number): string {
+    const buf = this.#buf;
+    const last = this.#contentTypeBytes;
+    let same = last.length === end - start;
+    for (let i = 0; same && i < last.length; i++) same = last[i] === buf[start + i];
+    if (!same) {
+      this.#contentTypeBytes = buf.slice(start, end);
+      this.#contentTypeString = latin1.decode(this.#contentTypeBytes);
+    }
+    return this.#contentTypeString;
+  }
+}

@@ -1,0 +1,138 @@
+/** Opening the byte stream under an HTTP/1.1 connection: plain TCP or TLS. */
+import { ConnectionError, TimeoutError } from "../errors.ts";
+
+export interface TlsOptions {
+  /** PEM root certificates trusted in addition to the default roots. */
+  caCerts?: string[];
+  /** PEM client certificate chain and private key for mutual TLS. */
+  cert?: string;
+  key?: string;
+  /** Check the certificate names the host (default true). */
+  verifyHostname?: boolean;
+}
+
+/** Where and how to connect; shared by hot-path connections and control-plane requests. */
+export interface Endpoint {
+  hostname: string;
+  port: number;
+  /** Connect over TLS when set. */
+  tls?: TlsOptions;
+  /** Default 5000. */
+  connectTimeoutMs?: number;
+  /** Limit for one request, from writing it to reading the end of the response; none by default. */
+  requestTimeoutMs?: number;
+}
+
+/** Opens the stream for an endpoint, failing with ConnectionError or TimeoutError naming it. */
+export type Connector = (endpoint: Endpoint) => Promise<Deno.Conn>;
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+
+/** "host:port", with IPv6 literals in brackets. */
+export function formatAddress(hostname: string, port: number): string {
+  return hostname.includes(":") && !hostname.startsWith("[")
+    ? `[${hostname}]:${port}`
+    : `${hostname}:${port}`;
+}
+
+/** "Connection refused (os error 111)" -> "connection refused". */
+export function describeError(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const plain = text.replace(/\s*\(os error \d+\)$/, "");
+  return plain.charAt(0).toLowerCase() + plain.slice(1);
+}
+
+function connectError(endpoint: Endpoint, error: unknown, what = ""): ConnectionError {
+  const address = formatAddress(endpoint.hostname, endpoint.port);
+  return new ConnectionError(
+    `Cannot connect to "${address}": ${what}${describeError(error)}`,
+    address,
+    { cause: error },
+  );
+}
+
+function timeoutError(endpoint: Endpoint, timeoutMs: number): TimeoutError {
+  const address = formatAddress(endpoint.hostname, endpoint.port);
+  return new TimeoutError(`Cannot connect to "${address}": timed out after ${timeoutMs} ms`, timeoutMs);
+}
+
+/** Deno wants IPv6 literals without brackets. */
+function bareHostname(hostname: string): string {
+  return hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname;
+}
+
+/** TCP with TCP_NODELAY, since requests are written whole and latency matters. */
+export const connectTcp: Connector = async (endpoint) => {
+  const timeoutMs = endpoint.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    const conn = await Deno.connect({
+      hostname: bareHostname(endpoint.hostname),
+      port: endpoint.port,
+      signal: controller.signal,
+    });
+    conn.setNoDelay(true);
+    return conn;
+  } catch (error) {
+    if (controller.signal.aborted) throw timeoutError(endpoint, timeoutMs);
+    throw connectError(endpoint, error);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+/**
+ * TLS, with the handshake done inside the connect timeout so certificate
+ * problems surface here rather than on the first request. Deno.connectTls
+ * takes no abort signal, so the timeout races it and a late connection is
+ * closed.
+ */
+export const connectTls: Connector = (endpoint) => {
+  const timeoutMs = endpoint.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const tls = endpoint.tls ?? {};
+  const options: Deno.ConnectTlsOptions = {
+    hostname: bareHostname(endpoint.hostname),
+    port: endpoint.port,
+    caCerts: tls.caCerts,
+    unsafelyDisableHostnameVerification: tls.verifyHostname === false,
+  };
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let conn: Deno.TlsConn | undefined;
+    let handshaking = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      conn?.close();
+      reject(timeoutError(endpoint, timeoutMs));
+    }, timeoutMs);
+    const open = async (): Promise<Deno.TlsConn> => {
+      conn = tls.cert !== undefined && tls.key !== undefined
+        ? await Deno.connectTls({ ...options, cert: tls.cert, key: tls.key })
+        : await Deno.connectTls(options);
+      if (settled) {
+        conn.close();
+        return conn;
+      }
+      handshaking = true;
+      await conn.handshake();
+      return conn;
+    };
+    open().then((opened) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(opened);
+    }, (error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      conn?.close();
+      reject(connectError(endpoint, error, handshaking ? "TLS handshake failed: " : ""));
+    });
+  });
+};
+
+/** connectTls when the endpoint has TLS options, else connectTcp. */
+export const connect: Connector = (endpoint) =>
+  endpoint.tls ? connectTls(endpoint) : connectTcp(endpoint);

@@ -1,0 +1,124 @@
+/** What a simulated model computes: real outputs, so clients can validate them. */
+import type { Tensor } from "../protocol/types.ts";
+import { type Datatype, elementCount, elementSize } from "../input/datatype.ts";
+import type { ModelSpec } from "./config.ts";
+
+/**
+ * Computes the outputs of one request. `inputs` are in model order (validated),
+ * `outputs` are indexes into the model's outputs.
+ */
+export type Behaviour = (inputs: readonly Tensor[], outputs: readonly number[]) => Tensor[];
+
+type NumberArray =
+  | Int8Array
+  | Int16Array
+  | Int32Array
+  | Uint8Array
+  | Uint16Array
+  | Uint32Array
+  | Float32Array
+  | Float64Array;
+type BigIntArray = BigInt64Array | BigUint64Array;
+interface ArrayType<T> {
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): T;
+  new (length: number): T;
+  readonly BYTES_PER_ELEMENT: number;
+}
+
+const NUMBER_ARRAYS: Partial<Record<Datatype, ArrayType<NumberArray>>> = {
+  INT8: Int8Array,
+  INT16: Int16Array,
+  INT32: Int32Array,
+  UINT8: Uint8Array,
+  UINT16: Uint16Array,
+  UINT32: Uint32Array,
+  FP32: Float32Array,
+  FP64: Float64Array,
+};
+const BIGINT_ARRAYS: Partial<Record<Datatype, ArrayType<BigIntArray>>> = {
+  INT64: BigInt64Array,
+  UINT64: BigUint64Array,
+};
+
+/** A typed view of tensor bytes; copies only when the bytes are not aligned for it. */
+function view<T>(type: ArrayType<T>, data: Uint8Array): T {
+  const bytes = data.byteOffset % type.BYTES_PER_ELEMENT === 0 ? data : data.slice();
+  return new type(bytes.buffer, bytes.byteOffset, bytes.byteLength / type.BYTES_PER_ELEMENT);
+}
+
+function bytesOf(array: NumberArray | BigIntArray): Uint8Array {
+  return new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+}
+
+function addSub(spec: ModelSpec): Behaviour {
+  const datatype = spec.inputs[0].datatype;
+  const numbers = NUMBER_ARRAYS[datatype];
+  const bigints = BIGINT_ARRAYS[datatype];
+  const names = spec.outputs.map((o) => o.name);
+  // Assignment to a typed array wraps like C integer arithmetic, as Triton's simple model does.
+  const compute = numbers !== undefined
+    ? (a: Uint8Array, b: Uint8Array, add: boolean): Uint8Array => {
+      const x = view(numbers, a);
+      const y = view(numbers, b);
+      const out = new numbers(x.length);
+      if (add) for (let i = 0; i < x.length; i++) out[i] = x[i] + y[i];
+      else for (let i = 0; i < x.length; i++) out[i] = x[i] - y[i];
+      return bytesOf(out);
+    }
+    : (a: Uint8Array, b: Uint8Array, add: boolean): Uint8Array => {
+      const x = view(bigints!, a);
+      const y = view(bigints!, b);
+      const out = new bigints!(x.length);
+      if (add) for (let i = 0; i < x.length; i++) out[i] = x[i] + y[i];
+      else for (let i = 0; i < x.length; i++) out[i] = x[i] - y[i];
+      return bytesOf(out);
+    };
+  return (inputs, outputs) =>
+    outputs.map((o) => ({
+      name: names[o],
+      datatype,
+      shape: inputs[0].shape,
+      data: compute(inputs[0].data, inputs[1].data, o === 0),
+    }));
+}
+
+function identity(spec: ModelSpec): Behaviour {
+  return (inputs, outputs) =>
+    outputs.map((o) => ({
+      name: spec.outputs[o].name,
+      datatype: spec.outputs[o].datatype,
+      shape: inputs[o].shape,
+      data: inputs[o].data,
+    }));
+}
+
+function zeros(spec: ModelSpec): Behaviour {
+  const batched = spec.maxBatchSize > 0 ? 1 : 0;
+  const last = spec.inputs.length - 1;
+  return (inputs, outputs) =>
+    outputs.map((o) => {
+      const output = spec.outputs[o];
+      const source = inputs[Math.min(o, last)].shape;
+      const shape = output.dims.map((d, i) => d === -1 ? source[i + batched] : d);
+      if (batched) shape.unshift(source[0]);
+      // BYTES elements of length 0 are all-zero 4-byte length prefixes.
+      const size = elementSize(output.datatype) || 4;
+      return {
+        name: output.name,
+        datatype: output.datatype,
+        shape,
+        data: new Uint8Array(size * elementCount(shape)),
+      };
+    });
+}
+
+export function createBehaviour(spec: ModelSpec): Behaviour {
+  switch (spec.kind) {
+    case "add_sub":
+      return addSub(spec);
+    case "identity":
+      return identity(spec);
+    case "zeros":
+      return zeros(spec);
+  }
+}

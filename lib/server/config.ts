@@ -1,0 +1,535 @@
+/**
+ * Model configuration of the reference server: what each simulated model
+ * looks like (tensors, batching) and how it behaves (outputs, timing), so tests
+ * know the ground truth.
+ */
+import { parse } from "yaml";
+import { type Datatype, isDatatype } from "../input/datatype.ts";
+
+export const BEHAVIOUR_KINDS = ["add_sub", "identity", "zeros"] as const;
+/**
+ * - add_sub: like Triton's `simple`; OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1.
+ * - identity: each output echoes the input at the same position.
+ * - zeros: zero-filled outputs; -1 dims take the value of the input at the same position.
+ */
+export type BehaviourKind = typeof BEHAVIOUR_KINDS[number];
+
+export const DISTRIBUTIONS = ["uniform", "normal", "exponential"] as const;
+export type DistributionKind = typeof DISTRIBUTIONS[number];
+
+/** A random compute time; samples are clamped to [min_ms, max_ms]. */
+export interface ComputeDistribution {
+  dist: DistributionKind;
+  mean_ms: number;
+  /** Required for normal; uniform defaults to the range [0, 2 x mean]; unused by exponential. */
+  stddev_ms?: number;
+  min_ms?: number;
+  max_ms?: number;
+}
+
+export interface TensorConfig {
+  name: string;
+  datatype: Datatype;
+  /** Without the batch dimension; -1 marks a variable dimension. */
+  dims: number[];
+}
+
+export interface DynamicBatchingConfig {
+  max_queue_delay_ms: number;
+  preferred_batch_sizes?: number[];
+}
+
+/** One model as written in a configuration file (snake_case, like Triton's). */
+export interface ModelConfig {
+  name: string;
+  /** Default ["1"]. */
+  versions?: string[];
+  /** Default "simulated". */
+  platform?: string;
+  /** 0 (the default) disables batching. */
+  max_batch_size?: number;
+  inputs: TensorConfig[];
+  outputs: TensorConfig[];
+  kind: BehaviourKind;
+  /** Compute time of one execution (one batch): fixed milliseconds or a distribution. Default 0. */
+  compute_ms?: number | ComputeDistribution;
+  compute_input_ms?: number;
+  compute_output_ms?: number;
+  /** Executions that can run at once; further requests queue FIFO. Default 1. */
+  instances?: number;
+  dynamic_batching?: DynamicBatchingConfig;
+}
+
+/** A validated model configuration with every default filled in. */
+export interface ModelSpec {
+  name: string;
+  versions: string[];
+  platform: string;
+  maxBatchSize: number;
+  inputs: TensorConfig[];
+  outputs: TensorConfig[];
+  kind: BehaviourKind;
+  compute: number | ComputeDistribution;
+  computeInputMs: number;
+  computeOutputMs: number;
+  instances: number;
+  dynamicBatching?: { maxQueueDelayMs: number; preferredBatchSizes: number[] };
+}
+
+/** Every problem of a configuration at once, each naming the model and field. */
+export class ModelConfigError extends TypeError {
+  override name = "ModelConfigError";
+  constructor(readonly source: string, readonly problems: string[]) {
+    super(
+      `Invalid model configuration "${source}" (${problems.length} ${
+        problems.length === 1 ? "problem" : "problems"
+      }):\n  ${problems.join("\n  ")}`,
+    );
+  }
+}
+
+const FIELDS = new Set([
+  "name",
+  "versions",
+  "platform",
+  "max_batch_size",
+  "inputs",
+  "outputs",
+  "kind",
+  "compute_ms",
+  "compute_input_ms",
+  "compute_output_ms",
+  "instances",
+  "dynamic_batching",
+]);
+const TENSOR_FIELDS = new Set(["name", "datatype", "dims"]);
+const DISTRIBUTION_FIELDS = new Set(["dist", "mean_ms", "stddev_ms", "min_ms", "max_ms"]);
+const BATCHING_FIELDS = new Set(["max_queue_delay_ms", "preferred_batch_sizes"]);
+/** Model names appear in URL paths unescaped. */
+const NAME = /^[A-Za-z0-9_.-]+$/;
+const VERSION = /^[1-9][0-9]*$/;
+const ARITHMETIC: ReadonlySet<Datatype> = new Set<Datatype>([
+  "INT8",
+  "INT16",
+  "INT32",
+  "INT64",
+  "UINT8",
+  "UINT16",
+  "UINT32",
+  "UINT64",
+  "FP32",
+  "FP64",
+]);
+
+function show(value: unknown): string {
+  if (value === undefined) return "nothing";
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 60)}...` : text;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Collects problems for one model, each prefixed with the model and the field. */
+class Checker {
+  readonly problems: string[] = [];
+  constructor(readonly model: string) {}
+
+  add(field: string, message: string): void {
+    this.problems.push(`${this.model}: field "${field}" ${message}`);
+  }
+
+  unknownFields(value: Record<string, unknown>, known: ReadonlySet<string>, at: string): void {
+    for (const key of Object.keys(value)) {
+      if (!known.has(key)) this.add(at === "" ? key : `${at}.${key}`, "is not a known field");
+    }
+  }
+
+  number(value: unknown, field: string, fallback: number, min = 0): number {
+    if (value === undefined) return fallback;
+    if (typeof value !== "number" || !Number.isFinite(value) || value < min) {
+      this.add(field, `must be a number >= ${min}, got ${show(value)}`);
+      return fallback;
+    }
+    return value;
+  }
+
+  integer(value: unknown, field: string, fallback: number, min: number): number {
+    if (value === undefined) return fallback;
+    if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
+      this.add(field, `must be an integer >= ${min}, got ${show(value)}`);
+      return fallback;
+    }
+    return value;
+  }
+}
+
+function checkTensors(c: Checker, value: unknown, field: string): TensorConfig[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    c.add(field, `must be a non-empty list of tensors, got ${show(value)}`);
+    return [];
+  }
+  const tensors: TensorConfig[] = [];
+  const seen = new Set<string>();
+  value.forEach((t, i) => {
+    const at = `${field}[${i}]`;
+    if (!isRecord(t)) {
+      c.add(at, `must be a {name, datatype, dims} mapping, got ${show(t)}`);
+      return;
+    }
+    c.unknownFields(t, TENSOR_FIELDS, at);
+    let ok = true;
+    if (typeof t.name !== "string" || t.name === "") {
+      c.add(`${at}.name`, `must be a non-empty string, got ${show(t.name)}`);
+      ok = false;
+    } else if (seen.has(t.name)) {
+      c.add(`${at}.name`, `repeats the tensor name "${t.name}"`);
+      ok = false;
+    } else {
+      seen.add(t.name);
+    }
+    if (typeof t.datatype !== "string" || !isDatatype(t.datatype)) {
+      c.add(
+        `${at}.datatype`,
+        `must be a KServe v2 datatype (e.g. "INT32"), got ${show(t.datatype)}`,
+      );
+      ok = false;
+    }
+    if (
+      !Array.isArray(t.dims) ||
+      !t.dims.every((d) => Number.isInteger(d) && (d > 0 || d === -1))
+    ) {
+      c.add(`${at}.dims`, `must be a list of positive integers or -1, got ${show(t.dims)}`);
+      ok = false;
+    }
+    if (ok) {
+      tensors.push({
+        name: t.name as string,
+        datatype: t.datatype as Datatype,
+        dims: [...(t.dims as number[])],
+      });
+    }
+  });
+  return tensors.length === value.length ? tensors : [];
+}
+
+function checkVersions(c: Checker, value: unknown): string[] {
+  if (value === undefined) return ["1"];
+  const versions = Array.isArray(value) ? value.map((v) => String(v)) : [];
+  if (versions.length === 0 || !versions.every((v) => VERSION.test(v))) {
+    c.add("versions", `must be a non-empty list of positive integers, got ${show(value)}`);
+    return ["1"];
+  }
+  if (new Set(versions).size !== versions.length) {
+    c.add("versions", `must not repeat a version, got ${show(value)}`);
+  }
+  return versions;
+}
+
+function checkCompute(c: Checker, value: unknown): number | ComputeDistribution {
+  if (value === undefined || typeof value === "number") {
+    return c.number(value, "compute_ms", 0);
+  }
+  if (!isRecord(value)) {
+    c.add("compute_ms", `must be milliseconds or a distribution mapping, got ${show(value)}`);
+    return 0;
+  }
+  c.unknownFields(value, DISTRIBUTION_FIELDS, "compute_ms");
+  const dist = value.dist as DistributionKind;
+  if (!(DISTRIBUTIONS as readonly unknown[]).includes(dist)) {
+    c.add("compute_ms.dist", `must be one of ${DISTRIBUTIONS.join(", ")}, got ${show(dist)}`);
+  }
+  const mean = c.number(value.mean_ms, "compute_ms.mean_ms", 0);
+  if (value.mean_ms === undefined) c.add("compute_ms.mean_ms", "is required");
+  const out: ComputeDistribution = { dist, mean_ms: mean };
+  if (value.stddev_ms !== undefined) {
+    if (dist === "exponential") {
+      c.add("compute_ms.stddev_ms", 'is not used by the "exponential" distribution');
+    }
+    out.stddev_ms = c.number(value.stddev_ms, "compute_ms.stddev_ms", 0);
+  } else if (dist === "normal") {
+    c.add("compute_ms.stddev_ms", 'is required by the "normal" distribution');
+  }
+  if (value.min_ms !== undefined) out.min_ms = c.number(value.min_ms, "compute_ms.min_ms", 0);
+  if (value.max_ms !== undefined) out.max_ms = c.number(value.max_ms, "compute_ms.max_ms", 0);
+  if (out.min_ms !== undefined && out.max_ms !== undefined && out.min_ms > out.max_ms) {
+    c.add("compute_ms.max_ms", `must be >= min_ms (${out.min_ms}), got ${out.max_ms}`);
+  }
+  return out;
+}
+
+function checkBatching(
+  c: Checker,
+  value: unknown,
+  maxBatchSize: number,
+): ModelSpec["dynamicBatching"] {
+  if (value === undefined) return undefined;
+  if (!isRecord(value)) {
+    c.add("dynamic_batching", `must be a mapping, got ${show(value)}`);
+    return undefined;
+  }
+  c.unknownFields(value, BATCHING_FIELDS, "dynamic_batching");
+  if (maxBatchSize === 0) {
+    c.add("dynamic_batching", "needs max_batch_size > 0");
+  }
+  if (value.max_queue_delay_ms === undefined) {
+    c.add("dynamic_batching.max_queue_delay_ms", "is required");
+  }
+  const maxQueueDelayMs = c.number(
+    value.max_queue_delay_ms,
+    "dynamic_batching.max_queue_delay_ms",
+    0,
+  );
+  const preferred = value.preferred_batch_sizes ?? [];
+  if (
+    !Array.isArray(preferred) ||
+    !preferred.every((p) => Number.isInteger(p) && p >= 1 && p <= Math.max(maxBatchSize, 1))
+  ) {
+    c.add(
+      "dynamic_batching.preferred_batch_sizes",
+      `must be a list of integers in [1, ${maxBatchSize}], got ${show(preferred)}`,
+    );
+    return { maxQueueDelayMs, preferredBatchSizes: [] };
+  }
+  return {
+    maxQueueDelayMs,
+    preferredBatchSizes: [...new Set(preferred as number[])].sort((a, b) => a - b),
+  };
+}
+
+function sameDims(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i] || d === -1 || b[i] === -1);
+}
+
+function checkBehaviour(c: Checker, spec: ModelSpec): void {
+  const { inputs, outputs } = spec;
+  if (inputs.length === 0 || outputs.length === 0) return;
+  switch (spec.kind) {
+    case "add_sub": {
+      if (inputs.length !== 2) {
+        c.add("inputs", `must list 2 tensors for "add_sub", got ${inputs.length}`);
+      }
+      if (outputs.length !== 2) {
+        c.add("outputs", `must list 2 tensors for "add_sub", got ${outputs.length}`);
+      }
+      const first = inputs[0];
+      if (!ARITHMETIC.has(first.datatype)) {
+        c.add("inputs[0].datatype", `must be an integer, FP32 or FP64 type for "add_sub"`);
+      }
+      if (first.dims.includes(-1)) c.add("inputs[0].dims", 'must be fixed for "add_sub"');
+      const rest: Array<[string, TensorConfig]> = [
+        ...inputs.slice(1).map((t, i): [string, TensorConfig] => [`inputs[${i + 1}]`, t]),
+        ...outputs.map((t, i): [string, TensorConfig] => [`outputs[${i}]`, t]),
+      ];
+      for (const [at, t] of rest) {
+        if (t.datatype !== first.datatype) {
+          c.add(`${at}.datatype`, `must equal inputs[0].datatype ("${first.datatype}")`);
+        }
+        if (t.dims.join() !== first.dims.join()) {
+          c.add(`${at}.dims`, `must equal inputs[0].dims ([${first.dims.join(",")}])`);
+        }
+      }
+      break;
+    }
+    case "identity":
+      if (outputs.length > inputs.length) {
+        c.add("outputs", `must not outnumber inputs for "identity" (${inputs.length})`);
+      }
+      outputs.forEach((t, i) => {
+        const input = inputs[i];
+        if (input === undefined) return;
+        if (t.datatype !== input.datatype) {
+          c.add(`outputs[${i}].datatype`, `must equal inputs[${i}].datatype ("${input.datatype}")`);
+        }
+        if (!sameDims(t.dims, input.dims)) {
+          c.add(`outputs[${i}].dims`, `must match inputs[${i}].dims ([${input.dims.join(",")}])`);
+        }
+      });
+      break;
+    case "zeros":
+      outputs.forEach((t, i) => {
+        const source = inputs[Math.min(i, inputs.length - 1)];
+        if (t.dims.includes(-1) && t.dims.length !== source.dims.length) {
+          c.add(
+            `outputs[${i}].dims`,
+            `has -1 dims, so it must have the rank of input "${source.name}" (${source.dims.length})`,
+          );
+        }
+      });
+      break;
+  }
+}
+
+function checkModel(value: unknown, index: number): { spec?: ModelSpec; problems: string[] } {
+  const label = isRecord(value) && typeof value.name === "string"
+    ? `models[${index}] ("${value.name}")`
+    : `models[${index}]`;
+  const c = new Checker(label);
+  if (!isRecord(value)) {
+    c.problems.push(`${label}: must be a mapping, got ${show(value)}`);
+    return { problems: c.problems };
+  }
+  c.unknownFields(value, FIELDS, "");
+  if (typeof value.name !== "string" || !NAME.test(value.name)) {
+    c.add(
+      "name",
+      `must be a non-empty string of letters, digits, "_", "." or "-", got ${show(value.name)}`,
+    );
+  }
+  if (value.platform !== undefined && typeof value.platform !== "string") {
+    c.add("platform", `must be a string, got ${show(value.platform)}`);
+  }
+  if (!(BEHAVIOUR_KINDS as readonly unknown[]).includes(value.kind)) {
+    c.add("kind", `must be one of ${BEHAVIOUR_KINDS.join(", ")}, got ${show(value.kind)}`);
+  }
+  const maxBatchSize = c.integer(value.max_batch_size, "max_batch_size", 0, 0);
+  const spec: ModelSpec = {
+    name: String(value.name),
+    versions: checkVersions(c, value.versions),
+    platform: typeof value.platform === "string" ? value.platform : "simulated",
+    maxBatchSize,
+    inputs: checkTensors(c, value.inputs, "inputs"),
+    outputs: checkTensors(c, value.outputs, "outputs"),
+    kind: value.kind as BehaviourKind,
+    compute: checkCompute(c, value.compute_ms),
+    computeInputMs: c.number(value.compute_input_ms, "compute_input_ms", 0),
+    computeOutputMs: c.number(value.compute_output_ms, "compute_output_ms", 0),
+    instances: c.integer(value.instances, "instances", 1, 1),
+    dynamicBatching: checkBatching(c, value.dynamic_batching, maxBatchSize),
+  };
+  if (c.problems.length === 0) checkBehaviour(c, spec);
+  return c.problems.length === 0 ? { spec, problems: [] } : { problems: c.problems };
+}
+
+/**
+ * Validates models given as data (a list, or `{models: [...]}` as in a file)
+ * and fills in defaults. Throws one ModelConfigError listing every problem.
+ */
+export function resolveModelSpecs(value: unknown, source: string): ModelSpec[] {
+  const list = isRecord(value) && Object.keys(value).length === 1 && "models" in value
+    ? value.models
+    : value;
+  if (!Array.isArray(list) || list.length === 0) {
+    throw new ModelConfigError(source, [
+      `must be a non-empty list of models or a mapping {models: [...]}, got ${show(list)}`,
+    ]);
+  }
+  const problems: string[] = [];
+  const specs: ModelSpec[] = [];
+  const names = new Map<string, number>();
+  list.forEach((model, i) => {
+    const result = checkModel(model, i);
+    problems.push(...result.problems);
+    if (result.spec === undefined) return;
+    const first = names.get(result.spec.name);
+    if (first !== undefined) {
+      problems.push(
+        `models[${i}] ("${result.spec.name}"): field "name" repeats the name of models[${first}]`,
+      );
+    } else {
+      names.set(result.spec.name, i);
+    }
+    specs.push(result.spec);
+  });
+  if (problems.length > 0) throw new ModelConfigError(source, problems);
+  return specs;
+}
+
+function specToConfig(spec: ModelSpec): ModelConfig {
+  const config: ModelConfig = {
+    name: spec.name,
+    versions: spec.versions,
+    platform: spec.platform,
+    max_batch_size: spec.maxBatchSize,
+    inputs: spec.inputs,
+    outputs: spec.outputs,
+    kind: spec.kind,
+    compute_ms: spec.compute,
+    compute_input_ms: spec.computeInputMs,
+    compute_output_ms: spec.computeOutputMs,
+    instances: spec.instances,
+  };
+  if (spec.dynamicBatching !== undefined) {
+    config.dynamic_batching = {
+      max_queue_delay_ms: spec.dynamicBatching.maxQueueDelayMs,
+      preferred_batch_sizes: spec.dynamicBatching.preferredBatchSizes,
+    };
+  }
+  return config;
+}
+
+/**
+ * Validates models given as data (a list, or `{models: [...]}` as in a file).
+ * Returns them with every default filled in; throws one ModelConfigError
+ * listing every problem.
+ */
+export function validateModelConfigs(value: unknown, source: string): ModelConfig[] {
+  return resolveModelSpecs(value, source).map(specToConfig);
+}
+
+/** Parses YAML or JSON text (JSON is YAML) holding model configurations. */
+export function parseModelConfig(text: string, source: string): ModelConfig[] {
+  let value: unknown;
+  try {
+    value = parse(text);
+  } catch (error) {
+    throw new ModelConfigError(source, [(error as Error).message.split("\n")[0]]);
+  }
+  return validateModelConfigs(value, source);
+}
+
+/** Reads a YAML or JSON model configuration file. */
+export async function loadModelConfig(path: string): Promise<ModelConfig[]> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    throw new ModelConfigError(path, [`cannot be read: ${(error as Error).message}`]);
+  }
+  return parseModelConfig(text, path);
+}
+
+const INT32_16: TensorConfig[] = [
+  { name: "INPUT0", datatype: "INT32", dims: [16] },
+  { name: "INPUT1", datatype: "INT32", dims: [16] },
+];
+
+/** The models served when no configuration file is given. */
+export const DEFAULT_MODELS: readonly ModelConfig[] = [
+  {
+    name: "simple",
+    max_batch_size: 8,
+    kind: "add_sub",
+    inputs: INT32_16,
+    outputs: [
+      { name: "OUTPUT0", datatype: "INT32", dims: [16] },
+      { name: "OUTPUT1", datatype: "INT32", dims: [16] },
+    ],
+  },
+  {
+    name: "slow",
+    kind: "identity",
+    compute_ms: 10,
+    instances: 1,
+    inputs: [{ name: "INPUT0", datatype: "FP32", dims: [16] }],
+    outputs: [{ name: "OUTPUT0", datatype: "FP32", dims: [16] }],
+  },
+  {
+    name: "identity_fp32",
+    max_batch_size: 8,
+    kind: "identity",
+    inputs: [{ name: "INPUT0", datatype: "FP32", dims: [-1] }],
+    outputs: [{ name: "OUTPUT0", datatype: "FP32", dims: [-1] }],
+  },
+  {
+    name: "batched",
+    max_batch_size: 8,
+    kind: "identity",
+    compute_ms: 5,
+    instances: 1,
+    dynamic_batching: { max_queue_delay_ms: 2, preferred_batch_sizes: [4, 8] },
+    inputs: [{ name: "INPUT0", datatype: "FP32", dims: [16] }],
+    outputs: [{ name: "OUTPUT0", datatype: "FP32", dims: [16] }],
+  },
+];
