@@ -3,7 +3,14 @@
  * once (k6 style), each naming the option and the value.
  */
 import { parseArgs } from "node:util";
-import { type OptionDef, optionDef, optionLabel, OPTIONS } from "./options.ts";
+import {
+  type Command,
+  type OptionDef,
+  optionDef,
+  optionLabel,
+  OPTIONS,
+  PROFILE_COMMANDS,
+} from "./options.ts";
 import { parseRange, type Range } from "./range.ts";
 
 /** A configuration error; `errors` holds every problem found. */
@@ -14,8 +21,6 @@ export class UsageError extends Error {
   }
 }
 
-export type Command = "profile" | "serve" | "demo" | "help" | "version";
-export const COMMANDS: readonly Command[] = ["profile", "serve", "demo"];
 
 export type RawValue = string | number | boolean | string[];
 /** Values by long option name, as given (strings from argv, typed values from YAML). */
@@ -23,9 +28,9 @@ export type RawOptions = Map<string, RawValue>;
 
 export interface ParsedArgs {
   command: Command;
+  /** --help or --version was given: print that instead of running the command. */
+  action?: "help" | "version";
   options: RawOptions;
-  /** Arguments after a subcommand that are not options (e.g. `serve` flags handled by the server). */
-  rest: string[];
 }
 
 const PARSE_OPTIONS = Object.fromEntries(
@@ -39,10 +44,10 @@ const PARSE_OPTIONS = Object.fromEntries(
 /** Splits argv into a command and raw option values. */
 export function parseArgv(argv: readonly string[]): ParsedArgs {
   const first = argv[0];
-  if (first === "serve" || first === "demo") {
-    return { command: first, options: new Map(), rest: argv.slice(1) };
-  }
-  const args = first === "profile" ? argv.slice(1) : argv;
+  const command: Command = first === "serve" || first === "demo" || first === "profile"
+    ? first
+    : "profile";
+  const args = command === first ? argv.slice(1) : argv;
   const { tokens } = parseArgs({
     args: [...args],
     options: PARSE_OPTIONS,
@@ -61,6 +66,10 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
     const def = OPTIONS.find((o) => o.name === token.name);
     if (!def) {
       errors.push(`Unknown option "${token.rawName}"`);
+      continue;
+    }
+    if (!(def.commands ?? PROFILE_COMMANDS).includes(command)) {
+      errors.push(`Option ${optionLabel(def.name)} does not apply to "inferperf ${command}"`);
       continue;
     }
     if (def.type === "boolean" || def.type === "count") {
@@ -82,9 +91,9 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
     } else options.set(def.name, token.value);
   }
   if (errors.length > 0) throw new UsageError(errors);
-  if (options.get("help")) return { command: "help", options, rest: [] };
-  if (options.get("version")) return { command: "version", options, rest: [] };
-  return { command: "profile", options, rest: [] };
+  if (options.get("help")) return { command, action: "help", options };
+  if (options.get("version")) return { command, action: "version", options };
+  return { command, options };
 }
 
 export interface ProfileConfig {
@@ -241,6 +250,27 @@ function parseComposing(text: string | undefined): Array<{ name: string; version
     const [name, version = ""] = s.split(":");
     return { name: name!, version };
   });
+}
+
+export interface ServeConfig {
+  models?: string;
+  host: string;
+  httpPort: number;
+  metricsPort: number;
+}
+
+export function buildServeConfig(raw: RawOptions): ServeConfig {
+  const r = new Reader(raw);
+  const port = (name: string) =>
+    r.bounded(name, (n) => n >= 0 && n <= 65535, "a port from 0 to 65535");
+  const config = {
+    models: r.string("models"),
+    host: r.string("host")!,
+    httpPort: port("http-port"),
+    metricsPort: port("metrics-port"),
+  };
+  if (r.errors.length > 0) throw new UsageError(r.errors);
+  return config;
 }
 
 /** Converts and validates raw options; throws UsageError listing every problem. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { buildProfileConfig, parseArgv, UsageError } from "./config.ts";
+import { buildProfileConfig, buildServeConfig, parseArgv, UsageError } from "./config.ts";
 import { OPTIONS } from "./options.ts";
 
 function config(...argv: string[]) {
@@ -134,13 +134,25 @@ Deno.test("options of features still to come fail clearly instead of being ignor
   ]);
 });
 
-Deno.test("subcommands and help/version are recognised", () => {
-  assert.equal(parseArgv(["serve", "--models", "m.yaml"]).command, "serve");
-  assert.deepEqual(parseArgv(["serve", "--models", "m.yaml"]).rest, ["--models", "m.yaml"]);
-  assert.equal(parseArgv(["demo"]).command, "demo");
-  assert.equal(parseArgv(["--help"]).command, "help");
-  assert.equal(parseArgv(["-h"]).command, "help");
-  assert.equal(parseArgv(["--version"]).command, "version");
+Deno.test("subcommands, their options and help/version are recognised", () => {
+  const serve = parseArgv(["serve", "--models", "m.yaml", "--http-port", "0"]);
+  assert.equal(serve.command, "serve");
+  assert.deepEqual(buildServeConfig(serve.options), {
+    models: "m.yaml",
+    host: "127.0.0.1",
+    httpPort: 0,
+    metricsPort: 8002,
+  });
+  assert.deepEqual(usageErrors(() => parseArgv(["serve", "-m", "x"])), [
+    'Option -m/--model-name does not apply to "inferperf serve"',
+  ]);
+  assert.deepEqual(usageErrors(() => parseArgv(["--http-port", "1"])), [
+    'Option --http-port does not apply to "inferperf profile"',
+  ]);
+  assert.equal(parseArgv(["demo", "-p", "500"]).command, "demo");
+  assert.equal(parseArgv(["--help"]).action, "help");
+  assert.equal(parseArgv(["serve", "-h"]).action, "help");
+  assert.equal(parseArgv(["--version"]).action, "version");
   assert.equal(parseArgv(["profile", "-m", "x"]).command, "profile");
 });
 

@@ -21,7 +21,12 @@ export interface OptionDef {
   choices?: readonly string[];
   /** Accepted for compatibility but not implemented yet: the feature that brings it. */
   pending?: string;
+  /** Commands that take the option; default: profile and demo. */
+  commands?: readonly Command[];
 }
+
+export type Command = "profile" | "serve" | "demo";
+export const PROFILE_COMMANDS: readonly Command[] = ["profile", "demo"];
 
 export const GROUPS = [
   "Target",
@@ -31,6 +36,7 @@ export const GROUPS = [
   "Input data",
   "Protocol and TLS",
   "Output",
+  "Reference server (inferperf serve)",
   "General",
 ] as const;
 export type Group = typeof GROUPS[number];
@@ -548,6 +554,40 @@ export const OPTIONS: readonly OptionDef[] = [
     help: "Milliseconds between metric scrapes.",
   },
 
+  // Reference server
+  {
+    name: "models",
+    type: "string",
+    group: "Reference server (inferperf serve)",
+    valueName: "FILE.yaml",
+    commands: ["serve"],
+    help: "Simulated models to serve (YAML or JSON). Default: the built-in models.",
+  },
+  {
+    name: "host",
+    type: "string",
+    default: "127.0.0.1",
+    group: "Reference server (inferperf serve)",
+    commands: ["serve"],
+    help: "Address to listen on.",
+  },
+  {
+    name: "http-port",
+    type: "int",
+    default: 8000,
+    group: "Reference server (inferperf serve)",
+    commands: ["serve"],
+    help: "Port of the KServe v2 HTTP endpoint.",
+  },
+  {
+    name: "metrics-port",
+    type: "int",
+    default: 8002,
+    group: "Reference server (inferperf serve)",
+    commands: ["serve"],
+    help: "Port of the Prometheus metrics endpoint.",
+  },
+
   // General
   {
     name: "verbose",
@@ -556,8 +596,21 @@ export const OPTIONS: readonly OptionDef[] = [
     group: "General",
     help: "Print every measurement window (twice: also request errors as they happen).",
   },
-  { name: "help", short: "h", type: "boolean", group: "General", help: "Show this help." },
-  { name: "version", type: "boolean", group: "General", help: "Show the version." },
+  {
+    name: "help",
+    short: "h",
+    type: "boolean",
+    group: "General",
+    commands: ["profile", "demo", "serve"],
+    help: "Show this help.",
+  },
+  {
+    name: "version",
+    type: "boolean",
+    group: "General",
+    commands: ["profile", "demo", "serve"],
+    help: "Show the version.",
+  },
 ];
 
 const BY_NAME = new Map(OPTIONS.map((o) => [o.name, o]));

@@ -124,7 +124,7 @@ function fromHalfBits(bits: number, mantissaBits: number, bias: number): number 
   return sign * ((1 << mantissaBits) + mantissa) * pow2(exponent - bias - mantissaBits);
 }
 
-/** IEEE 754 binary16 bits of `x`, rounded to nearest even (the name follows perf_analyzer's). */
+/** IEEE 754 binary16 bits of any number (not only float32 values), rounded to nearest even. */
 export function f32ToF16Bits(x: number): number {
   return toHalfBits(x, 10, 15);
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { DATATYPES, type Datatype } from "./datatype.ts";
+import { type Datatype, DATATYPES } from "./datatype.ts";
 import {
   bf16BitsToF32,
   byteSizeOf,
@@ -168,7 +168,10 @@ Deno.test("every datatype round trips through tensorFromJson and tensorToJson", 
 });
 
 Deno.test("64-bit integers become numbers when safe and bigints beyond 2^53", () => {
-  const out = tensorToJson("INT64", tensorFromJson("INT64", [2 ** 53 - 1, 2n ** 53n, -(2n ** 53n)]));
+  const out = tensorToJson(
+    "INT64",
+    tensorFromJson("INT64", [2 ** 53 - 1, 2n ** 53n, -(2n ** 53n)]),
+  );
   assert.deepEqual(out, [2 ** 53 - 1, 2n ** 53n, -(2n ** 53n)]);
   assert.equal(typeof out[0], "number");
   const u = tensorToJson("UINT64", tensorFromJson("UINT64", ["18446744073709551615", " 42 "]));
@@ -212,7 +215,7 @@ Deno.test("decodeBytesElements rejects truncated data", () => {
 
 Deno.test("tensorFromJson errors name the element index and value", () => {
   const cases: [Datatype, unknown[], string, string][] = [
-    ["UINT8", [1, 256], "RangeError", 'Invalid UINT8 element 1: 256 is outside [0, 255]'],
+    ["UINT8", [1, 256], "RangeError", "Invalid UINT8 element 1: 256 is outside [0, 255]"],
     ["INT8", [-129], "RangeError", "Invalid INT8 element 0: -129 is outside [-128, 127]"],
     ["INT32", [0, 0, 1.5], "TypeError", "Invalid INT32 element 2: 1.5 is not an integer"],
     ["UINT32", ["x"], "TypeError", 'Invalid UINT32 element 0: "x" is not an integer'],

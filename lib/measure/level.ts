@@ -6,7 +6,12 @@ import type { ModelStatistics } from "../protocol/types.ts";
 import type { Interrupt } from "../profile/interrupt.ts";
 import { Recorder } from "./recorder.ts";
 import { isStable, stabilizingLatencyUs, windowThroughput } from "./stability.ts";
-import { statisticsDelta, summarizeClient, summarizeServer } from "./stats.ts";
+import {
+  REPORTED_PERCENTILES,
+  statisticsDelta,
+  summarizeClient,
+  summarizeServer,
+} from "./stats.ts";
 import type { LevelResult, LoadMode, WindowData } from "./types.ts";
 
 /** What the level loop needs from a load mode. */
@@ -50,8 +55,6 @@ export class NoValidRequestsError extends Error {
     );
   }
 }
-
-const REPORTED_PERCENTILES = [50, 90, 95, 99];
 
 /** Merges `merged` (the stable windows) into a result that keeps `all` windows for exports. */
 function summarize(

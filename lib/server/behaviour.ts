@@ -61,7 +61,7 @@ function addSub(spec: ModelSpec): Behaviour {
       const x = view(numbers, a);
       const y = view(numbers, b);
       const out = new numbers(x.length);
-      if (add) for (let i = 0; i < x.length; i++) out[i] = x[i] + y[i];
+      if (add) { for (let i = 0; i < x.length; i++) out[i] = x[i] + y[i]; }
       else for (let i = 0; i < x.length; i++) out[i] = x[i] - y[i];
       return bytesOf(out);
     }
@@ -69,7 +69,7 @@ function addSub(spec: ModelSpec): Behaviour {
       const x = view(bigints!, a);
       const y = view(bigints!, b);
       const out = new bigints!(x.length);
-      if (add) for (let i = 0; i < x.length; i++) out[i] = x[i] + y[i];
+      if (add) { for (let i = 0; i < x.length; i++) out[i] = x[i] + y[i]; }
       else for (let i = 0; i < x.length; i++) out[i] = x[i] - y[i];
       return bytesOf(out);
     };

@@ -194,11 +194,11 @@ export class ResponseReader {
     for (;;) {
       const start = this.#pos;
       const found = this.#findHeadEnd(start + Math.max(0, scanned - 3));
+      scanned = found === -1 ? this.#end - start : found - start;
+      if (scanned > MAX_HEAD_BYTES) {
+        throw new ProtocolError(`Response head exceeds ${MAX_HEAD_BYTES} bytes`);
+      }
       if (found === -1) {
-        scanned = this.#end - start;
-        if (scanned > MAX_HEAD_BYTES) {
-          throw new ProtocolError(`Response head exceeds ${MAX_HEAD_BYTES} bytes`);
-        }
         if (!await this.#fill()) throw this.#eof();
         if (!this.#started) {
           this.#started = true;

@@ -1,0 +1,17 @@
+/**
+ * A small, fast HTTP/1.1 client: keep-alive connections over Deno.connect (or
+ * TLS) for the request loop, and a convenience client for control-plane calls.
+ */
+export {
+  connect,
+  connectTcp,
+  connectTls,
+  type Connector,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  type Endpoint,
+  formatAddress,
+  type TlsOptions,
+} from "./connect.ts";
+export { type ExchangeTiming, Http1Connection, type ResponseHead } from "./connection.ts";
+export { Http1Client, type HttpRequestOptions, type HttpResponse } from "./client.ts";
+export { buildRequest, type RequestOptions } from "./request.ts";

@@ -1,0 +1,334 @@
+/**
+ * The console report, line for line as perf_analyzer prints it (including the
+ * trailing space after "Client:" and "Server:"). Every function returns text
+ * ending in a newline; only main.ts prints.
+ */
+import type { GpuMetrics } from "../measure/gpu_metrics.ts";
+import type { ClientSummary, LevelResult, LoadMode, ServerSummary } from "../measure/types.ts";
+import { formatGeneral, wholeUs } from "./format.ts";
+
+/** What the "*** Measurement Settings ***" block describes. */
+export interface Settings {
+  batchSize: number;
+  /** -b was given: services other than Triton show the batch size only then. */
+  batchSizeGiven?: boolean;
+  /** --service-kind: triton, tfserving, torchserve, openai, triton_c_api. */
+  serviceKind: string;
+  mode: LoadMode;
+  /** The concurrency or request-rate range; end 0 sweeps until the latency limit. */
+  range?: { start: number; end: number };
+  latencyThresholdMs: number;
+  measurementMode: "time_windows" | "count_windows";
+  measurementIntervalMs: number;
+  measurementRequestCount: number;
+  percentile?: number;
+  async: boolean;
+  decoupled?: boolean;
+  requestDistribution?: "constant" | "poisson";
+  binarySearch?: boolean;
+  warmupRequestCount?: number;
+  /** --request-count: one window of exactly this many requests, no stabilization. */
+  requestCount?: number;
+}
+
+const SERVICE_KINDS: Record<string, string> = {
+  triton: "TRITON",
+  tfserving: "TENSORFLOW_SERVING",
+  torchserve: "TORCHSERVE",
+  triton_c_api: "TRITON_C_API",
+  openai: "OPENAI",
+};
+
+const lines = (list: readonly string[]) => list.map((l) => `${l}\n`).join("");
+const plural = (n: number, word: string) => `${n} ${word}${n > 1 ? "s" : ""}`;
+
+export function formatSettings(settings: Settings): string {
+  const out = ["*** Measurement Settings ***"];
+  const kind = settings.serviceKind;
+  if (kind === "triton" || settings.batchSizeGiven) out.push(`  Batch size: ${settings.batchSize}`);
+  out.push(`  Service Kind: ${SERVICE_KINDS[kind] ?? kind.toUpperCase()}`);
+  if (settings.warmupRequestCount) {
+    out.push(`  Sending ${plural(settings.warmupRequestCount, "warmup request")}`);
+  }
+  if (settings.requestCount) {
+    out.push(`  Sending ${plural(settings.requestCount, "benchmark request")}`);
+  } else {
+    out.push(`  Using "${settings.measurementMode}" mode for stabilization`);
+    // perf_analyzer stabilizes async runs on throughput (latency may lag behind the sends).
+    const metric = settings.async ? "throughput" : "latency and throughput";
+    out.push(
+      settings.percentile === undefined
+        ? `  Stabilizing using average ${metric}`
+        : `  Stabilizing using p${settings.percentile} ${metric}`,
+    );
+    out.push(
+      settings.measurementMode === "time_windows"
+        ? `  Measurement window: ${settings.measurementIntervalMs} msec`
+        : `  Minimum number of samples in each window: ${settings.measurementRequestCount}`,
+    );
+  }
+  const range = settings.range;
+  if (range && range.end !== 1 && settings.mode !== "custom_intervals") {
+    out.push(`  Latency limit: ${settings.latencyThresholdMs} msec`);
+    const limit = Math.max(range.start, range.end);
+    if (range.end !== 0) {
+      out.push(
+        settings.mode === "concurrency"
+          ? `  Concurrency limit: ${limit} concurrent requests`
+          : `  Request Rate limit: ${formatGeneral(limit)} requests per seconds`,
+      );
+    }
+  }
+  if (settings.mode === "request_rate") {
+    const kindOf = settings.requestDistribution === "poisson" ? "poisson" : "uniform";
+    out.push(`  Using ${kindOf} distribution on request generation`);
+  }
+  if (settings.binarySearch) out.push("  Using Binary Search algorithm");
+  out.push(`  Using ${settings.async ? "asynchronous" : "synchronous"} calls for inference`);
+  if (settings.decoupled) {
+    out.push("  Detected decoupled model, using the first response for measuring latency");
+  }
+  out.push("");
+  return lines(out);
+}
+
+export interface LevelFormatOptions {
+  protocol: "http" | "grpc";
+  /** --percentile: replaces the average latency line and joins the percentile lines. */
+  percentile?: number;
+  /** Decoupled model: adds Response Throughput; perf_analyzer then has no client library times. */
+  decoupled?: boolean;
+  /** The response cache is enabled; absent decides by whether the server counted cache lookups. */
+  cache?: boolean;
+  /** -v: send and receive shown separately. */
+  verbose?: boolean;
+  /** --collect-metrics: GPU metrics merged over the level's stable windows. */
+  metrics?: GpuMetrics;
+}
+
+/** The level's heading; perf_analyzer prints none for --request-intervals. */
+function heading(result: LevelResult): string[] {
+  if (result.mode === "concurrency") return [`Request concurrency: ${result.value}`];
+  if (result.mode === "request_rate") {
+    return [`Request Rate: ${formatGeneral(result.value)} inference requests per seconds`];
+  }
+  return [];
+}
+
+/** Failed requests shown per level: the most frequent messages. */
+const SHOWN_ERRORS = 5;
+/** perf_analyzer warns when more than this percentage of rate-mode sends were late. */
+const DELAYED_WARNING_PCT = 1;
+
+function clientLines(c: ClientSummary, options: LevelFormatOptions): string[] {
+  const out = ["  Client: ", `    Request count: ${c.requestCount}`];
+  const delayedPct = c.requestCount > 0 ? (c.delayedCount / c.requestCount) * 100 : 0;
+  if (delayedPct > DELAYED_WARNING_PCT) {
+    out.push(
+      "    [WARNING] Perf Analyzer was not able to keep up with the desired request rate. " +
+        `${delayedPct.toFixed(2)}% of the requests were delayed. `,
+    );
+  }
+  out.push(`    Throughput: ${formatGeneral(c.throughput)} infer/sec`);
+  if (options.decoupled) {
+    out.push(`    Response Throughput: ${formatGeneral(c.responseThroughput)} infer/sec`);
+  }
+  if (options.percentile === undefined) {
+    out.push(
+      `    Avg latency: ${wholeUs(c.avgLatencyUs)} usec ` +
+        `(standard deviation ${wholeUs(c.stdLatencyUs)} usec)`,
+    );
+  }
+  for (const p of [...c.percentilesUs.keys()].sort((a, b) => a - b)) {
+    out.push(`    p${p} latency: ${wholeUs(c.percentilesUs.get(p)!)} usec`);
+  }
+  out.push(`    ${options.decoupled ? "" : libraryTime(c, options)}`);
+  if (c.errorCount > 0) {
+    out.push(`    Failed requests: ${c.errorCount}`);
+    for (const [message, count] of c.errors.slice(0, SHOWN_ERRORS)) {
+      out.push(`      ${count} x ${message.replace(/\s*[\r\n]+\s*/g, " ")}`);
+    }
+  }
+  return out;
+}
+
+function libraryTime(c: ClientSummary, options: LevelFormatOptions): string {
+  const send = wholeUs(c.avgSendUs);
+  const recv = wholeUs(c.avgRecvUs);
+  const total = wholeUs(c.avgSendUs + c.avgWaitUs + c.avgRecvUs);
+  const wait = total - send - recv;
+  if (options.protocol === "grpc") {
+    return `Avg gRPC time: ${total} usec (` +
+      (options.verbose
+        ? `marshal ${send} usec + response wait ${wait} usec + unmarshal ${recv} usec)`
+        : `(un)marshal request/response ${send + recv} usec + response wait ${wait} usec)`);
+  }
+  return `Avg HTTP time: ${total} usec (` +
+    (options.verbose
+      ? `send ${send} usec + response wait ${wait} usec + receive ${recv} usec)`
+      : `send/recv ${send + recv} usec + response wait ${wait} usec)`);
+}
+
+const computeUs = (s: ServerSummary) => s.computeInputUs + s.computeInferUs + s.computeOutputUs;
+
+/**
+ * Compute and cache time averaged over computed and cache-hit requests. A
+ * request that hits the cache is not computed, so computed = successful - hits.
+ */
+function cacheComputeUs(s: ServerSummary): number {
+  const computed = Math.max(0, s.successCount - s.cacheHitCount);
+  const count = computed + s.cacheHitCount;
+  if (count === 0) return 0;
+  return (computeUs(s) * computed + s.cacheHitUs * s.cacheHitCount +
+    s.cacheMissUs * s.cacheMissCount) / count;
+}
+
+function sum(models: readonly ServerSummary[], value: (s: ServerSummary) => number): number {
+  return models.reduce((total, s) => total + wholeUs(value(s)), 0);
+}
+
+/** perf_analyzer's ReportServerSideStats: `depth` 1 for the profiled model, 2 for composing ones. */
+function serverLines(
+  s: ServerSummary,
+  composing: readonly ServerSummary[],
+  options: { depth: number; cache: boolean },
+): string[] {
+  const indent = " ".repeat(2 * options.depth);
+  const inner = indent + indent;
+  if (s.successCount === 0) return [`${indent}  Request count: 0`];
+  const out = [
+    `${indent}  Inference count: ${s.inferenceCount}`,
+    `${indent}  Execution count: ${s.executionCount}`,
+  ];
+  if (options.cache) {
+    out.push(`${indent}  Cache hit count: ${s.cacheHitCount}`);
+    out.push(`${indent}  Cache miss count: ${s.cacheMissCount}`);
+  }
+  out.push(`${indent}  Successful request count: ${s.successCount}`);
+  const latency = `${indent}  Avg request latency: ${wholeUs(s.avgRequestUs)} usec ` +
+    `(overhead ${wholeUs(s.overheadUs)} usec + queue `;
+  if (composing.length === 0) {
+    const queue = wholeUs(s.queueUs);
+    const compute = `compute input ${wholeUs(s.computeInputUs)} usec + ` +
+      `compute infer ${wholeUs(s.computeInferUs)} usec + ` +
+      `compute output ${wholeUs(s.computeOutputUs)} usec)`;
+    if (options.cache) {
+      out.push(`${latency}${queue} usec + cache hit/miss ${wholeUs(cacheComputeUs(s))} usec)`);
+      out.push(`${inner}  Average Cache Hit Latency: ${wholeUs(s.cacheHitUs)} usec`);
+      out.push(
+        `${inner}  Average Cache Miss Latency: ` +
+          `${wholeUs(s.cacheMissUs) + wholeUs(computeUs(s))} usec ` +
+          `(cache lookup/insertion ${wholeUs(s.cacheMissUs)} usec + ${compute}`,
+      );
+    } else {
+      out.push(`${latency}${queue} usec + ${compute}`);
+    }
+    out.push("");
+    return out;
+  }
+  const queue = sum(composing, (m) => m.queueUs);
+  if (options.cache) {
+    out.push(`${latency}${queue} usec + cache hit/miss ${sum(composing, cacheComputeUs)} usec)`);
+    const hit = wholeUs(s.cacheHitUs) + sum(composing, (m) => m.cacheHitUs);
+    const miss = wholeUs(s.cacheMissUs) + sum(composing, (m) => m.cacheMissUs) +
+      sum(composing, computeUs);
+    out.push(`${inner}  Average Cache Hit Latency: ${hit} usec`);
+    out.push(`${inner}  Average Cache Miss Latency: ${miss} usec `);
+  } else {
+    out.push(`${latency}${queue} usec + compute ${sum(composing, computeUs)} usec)`);
+  }
+  out.push("");
+  out.push(`${indent}Composing models: `);
+  for (const m of composing) {
+    out.push(`${indent}${m.model}, version: ${m.version}`);
+    out.push(...serverLines(m, [], { depth: options.depth + 1, cache: options.cache }));
+  }
+  return out;
+}
+
+/** perf_analyzer prints per-GPU metrics for up to this many GPUs. */
+const MAX_GPUS_SHOWN = 16;
+
+function metricsLines(m: GpuMetrics): string[] {
+  const out = ["  Server Prometheus Metrics: "];
+  const maps = [m.utilization, m.powerWatts, m.memoryUsedBytes, m.memoryTotalBytes];
+  if (maps.some((map) => map.size > MAX_GPUS_SHOWN)) {
+    out.push(
+      "Too many GPUs on system to print out individual Prometheus metrics, " +
+        "use the CSV output feature to see metrics.",
+    );
+    return out;
+  }
+  const section = (title: string, map: Map<string, number>, value: (v: number) => string) => {
+    out.push(`    ${title}:`);
+    for (const uuid of [...map.keys()].sort()) out.push(`      ${uuid} : ${value(map.get(uuid)!)}`);
+  };
+  section("Avg GPU Utilization", m.utilization, (v) => `${formatGeneral(v * 100)}%`);
+  section("Avg GPU Power Usage", m.powerWatts, (v) => `${formatGeneral(v)} watts`);
+  section("Max GPU Memory Usage", m.memoryUsedBytes, (v) => `${Math.trunc(v)} bytes`);
+  section("Total GPU Memory", m.memoryTotalBytes, (v) => `${Math.trunc(v)} bytes`);
+  return out;
+}
+
+/**
+ * One load level's block. Beyond perf_analyzer, failed requests are listed
+ * after the client figures ("Failed requests: N", then the most frequent
+ * messages).
+ */
+export function formatLevel(result: LevelResult, options: LevelFormatOptions): string {
+  const out = [...heading(result), ...clientLines(result.client, options)];
+  const [top, ...composing] = result.server ?? [];
+  if (top) {
+    const cache = options.cache ??
+      (result.server ?? []).some((s) => s.cacheHitCount + s.cacheMissCount > 0);
+    out.push("  Server: ", ...serverLines(top, composing, { depth: 1, cache }));
+  }
+  if (options.metrics) out.push(...metricsLines(options.metrics));
+  return lines(out);
+}
+
+/** The latency a level is ranked by: the --percentile latency, else the average. */
+function stabilizingUs(c: ClientSummary, percentile: number | undefined): number {
+  return percentile === undefined ? c.avgLatencyUs : c.percentilesUs.get(percentile) ?? 0;
+}
+
+/** The closing "Inferences/Second vs. Client ... Batch Latency" table; empty without results. */
+export function formatSummaryTable(
+  results: readonly LevelResult[],
+  options: { percentile?: number } = {},
+): string {
+  if (results.length === 0) return "";
+  const { percentile } = options;
+  const out = [
+    `Inferences/Second vs. Client ${
+      percentile === undefined ? "Average" : `p${percentile}`
+    } Batch Latency`,
+  ];
+  for (const r of results) {
+    const level = r.mode === "concurrency"
+      ? `Concurrency: ${r.value}`
+      : `Request Rate: ${formatGeneral(r.value)}`;
+    out.push(
+      `${level}, throughput: ${formatGeneral(r.client.throughput)} infer/sec, ` +
+        `latency ${wholeUs(stabilizingUs(r.client, percentile))} usec`,
+    );
+  }
+  return lines(out);
+}
+
+/** The -v line for one measurement window ("Pass [n]", n from 1). */
+export function formatPass(
+  trial: number,
+  client: ClientSummary,
+  options: { percentile?: number } = {},
+): string {
+  const { percentile } = options;
+  const latency = percentile === undefined
+    ? `Avg latency: ${wholeUs(client.avgLatencyUs)} usec (std ${
+      wholeUs(client.stdLatencyUs)
+    } usec). `
+    : `p${percentile} latency: ${wholeUs(stabilizingUs(client, percentile))} usec`;
+  return lines([
+    `  Pass [${trial}] throughput: ${formatGeneral(client.throughput)} infer/sec. ${latency}`,
+  ]);
+}

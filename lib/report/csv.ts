@@ -1,0 +1,183 @@
+/**
+ * The -f CSV report in perf_analyzer's layout: rows sorted by ascending
+ * throughput, times in whole microseconds.
+ */
+import type { GpuMetrics } from "../measure/gpu_metrics.ts";
+import type { LevelResult, LoadMode, ServerSummary } from "../measure/types.ts";
+import { REPORTED_PERCENTILES } from "../measure/stats.ts";
+import { formatGeneral, wholeUs } from "./format.ts";
+
+export interface CsvOptions {
+  mode: LoadMode;
+  /** --verbose-csv: adds Avg latency (without --percentile), request/response, response wait. */
+  verbose?: boolean;
+  /** --percentile: its latency column joins p50..p99; the Avg latency column is left out. */
+  percentile?: number;
+  /** Decoupled model: adds Response Throughput. */
+  decoupled?: boolean;
+  /** The response cache is enabled: adds Server Cache Hit and Server Cache Miss. */
+  cache?: boolean;
+  /**
+   * --collect-metrics: GPU metrics per level, keyed by LevelResult.value.
+   * Written with --verbose-csv only, as perf_analyzer does; a level without an
+   * entry gets empty cells.
+   */
+  metrics?: ReadonlyMap<number, GpuMetrics>;
+}
+
+/** Quotes a cell when RFC 4180 requires it (comma, quote, CR or LF). */
+export function csvCell(value: string | number): string {
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+const row = (cells: readonly (string | number)[]) => `${cells.map(csvCell).join(",")}\n`;
+
+const byThroughput = (results: readonly LevelResult[]) =>
+  [...results].sort((a, b) => a.client.throughput - b.client.throughput);
+
+const levelHeader = (mode: LoadMode) => mode === "concurrency" ? "Concurrency" : "Request Rate";
+
+const levelCell = (r: LevelResult) =>
+  r.mode === "concurrency" ? String(r.value) : formatGeneral(r.value);
+
+function percentileColumns(percentile: number | undefined): number[] {
+  const all = percentile === undefined
+    ? REPORTED_PERCENTILES
+    : [...REPORTED_PERCENTILES, percentile];
+  return [...new Set(all)].sort((a, b) => a - b);
+}
+
+const computeUs = (s: ServerSummary) => s.computeInputUs + s.computeInferUs + s.computeOutputUs;
+
+/** Server time perf_analyzer accounts for: queue, compute and cache lookups. */
+const accountedUs = (s: ServerSummary) => s.queueUs + computeUs(s) + s.cacheHitUs + s.cacheMissUs;
+
+function serverCells(s: ServerSummary | undefined, cache: boolean): number[] {
+  const cells = s
+    ? [s.queueUs, s.computeInputUs, s.computeInferUs, s.computeOutputUs].map(wholeUs)
+    : [0, 0, 0, 0];
+  if (cache) cells.push(s ? wholeUs(s.cacheHitUs) : 0, s ? wholeUs(s.cacheMissUs) : 0);
+  return cells;
+}
+
+/** `uuid:value;uuid:value;` as perf_analyzer writes a metric cell. */
+function metricCell(map: Map<string, number>, value: (v: number) => string): string {
+  return [...map.keys()].sort().map((uuid) => `${uuid}:${value(map.get(uuid)!)};`).join("");
+}
+
+function metricCells(m: GpuMetrics | undefined): string[] {
+  if (!m) return ["", "", "", ""];
+  const bytes = (v: number) => String(Math.trunc(v));
+  return [
+    metricCell(m.utilization, formatGeneral),
+    metricCell(m.powerWatts, formatGeneral),
+    metricCell(m.memoryUsedBytes, bytes),
+    metricCell(m.memoryTotalBytes, bytes),
+  ];
+}
+
+/**
+ * The CSV text. Columns: perf_analyzer's, then (beyond it) `Errors`, the
+ * failed request count. Without server statistics the server columns are 0
+ * and Network+Server Send/Recv holds the whole response wait.
+ */
+export function formatCsv(results: readonly LevelResult[], options: CsvOptions): string {
+  const percentiles = percentileColumns(options.percentile);
+  const cache = options.cache ?? false;
+  const verbose = options.verbose ?? false;
+  const header = [levelHeader(options.mode), "Inferences/Second"];
+  if (options.decoupled) header.push("Response Throughput");
+  header.push(
+    "Client Send",
+    "Network+Server Send/Recv",
+    "Server Queue",
+    "Server Compute Input",
+    "Server Compute Infer",
+    "Server Compute Output",
+  );
+  if (cache) header.push("Server Cache Hit", "Server Cache Miss");
+  header.push("Client Recv", ...percentiles.map((p) => `p${p} latency`));
+  if (verbose) {
+    if (options.percentile === undefined) header.push("Avg latency");
+    header.push("request/response", "response wait");
+    if (options.metrics) {
+      header.push(
+        "Avg GPU Utilization",
+        "Avg GPU Power Usage",
+        "Max GPU Memory Usage",
+        "Total GPU Memory",
+      );
+    }
+  }
+  header.push("Errors");
+
+  let text = row(header);
+  for (const r of byThroughput(results)) {
+    const c = r.client;
+    const server = r.server?.[0];
+    const cells: (string | number)[] = [levelCell(r), formatGeneral(c.throughput)];
+    if (options.decoupled) cells.push(formatGeneral(c.responseThroughput));
+    // Client wait minus server time mixes two clocks, so it can come out negative: floored.
+    const waitUs = c.avgLatencyUs - c.avgSendUs - c.avgRecvUs;
+    const networkUs = Math.max(0, waitUs - (server ? accountedUs(server) : 0));
+    cells.push(wholeUs(c.avgSendUs), wholeUs(networkUs), ...serverCells(server, cache));
+    cells.push(
+      wholeUs(c.avgRecvUs),
+      ...percentiles.map((p) => wholeUs(c.percentilesUs.get(p) ?? 0)),
+    );
+    if (verbose) {
+      const send = wholeUs(c.avgSendUs);
+      const recv = wholeUs(c.avgRecvUs);
+      if (options.percentile === undefined) cells.push(wholeUs(c.avgLatencyUs));
+      cells.push(send + recv, wholeUs(c.avgSendUs + c.avgWaitUs + c.avgRecvUs) - send - recv);
+      if (options.metrics) cells.push(...metricCells(options.metrics.get(r.value)));
+    }
+    cells.push(c.errorCount);
+    text += row(cells);
+  }
+  return text;
+}
+
+/**
+ * perf_analyzer's per-composing-model CSV for ensembles (it writes it to
+ * `<model>_v<version>.<csv file name>`). Throughput is the level's scaled by
+ * the model's share of the ensemble's successful requests; the
+ * Network+Server Send/Recv column holds the model's server overhead. Levels
+ * without statistics for the model are left out.
+ */
+export function formatComposingCsv(
+  results: readonly LevelResult[],
+  options: { mode: LoadMode; model: string; version: string; cache?: boolean },
+): string {
+  const cache = options.cache ?? false;
+  const header = [
+    levelHeader(options.mode),
+    "Inferences/Second",
+    "Client Send",
+    "Network+Server Send/Recv",
+    "Server Queue",
+    "Server Compute Input",
+    "Server Compute Infer",
+    "Server Compute Output",
+  ];
+  if (cache) header.push("Server Cache Hit", "Server Cache Miss");
+  header.push("Client Recv");
+  let text = row(header);
+  for (const r of byThroughput(results)) {
+    const [top, ...composing] = r.server ?? [];
+    const s = composing.find((m) => m.model === options.model && m.version === options.version);
+    if (!top || !s) continue;
+    const share = top.successCount > 0 ? s.successCount / top.successCount : 0;
+    const overheadUs = Math.max(0, s.avgRequestUs - accountedUs(s));
+    text += row([
+      levelCell(r),
+      formatGeneral(share * r.client.throughput),
+      0,
+      wholeUs(overheadUs),
+      ...serverCells(s, cache),
+      0,
+    ]);
+  }
+  return text;
+}

@@ -1,0 +1,450 @@
+/**
+ * KServe v2 / Triton HTTP front end: health, metadata, model configuration,
+ * inference (JSON and the binary tensor extension) and statistics.
+ */
+import type { Tensor } from "../protocol/types.ts";
+import { type Datatype, elementCount, isDatatype } from "../input/datatype.ts";
+import { type JsonElement, tensorFromJson, tensorToJson } from "../input/codec.ts";
+import type { ModelSpec } from "./config.ts";
+import { ServerError, type ServerErrorCode } from "./errors.ts";
+import type { SimulatedModel } from "./model.ts";
+import type { ModelRepository } from "./repository.ts";
+import type { Duration } from "./statistics.ts";
+import { errorResponse, type HttpHandler, type HttpRequest, type HttpResponse } from "./_http.ts";
+
+export interface ServerIdentity {
+  name: string;
+  version: string;
+}
+
+export const KSERVE_EXTENSIONS: readonly string[] = [
+  "binary_tensor_data",
+  "statistics",
+  "model_configuration",
+  "parameters",
+];
+
+const TRITON_TYPES: Record<Datatype, string> = {
+  BOOL: "TYPE_BOOL",
+  UINT8: "TYPE_UINT8",
+  UINT16: "TYPE_UINT16",
+  UINT32: "TYPE_UINT32",
+  UINT64: "TYPE_UINT64",
+  INT8: "TYPE_INT8",
+  INT16: "TYPE_INT16",
+  INT32: "TYPE_INT32",
+  INT64: "TYPE_INT64",
+  FP16: "TYPE_FP16",
+  BF16: "TYPE_BF16",
+  FP32: "TYPE_FP32",
+  FP64: "TYPE_FP64",
+  BYTES: "TYPE_STRING",
+};
+
+const HTTP_STATUS: Record<ServerErrorCode, number> = {
+  invalid_argument: 400,
+  not_found: 404,
+  unavailable: 503,
+  internal: 500,
+};
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const OK: HttpResponse = { status: 200 };
+const NOT_FOUND = errorResponse(404, "Not Found");
+const METHOD_NOT_ALLOWED = errorResponse(405, "Method Not Allowed");
+
+function json(value: unknown): HttpResponse {
+  return {
+    status: 200,
+    contentType: "application/json",
+    body: encoder.encode(JSON.stringify(value)),
+  };
+}
+
+function invalid(message: string): ServerError {
+  return new ServerError(message, "invalid_argument");
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function failure(error: unknown): HttpResponse {
+  if (error instanceof ServerError) return errorResponse(HTTP_STATUS[error.code], error.message);
+  return errorResponse(500, (error as Error).message);
+}
+
+function tensorMetadata(spec: ModelSpec, tensors: ModelSpec["inputs"]) {
+  return tensors.map((t) => ({
+    name: t.name,
+    datatype: t.datatype,
+    shape: spec.maxBatchSize > 0 ? [-1, ...t.dims] : t.dims,
+  }));
+}
+
+/** Triton's model configuration JSON for one model. */
+function modelConfig(spec: ModelSpec) {
+  return {
+    name: spec.name,
+    platform: spec.platform,
+    backend: "",
+    version_policy: spec.versions.length === 1
+      ? { latest: { num_versions: 1 } }
+      : { specific: { versions: spec.versions.map(Number) } },
+    max_batch_size: spec.maxBatchSize,
+    input: spec.inputs.map((t) => ({
+      name: t.name,
+      data_type: TRITON_TYPES[t.datatype],
+      format: "FORMAT_NONE",
+      dims: t.dims,
+      is_shape_tensor: false,
+      allow_ragged_batch: false,
+      optional: false,
+    })),
+    output: spec.outputs.map((t) => ({
+      name: t.name,
+      data_type: TRITON_TYPES[t.datatype],
+      dims: t.dims,
+      label_filename: "",
+      is_shape_tensor: false,
+    })),
+    batch_input: [],
+    batch_output: [],
+    instance_group: [{ name: spec.name, kind: "KIND_GPU", count: spec.instances, gpus: [] }],
+    ...(spec.dynamicBatching === undefined ? {} : {
+      dynamic_batching: {
+        preferred_batch_size: spec.dynamicBatching.preferredBatchSizes,
+        max_queue_delay_microseconds: Math.round(spec.dynamicBatching.maxQueueDelayMs * 1000),
+        preserve_ordering: false,
+      },
+    }),
+    model_transaction_policy: { decoupled: false },
+    parameters: {},
+  };
+}
+
+function duration(d: Duration) {
+  return { count: d.count, ns: d.ns };
+}
+
+function statistics(models: readonly SimulatedModel[]): HttpResponse {
+  return json({
+    model_stats: models.map((m) => {
+      const s = m.stats;
+      return {
+        name: m.name,
+        version: m.version,
+        last_inference: s.lastInference,
+        inference_count: s.inferenceCount,
+        execution_count: s.executionCount,
+        inference_stats: {
+          success: duration(s.success),
+          fail: duration(s.fail),
+          queue: duration(s.queue),
+          compute_input: duration(s.computeInput),
+          compute_infer: duration(s.computeInfer),
+          compute_output: duration(s.computeOutput),
+          cache_hit: duration(s.cacheHit),
+          cache_miss: duration(s.cacheMiss),
+        },
+        response_stats: {},
+        batch_stats: [...s.batches].sort((a, b) => a[0] - b[0]).map(([size, b]) => ({
+          batch_size: size,
+          compute_input: duration(b.computeInput),
+          compute_infer: duration(b.computeInfer),
+          compute_output: duration(b.computeOutput),
+        })),
+        memory_usage: [],
+      };
+    }),
+  });
+}
+
+/** Flat JSON values; NaN and infinities become strings, which the codec reads back. */
+function jsonArray(values: readonly JsonElement[]): string {
+  let text = "[";
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (i > 0) text += ",";
+    if (typeof v === "string") text += JSON.stringify(v);
+    else if (typeof v === "number" && !Number.isFinite(v)) text += `"${v}"`;
+    else text += String(v);
+  }
+  return text + "]";
+}
+
+interface ParsedInfer {
+  core: { id: string; inputs: Tensor[]; outputs: string[]; arrival: number };
+  /** Per requested output, or one flag for all outputs. */
+  binary: boolean | boolean[];
+}
+
+/** Reads one input; binary data is taken from `body` at `cursor.offset`, which advances. */
+function parseInput(
+  value: unknown,
+  index: number,
+  body: Uint8Array,
+  cursor: { offset: number },
+): Tensor {
+  if (!isRecord(value)) throw invalid(`Input ${index} of the request JSON is not an object`);
+  const { name, datatype, shape, parameters, data } = value;
+  if (typeof name !== "string") throw invalid(`Input ${index} of the request JSON has no 'name'`);
+  if (typeof datatype !== "string" || !isDatatype(datatype)) {
+    throw invalid(`invalid datatype '${datatype}' for input '${name}'`);
+  }
+  if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0)) {
+    throw invalid(`Unable to parse 'shape' of input '${name}'`);
+  }
+  const params = isRecord(parameters) ? parameters : {};
+  if (params.shared_memory_region !== undefined) {
+    throw invalid(`Unable to find shared memory region: '${params.shared_memory_region}'`);
+  }
+  const size = params.binary_data_size;
+  if (size !== undefined) {
+    if (!Number.isInteger(size) || (size as number) < 0) {
+      throw invalid(`Unable to parse 'binary_data_size' of input '${name}'`);
+    }
+    const start = cursor.offset;
+    const end = start + (size as number);
+    if (end > body.byteLength) {
+      throw invalid(
+        `unexpected size for input '${name}', expecting ${size} bytes but only ` +
+          `${body.byteLength - start} bytes remain in the request body`,
+      );
+    }
+    cursor.offset = end;
+    return { name, datatype, shape, data: body.subarray(start, end) };
+  }
+  if (!Array.isArray(data)) {
+    throw invalid(`input '${name}' has neither 'data' nor 'parameters.binary_data_size'`);
+  }
+  const values = Array.isArray(data[0]) ? data.flat(Infinity) : data;
+  if (values.length !== elementCount(shape)) {
+    throw invalid(
+      `Unable to parse 'data' of input '${name}': Shape does not match true shape of 'data' field`,
+    );
+  }
+  try {
+    return { name, datatype, shape, data: tensorFromJson(datatype, values) };
+  } catch (error) {
+    throw invalid(`Unable to parse 'data' of input '${name}': ${(error as Error).message}`);
+  }
+}
+
+function parseInfer(request: HttpRequest): ParsedInfer {
+  const body = request.body;
+  const lengthText = request.header("inference-header-content-length");
+  const headerLength = lengthText === undefined ? body.byteLength : Number(lengthText);
+  if (!Number.isInteger(headerLength) || headerLength < 0 || headerLength > body.byteLength) {
+    throw invalid(
+      `Inference-Header-Content-Length "${lengthText}" does not fit the ${body.byteLength}-byte ` +
+        "request body",
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(decoder.decode(body.subarray(0, headerLength)));
+  } catch (error) {
+    throw invalid(`failed to parse the request JSON buffer: ${(error as Error).message}`);
+  }
+  if (!isRecord(parsed)) throw invalid("The request JSON is not an object");
+  const id = parsed.id ?? "";
+  if (typeof id !== "string") throw invalid("Request 'id' must be a string");
+  const inputs = parsed.inputs;
+  if (!Array.isArray(inputs)) throw invalid("Unable to find 'inputs' in the request JSON");
+  const tensors = new Array<Tensor>(inputs.length);
+  const cursor = { offset: headerLength };
+  for (let i = 0; i < inputs.length; i++) tensors[i] = parseInput(inputs[i], i, body, cursor);
+  if (cursor.offset !== body.byteLength) {
+    throw invalid(
+      `${body.byteLength - cursor.offset} unexpected bytes follow the binary input data in ` +
+        "the request body",
+    );
+  }
+  const parameters = isRecord(parsed.parameters) ? parsed.parameters : {};
+  const binaryDefault = parameters.binary_data_output === true;
+  const outputs = parsed.outputs;
+  const names: string[] = [];
+  let binary: boolean | boolean[] = binaryDefault;
+  if (outputs !== undefined) {
+    if (!Array.isArray(outputs)) throw invalid("Request 'outputs' must be a list");
+    const flags: boolean[] = [];
+    for (const output of outputs) {
+      if (!isRecord(output) || typeof output.name !== "string") {
+        throw invalid("Every requested output needs a 'name'");
+      }
+      const params = isRecord(output.parameters) ? output.parameters : {};
+      if (params.shared_memory_region !== undefined) {
+        throw invalid(`Unable to find shared memory region: '${params.shared_memory_region}'`);
+      }
+      names.push(output.name);
+      flags.push(typeof params.binary_data === "boolean" ? params.binary_data : binaryDefault);
+    }
+    if (names.length > 0) binary = flags;
+  }
+  return { core: { id, inputs: tensors, outputs: names, arrival: request.arrival }, binary };
+}
+
+/** What is precomputed per model version. */
+interface Entry {
+  model: SimulatedModel;
+  metadata: HttpResponse;
+  config: HttpResponse;
+  /** Start of every inference response header. */
+  prefix: string;
+}
+
+function encodeInfer(entry: Entry, parsed: ParsedInfer, outputs: Tensor[]): HttpResponse {
+  let header = entry.prefix;
+  const id = parsed.core.id;
+  if (id !== "") header += `,"id":${JSON.stringify(id)}`;
+  header += ',"outputs":[';
+  const parts: Uint8Array[] = [];
+  const binary = parsed.binary;
+  for (let i = 0; i < outputs.length; i++) {
+    const t = outputs[i];
+    if (i > 0) header += ",";
+    header += `{"name":${JSON.stringify(t.name)},"datatype":"${t.datatype}","shape":[${
+      t.shape.join(",")
+    }]`;
+    if (typeof binary === "boolean" ? binary : binary[i]) {
+      header += `,"parameters":{"binary_data_size":${t.data.byteLength}}}`;
+      parts.push(t.data);
+    } else {
+      header += `,"data":${jsonArray(tensorToJson(t.datatype, t.data))}}`;
+    }
+  }
+  header += "]}";
+  const head = encoder.encode(header);
+  if (parts.length === 0) return { status: 200, contentType: "application/json", body: head };
+  parts.unshift(head);
+  return {
+    status: 200,
+    contentType: "application/octet-stream",
+    headers: { "Inference-Header-Content-Length": String(head.byteLength) },
+    body: parts,
+  };
+}
+
+function decodeSegment(segment: string): string {
+  if (!segment.includes("%")) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw invalid(`Malformed percent-encoding in "${segment}"`);
+  }
+}
+
+/** The KServe v2 HTTP routes over a model repository. */
+export function createKServeHandler(
+  repository: ModelRepository,
+  identity: ServerIdentity,
+): HttpHandler {
+  const serverMetadata = json({ ...identity, extensions: KSERVE_EXTENSIONS });
+  const entries = new Map<SimulatedModel, Entry>();
+  for (const model of repository.models) {
+    const spec = model.spec;
+    entries.set(model, {
+      model,
+      metadata: json({
+        name: spec.name,
+        versions: spec.versions,
+        platform: spec.platform,
+        inputs: tensorMetadata(spec, spec.inputs),
+        outputs: tensorMetadata(spec, spec.outputs),
+      }),
+      config: json(modelConfig(spec)),
+      prefix: `{"model_name":${JSON.stringify(spec.name)},"model_version":"${model.version}"`,
+    });
+  }
+
+  function infer(entry: Entry, request: HttpRequest): Promise<HttpResponse> {
+    let parsed: ParsedInfer;
+    try {
+      parsed = parseInfer(request);
+    } catch (error) {
+      // Triton counts requests that fail before scheduling as failures of the model.
+      entry.model.stats.fail.add(performance.now() - request.arrival);
+      throw error;
+    }
+    return entry.model.infer(parsed.core).then(
+      (outputs) => encodeInfer(entry, parsed, outputs),
+      failure,
+    );
+  }
+
+  function modelRoute(request: HttpRequest, path: string): HttpResponse | Promise<HttpResponse> {
+    const parts = path.split("/");
+    if (parts.length === 1 && parts[0] === "stats") {
+      return request.method === "GET" ? statistics(repository.models) : METHOD_NOT_ALLOWED;
+    }
+    const name = decodeSegment(parts[0]);
+    let version: string | undefined;
+    let i = 1;
+    if (parts[1] === "versions") {
+      if (parts.length < 3 || parts[2] === "") return NOT_FOUND;
+      version = decodeSegment(parts[2]);
+      i = 3;
+    }
+    if (parts.length > i + 1) return NOT_FOUND;
+    const action = parts[i] ?? "";
+    const method = request.method;
+    switch (action) {
+      case "infer":
+        if (method !== "POST") return METHOD_NOT_ALLOWED;
+        return infer(entries.get(repository.get(name, version))!, request);
+      case "":
+        if (method !== "GET") return METHOD_NOT_ALLOWED;
+        return entries.get(repository.get(name, version))!.metadata;
+      case "config":
+        if (method !== "GET") return METHOD_NOT_ALLOWED;
+        return entries.get(repository.get(name, version))!.config;
+      case "ready":
+        if (method !== "GET") return METHOD_NOT_ALLOWED;
+        try {
+          repository.get(name, version);
+          return OK;
+        } catch (error) {
+          // Triton answers "not ready" with 400 whatever the reason.
+          return errorResponse(400, (error as Error).message);
+        }
+      case "stats":
+        if (method !== "GET") return METHOD_NOT_ALLOWED;
+        return statistics(
+          version === undefined ? repository.versions(name) : [repository.get(name, version)],
+        );
+      default:
+        return NOT_FOUND;
+    }
+  }
+
+  function route(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
+    const path = request.path;
+    if (path.startsWith("/v2/models/")) return modelRoute(request, path.slice(11));
+    switch (path) {
+      case "/v2":
+      case "/v2/":
+        return request.method === "GET" ? serverMetadata : METHOD_NOT_ALLOWED;
+      case "/v2/health/live":
+      case "/v2/health/ready":
+        return request.method === "GET" ? OK : METHOD_NOT_ALLOWED;
+      case "/v2/repository/index":
+        if (request.method !== "POST") return METHOD_NOT_ALLOWED;
+        return json(
+          repository.models.map((m) => ({ name: m.name, version: m.version, state: "READY" })),
+        );
+      default:
+        return NOT_FOUND;
+    }
+  }
+
+  return (request) => {
+    try {
+      const response = route(request);
+      return response instanceof Promise ? response.catch(failure) : response;
+    } catch (error) {
+      return failure(error);
+    }
+  };
+}

@@ -1,0 +1,400 @@
+/**
+ * One simulated model version: request validation (Triton's messages), a FIFO
+ * scheduler over N instances with optional dynamic batching, simulated compute
+ * time, and Triton-style statistics. Independent of any transport.
+ */
+import type { Tensor } from "../protocol/types.ts";
+import { elementCount, elementSize } from "../input/datatype.ts";
+import { decodeBytesElements } from "../input/codec.ts";
+import type { ComputeDistribution, ModelSpec } from "./config.ts";
+import { type Behaviour, createBehaviour } from "./behaviour.ts";
+import { ServerError } from "./errors.ts";
+import { ModelStats } from "./statistics.ts";
+
+/** Time source; tests substitute a fake one to check the schedule exactly. */
+export interface Clock {
+  /** Milliseconds on the performance.now() timeline. */
+  now(): number;
+  /** Returns a function that cancels the timer. */
+  setTimer(callback: () => void, delayMs: number): () => void;
+}
+
+export const realClock: Clock = {
+  now: () => performance.now(),
+  setTimer: (callback, delayMs) => {
+    const id = setTimeout(callback, delayMs);
+    return () => clearTimeout(id);
+  },
+};
+
+/** Receives the busy time of every execution (simulated GPU utilization). */
+export interface LoadSink {
+  /** The device an instance runs on. */
+  assign(): number;
+  addBusy(device: number, ms: number): void;
+}
+
+export interface ModelOptions {
+  clock?: Clock;
+  /** Uniform [0, 1) source for compute-time distributions. */
+  random?: () => number;
+  load?: LoadSink;
+}
+
+/** One inference request as every front end hands it to the core. */
+export interface CoreRequest {
+  /** Request id ("" when absent); error messages name it as Triton does. */
+  id: string;
+  inputs: readonly Tensor[];
+  /** Output names; empty means all outputs. */
+  outputs: readonly string[];
+  /** performance.now() when the request started to arrive. */
+  arrival: number;
+}
+
+interface Job {
+  request: CoreRequest;
+  batch: number;
+  /** Inputs in model order. */
+  inputs: Tensor[];
+  outputs: readonly number[];
+  enqueued: number;
+  resolve(outputs: Tensor[]): void;
+  reject(error: ServerError): void;
+}
+
+interface Instance {
+  device: number;
+  /** Planned end of the last execution; the next starts there, so late timers do not drift. */
+  freeAt: number;
+  cancel: () => void;
+  jobs: Job[];
+}
+
+function sampler(compute: number | ComputeDistribution, random: () => number): () => number {
+  if (typeof compute === "number") return () => compute;
+  const { mean_ms: mean, min_ms: min = 0, max_ms: max = Infinity } = compute;
+  const clamp = (v: number) => Math.min(max, Math.max(min, v));
+  switch (compute.dist) {
+    case "uniform": {
+      const half = compute.stddev_ms === undefined ? mean : compute.stddev_ms * Math.sqrt(3);
+      return () => clamp(mean + (2 * random() - 1) * half);
+    }
+    case "normal": {
+      const stddev = compute.stddev_ms ?? 0;
+      // Box-Muller; 1 - random() keeps the logarithm finite.
+      return () =>
+        clamp(
+          mean +
+            stddev * Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random()),
+        );
+    }
+    case "exponential":
+      return () => clamp(-mean * Math.log(1 - random()));
+  }
+}
+
+function noop(): void {}
+
+export class SimulatedModel {
+  readonly stats = new ModelStats();
+  readonly #behaviour: Behaviour;
+  readonly #clock: Clock;
+  readonly #load: LoadSink | undefined;
+  readonly #computeMs: () => number;
+  readonly #allOutputs: readonly number[];
+  readonly #idle: Instance[] = [];
+  readonly #busy = new Set<Instance>();
+  #queue: Job[] = [];
+  #head = 0;
+  #cancelBatchTimer: (() => void) | undefined;
+  #closed = false;
+
+  constructor(readonly spec: ModelSpec, readonly version: string, options: ModelOptions = {}) {
+    this.#clock = options.clock ?? realClock;
+    this.#load = options.load;
+    this.#behaviour = createBehaviour(spec);
+    this.#computeMs = sampler(spec.compute, options.random ?? Math.random);
+    this.#allOutputs = spec.outputs.map((_, i) => i);
+    for (let i = 0; i < spec.instances; i++) {
+      this.#idle.push({ device: this.#load?.assign() ?? 0, freeAt: 0, cancel: noop, jobs: [] });
+    }
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  /** Requests waiting for an instance. */
+  get queued(): number {
+    return this.#queue.length - this.#head;
+  }
+
+  /** Validates and schedules a request; rejects with a ServerError. */
+  infer(request: CoreRequest): Promise<Tensor[]> {
+    if (this.#closed) {
+      return Promise.reject(new ServerError("Server is shutting down", "unavailable"));
+    }
+    const { promise, resolve, reject } = Promise.withResolvers<Tensor[]>();
+    let job: Job;
+    try {
+      job = this.#validate(request, resolve, reject);
+    } catch (error) {
+      this.stats.fail.add(this.#clock.now() - request.arrival);
+      return Promise.reject(error);
+    }
+    this.#queue.push(job);
+    this.#dispatch();
+    return promise;
+  }
+
+  /** Fails queued and running requests and stops every timer. */
+  close(): void {
+    this.#closed = true;
+    this.#cancelBatchTimer?.();
+    const error = new ServerError("Server is shutting down", "unavailable");
+    for (const instance of this.#busy) {
+      instance.cancel();
+      for (const job of instance.jobs) job.reject(error);
+    }
+    for (let i = this.#head; i < this.#queue.length; i++) this.#queue[i].reject(error);
+    this.#busy.clear();
+    this.#queue = [];
+    this.#head = 0;
+  }
+
+  #error(request: CoreRequest, message: string): ServerError {
+    const prefix = request.id === "" ? "" : `[request id: ${request.id}] `;
+    return new ServerError(prefix + message, "invalid_argument");
+  }
+
+  #validate(
+    request: CoreRequest,
+    resolve: (outputs: Tensor[]) => void,
+    reject: (error: ServerError) => void,
+  ): Job {
+    const { spec } = this;
+    const model = spec.name;
+    let outputs = this.#allOutputs;
+    if (request.outputs.length > 0) {
+      outputs = request.outputs.map((name) => {
+        const index = spec.outputs.findIndex((o) => o.name === name);
+        if (index < 0) {
+          throw this.#error(request, `unexpected inference output '${name}' for model '${model}'`);
+        }
+        return index;
+      });
+    }
+    const inputs = new Array<Tensor>(spec.inputs.length);
+    for (const input of request.inputs) {
+      const index = spec.inputs.findIndex((i) => i.name === input.name);
+      if (index < 0) {
+        throw this.#error(
+          request,
+          `unexpected inference input '${input.name}' for model '${model}'`,
+        );
+      }
+      if (inputs[index] !== undefined) {
+        throw this.#error(request, `input '${input.name}' is given more than once`);
+      }
+      inputs[index] = input;
+    }
+    if (request.inputs.length !== spec.inputs.length) {
+      const list = (names: string[]) => `[${names.map((n) => `'${n}'`).join(",")}]`;
+      const missing = spec.inputs.filter((_, i) => inputs[i] === undefined).map((i) => i.name);
+      throw this.#error(
+        request,
+        `expected ${spec.inputs.length} inputs but got ${request.inputs.length} inputs for ` +
+          `model '${model}'. Got input(s) ${list(request.inputs.map((i) => i.name))}, ` +
+          `but missing required input(s) ${list(missing)}. Please provide all required input(s).`,
+      );
+    }
+    const batched = spec.maxBatchSize > 0 ? 1 : 0;
+    let batch = 1;
+    for (let i = 0; i < inputs.length; i++) {
+      const input = inputs[i];
+      const expected = spec.inputs[i];
+      if (input.datatype !== expected.datatype) {
+        throw this.#error(
+          request,
+          `inference input '${input.name}' data-type is '${input.datatype}', but model ` +
+            `'${model}' expects '${expected.datatype}'`,
+        );
+      }
+      const shape = input.shape;
+      if (batched) {
+        if (shape.length === 0 || (i > 0 && shape[0] !== batch)) {
+          throw this.#error(
+            request,
+            `input '${input.name}' batch size does not match other inputs for '${model}'`,
+          );
+        }
+        batch = shape[0];
+        if (batch < 1 || batch > spec.maxBatchSize) {
+          throw this.#error(
+            request,
+            `inference request batch-size must be <= ${spec.maxBatchSize} for '${model}'`,
+          );
+        }
+      }
+      const dims = expected.dims;
+      let fits = shape.length === dims.length + batched;
+      for (let d = 0; fits && d < dims.length; d++) {
+        fits = dims[d] === -1 || dims[d] === shape[d + batched];
+      }
+      if (!fits) {
+        const full = batched ? [-1, ...dims] : dims;
+        throw this.#error(
+          request,
+          `unexpected shape for input '${input.name}' for model '${model}'. ` +
+            `Expected [${full.join(",")}], got [${shape.join(",")}]`,
+        );
+      }
+      this.#checkSize(request, input);
+    }
+    return {
+      request,
+      batch,
+      inputs,
+      outputs,
+      enqueued: this.#clock.now(),
+      resolve,
+      reject,
+    };
+  }
+
+  #checkSize(request: CoreRequest, input: Tensor): void {
+    const count = elementCount(input.shape);
+    const size = elementSize(input.datatype);
+    const where = `for inference input '${input.name}' for model '${this.spec.name}'`;
+    if (size === 0) {
+      let got: number;
+      try {
+        got = decodeBytesElements(input.data).length;
+      } catch (error) {
+        throw this.#error(request, `${(error as Error).message} ${where}`);
+      }
+      if (got !== count) {
+        throw this.#error(request, `expected ${count} string elements ${where}, got ${got}`);
+      }
+    } else if (count * size !== input.data.byteLength) {
+      throw this.#error(
+        request,
+        `input byte size mismatch for input '${input.name}' for model '${this.spec.name}'. ` +
+          `Expected ${count * size}, got ${input.data.byteLength}`,
+      );
+    }
+  }
+
+  /** Starts executions while an instance is idle and a batch is ready. */
+  #dispatch(): void {
+    while (this.#idle.length > 0 && this.#head < this.#queue.length) {
+      const now = this.#clock.now();
+      const db = this.spec.dynamicBatching;
+      let end = this.#head + 1;
+      let readyAt = this.#queue[this.#head].enqueued;
+      if (db !== undefined) {
+        const ready = this.#formBatch(now, db.maxQueueDelayMs, db.preferredBatchSizes);
+        if (ready === undefined) return;
+        [end, readyAt] = ready;
+      }
+      const jobs = this.#queue.slice(this.#head, end);
+      this.#head = end;
+      if (this.#head === this.#queue.length) {
+        this.#queue.length = 0;
+        this.#head = 0;
+      }
+      this.#start(this.#idle.pop()!, jobs, readyAt);
+    }
+  }
+
+  /**
+   * Takes queued requests in FIFO order up to max_batch_size. The batch goes
+   * now when it is full, when it reaches a preferred size, or when the oldest
+   * request has waited max_queue_delay; otherwise a timer retries then.
+   * Returns the end index into the queue and when the batch became ready.
+   */
+  #formBatch(
+    now: number,
+    delayMs: number,
+    preferred: readonly number[],
+  ): [number, number] | undefined {
+    const queue = this.#queue;
+    const max = this.spec.maxBatchSize;
+    let size = 0;
+    let end = this.#head;
+    let preferredEnd = -1;
+    while (end < queue.length && size + queue[end].batch <= max) {
+      size += queue[end].batch;
+      end++;
+      if (preferred.includes(size)) preferredEnd = end;
+    }
+    if (size === max) return [end, queue[end - 1].enqueued];
+    // The next request does not fit, so this batch cannot grow.
+    if (end < queue.length) return [end, queue[end].enqueued];
+    if (preferredEnd > 0) return [preferredEnd, queue[preferredEnd - 1].enqueued];
+    const deadline = queue[this.#head].enqueued + delayMs;
+    if (now >= deadline) return [end, deadline];
+    if (this.#cancelBatchTimer === undefined) {
+      this.#cancelBatchTimer = this.#clock.setTimer(() => {
+        this.#cancelBatchTimer = undefined;
+        this.#dispatch();
+      }, deadline - now);
+    }
+    return undefined;
+  }
+
+  #start(instance: Instance, jobs: Job[], readyAt: number): void {
+    const start = Math.max(instance.freeAt, readyAt);
+    const inputMs = this.spec.computeInputMs;
+    const inferMs = this.#computeMs();
+    const outputMs = this.spec.computeOutputMs;
+    const end = start + inputMs + inferMs + outputMs;
+    instance.freeAt = end;
+    instance.jobs = jobs;
+    const delay = end - this.#clock.now();
+    if (delay <= 0) {
+      this.#complete(instance, start, inferMs);
+      return;
+    }
+    this.#busy.add(instance);
+    instance.cancel = this.#clock.setTimer(() => {
+      this.#busy.delete(instance);
+      this.#complete(instance, start, inferMs);
+      this.#dispatch();
+    }, delay);
+  }
+
+  #complete(instance: Instance, start: number, plannedInferMs: number): void {
+    const clock = this.#clock;
+    const stats = this.stats;
+    const jobs = instance.jobs;
+    instance.jobs = [];
+    const workStart = clock.now();
+    const results = jobs.map((job) => this.#behaviour(job.inputs, job.outputs));
+    const done = clock.now();
+    const inputMs = this.spec.computeInputMs;
+    const inferMs = plannedInferMs + (done - workStart);
+    const outputMs = this.spec.computeOutputMs;
+    let size = 0;
+    for (const job of jobs) size += job.batch;
+    stats.executionCount++;
+    stats.inferenceCount += size;
+    stats.lastInference = Date.now();
+    const batch = stats.batch(size);
+    batch.computeInput.add(inputMs);
+    batch.computeInfer.add(inferMs);
+    batch.computeOutput.add(outputMs);
+    for (let i = 0; i < jobs.length; i++) {
+      const job = jobs[i];
+      stats.queue.add(start - job.enqueued);
+      stats.computeInput.add(inputMs);
+      stats.computeInfer.add(inferMs);
+      stats.computeOutput.add(outputMs);
+      stats.success.add(done - job.request.arrival);
+      job.resolve(results[i]);
+    }
+    this.#load?.addBusy(instance.device, inputMs + inferMs + outputMs);
+    this.#idle.push(instance);
+  }
+}

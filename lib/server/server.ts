@@ -1,0 +1,80 @@
+/** Starts the reference server: the simulated models behind each protocol front end. */
+import denoConfig from "../../deno.json" with { type: "json" };
+import { DEFAULT_MODELS, type ModelConfig, resolveModelSpecs } from "./config.ts";
+import { SimulatedGpus } from "./gpu.ts";
+import { createKServeHandler } from "./kserve_http.ts";
+import { createMetricsHandler } from "./metrics.ts";
+import type { Clock } from "./model.ts";
+import { ModelRepository } from "./repository.ts";
+import { type HttpServer, serveHttp } from "./_http.ts";
+
+export const SERVER_NAME = "inferperf-reference";
+
+export interface ServerOptions {
+  /** Default DEFAULT_MODELS. */
+  models?: readonly ModelConfig[];
+  /** Default "127.0.0.1". */
+  host?: string;
+  /** KServe v2 HTTP port; 0 (the default) picks a free port. */
+  httpPort?: number;
+  /** Prometheus metrics port; 0 (the default) picks a free port. */
+  metricsPort?: number;
+  /** Aborting closes the server. */
+  signal?: AbortSignal;
+  /** Substitutes the time source of the simulated models (tests). */
+  clock?: Clock;
+  /** Substitutes the uniform [0, 1) source of compute-time distributions (tests). */
+  random?: () => number;
+}
+
+export interface RunningServer {
+  httpPort: number;
+  metricsPort: number;
+  /** host:port of the HTTP front end, as `-u` takes it. */
+  addr: string;
+  /** Fails requests still running, then closes every listener and connection. */
+  close(): Promise<void>;
+}
+
+function hostPort(host: string, port: number): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** Validates the models (rejecting with a ModelConfigError) and starts listening. */
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const { signal } = options;
+  signal?.throwIfAborted();
+  const host = options.host ?? "127.0.0.1";
+  const specs = resolveModelSpecs(options.models ?? DEFAULT_MODELS, "options.models");
+  const gpus = new SimulatedGpus();
+  const repository = new ModelRepository(specs, {
+    clock: options.clock,
+    random: options.random,
+    load: gpus,
+  });
+  const http = serveHttp(
+    createKServeHandler(repository, { name: SERVER_NAME, version: denoConfig.version }),
+    { hostname: host, port: options.httpPort ?? 0 },
+  );
+  let metrics: HttpServer;
+  try {
+    metrics = serveHttp(createMetricsHandler(repository, gpus), {
+      hostname: host,
+      port: options.metricsPort ?? 0,
+    });
+  } catch (error) {
+    await http.close();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      signal?.removeEventListener("abort", close);
+      repository.close();
+      await Promise.all([http.close(), metrics.close()]);
+    })();
+    return closing;
+  };
+  signal?.addEventListener("abort", close);
+  return { httpPort: http.port, metricsPort: metrics.port, addr: hostPort(host, http.port), close };
+}
