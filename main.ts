@@ -20,7 +20,7 @@ import { Interrupt } from "./lib/profile/interrupt.ts";
 import { ReportSession } from "./lib/profile/report_session.ts";
 import { runProfile } from "./lib/profile/run.ts";
 import { ConnectionError, InferError, TimeoutError } from "./lib/protocol/errors.ts";
-import { loadModelConfig, startServer, startServerWorker } from "./lib/server/mod.ts";
+import { loadModelConfig, startServer, startServerInWorker } from "./lib/server/mod.ts";
 
 const EXIT_OK = 0;
 const EXIT_UNSTABLE = 2;
@@ -106,7 +106,7 @@ async function serve(raw: RawOptions): Promise<number> {
 }
 
 async function demo(raw: RawOptions): Promise<number> {
-  const server = await startServerWorker();
+  const server = await startServerInWorker();
   try {
     for (const [name, value] of DEMO_DEFAULTS) if (!raw.has(name)) raw.set(name, value);
     raw.set("url", server.addr);

@@ -1,5 +1,5 @@
 /** Shared helpers of the end-to-end tests: run the CLI as a user would. */
-import { type RunningServer, startServerWorker } from "../lib/server/mod.ts";
+import { type RunningServer, startServerInWorker } from "../lib/server/mod.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -35,7 +35,7 @@ export async function runCli(
 
 /** Starts the reference server on a second thread for the duration of `fn`. */
 export async function withServer<T>(fn: (server: RunningServer) => Promise<T>): Promise<T> {
-  const server = await startServerWorker();
+  const server = await startServerInWorker();
   try {
     return await fn(server);
   } finally {

@@ -131,275 +131,286 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Collects problems for one model, each prefixed with the model and the field. */
-class Checker {
+/** Checks one model, collecting every problem prefixed with the model and the field. */
+class ModelChecker {
   readonly problems: string[] = [];
-  constructor(readonly model: string) {}
+  readonly #label: string;
+
+  constructor(readonly value: Record<string, unknown>, index: number) {
+    this.#label = typeof value.name === "string"
+      ? `models[${index}] ("${value.name}")`
+      : `models[${index}]`;
+  }
 
   add(field: string, message: string): void {
-    this.problems.push(`${this.model}: field "${field}" ${message}`);
+    this.problems.push(`${this.#label}: field "${field}" ${message}`);
   }
 
-  unknownFields(value: Record<string, unknown>, known: ReadonlySet<string>, at: string): void {
+  unknownFields(value: Record<string, unknown>, where: { at: string; known: ReadonlySet<string> }) {
     for (const key of Object.keys(value)) {
-      if (!known.has(key)) this.add(at === "" ? key : `${at}.${key}`, "is not a known field");
+      if (!where.known.has(key)) {
+        this.add(where.at === "" ? key : `${where.at}.${key}`, "is not a known field");
+      }
     }
   }
 
-  number(value: unknown, field: string, fallback: number, min = 0): number {
-    if (value === undefined) return fallback;
-    if (typeof value !== "number" || !Number.isFinite(value) || value < min) {
-      this.add(field, `must be a number >= ${min}, got ${show(value)}`);
-      return fallback;
+  /** A finite number >= 0; undefined when absent or reported. */
+  number(field: string, value: unknown): number | undefined {
+    if (value === undefined) return undefined;
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+      this.add(field, `must be a number >= 0, got ${show(value)}`);
+      return undefined;
     }
     return value;
   }
 
-  integer(value: unknown, field: string, fallback: number, min: number): number {
-    if (value === undefined) return fallback;
+  /** An integer >= min; undefined when absent or reported. */
+  integer(field: string, { value, min }: { value: unknown; min: number }): number | undefined {
+    if (value === undefined) return undefined;
     if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
       this.add(field, `must be an integer >= ${min}, got ${show(value)}`);
-      return fallback;
+      return undefined;
     }
     return value;
   }
-}
 
-function checkTensors(c: Checker, value: unknown, field: string): TensorConfig[] {
-  if (!Array.isArray(value) || value.length === 0) {
-    c.add(field, `must be a non-empty list of tensors, got ${show(value)}`);
-    return [];
+  tensors(field: "inputs" | "outputs"): TensorConfig[] {
+    const value = this.value[field];
+    if (!Array.isArray(value) || value.length === 0) {
+      this.add(field, `must be a non-empty list of tensors, got ${show(value)}`);
+      return [];
+    }
+    const tensors: TensorConfig[] = [];
+    const seen = new Set<string>();
+    value.forEach((t, i) => {
+      const at = `${field}[${i}]`;
+      if (!isRecord(t)) {
+        this.add(at, `must be a {name, datatype, dims} mapping, got ${show(t)}`);
+        return;
+      }
+      this.unknownFields(t, { at, known: TENSOR_FIELDS });
+      let ok = true;
+      if (typeof t.name !== "string" || t.name === "") {
+        this.add(`${at}.name`, `must be a non-empty string, got ${show(t.name)}`);
+        ok = false;
+      } else if (seen.has(t.name)) {
+        this.add(`${at}.name`, `repeats the tensor name "${t.name}"`);
+        ok = false;
+      } else {
+        seen.add(t.name);
+      }
+      if (typeof t.datatype !== "string" || !isDatatype(t.datatype)) {
+        this.add(
+          `${at}.datatype`,
+          `must be a KServe v2 datatype (e.g. "INT32"), got ${show(t.datatype)}`,
+        );
+        ok = false;
+      }
+      if (
+        !Array.isArray(t.dims) ||
+        !t.dims.every((d) => Number.isInteger(d) && (d > 0 || d === -1))
+      ) {
+        this.add(`${at}.dims`, `must be a list of positive integers or -1, got ${show(t.dims)}`);
+        ok = false;
+      }
+      if (ok) {
+        tensors.push({
+          name: t.name as string,
+          datatype: t.datatype as Datatype,
+          dims: [...(t.dims as number[])],
+        });
+      }
+    });
+    return tensors.length === value.length ? tensors : [];
   }
-  const tensors: TensorConfig[] = [];
-  const seen = new Set<string>();
-  value.forEach((t, i) => {
-    const at = `${field}[${i}]`;
-    if (!isRecord(t)) {
-      c.add(at, `must be a {name, datatype, dims} mapping, got ${show(t)}`);
-      return;
+
+  versions(): string[] {
+    const value = this.value.versions;
+    if (value === undefined) return ["1"];
+    const versions = Array.isArray(value) ? value.map((v) => String(v)) : [];
+    if (versions.length === 0 || !versions.every((v) => VERSION.test(v))) {
+      this.add("versions", `must be a non-empty list of positive integers, got ${show(value)}`);
+      return ["1"];
     }
-    c.unknownFields(t, TENSOR_FIELDS, at);
-    let ok = true;
-    if (typeof t.name !== "string" || t.name === "") {
-      c.add(`${at}.name`, `must be a non-empty string, got ${show(t.name)}`);
-      ok = false;
-    } else if (seen.has(t.name)) {
-      c.add(`${at}.name`, `repeats the tensor name "${t.name}"`);
-      ok = false;
-    } else {
-      seen.add(t.name);
+    if (new Set(versions).size !== versions.length) {
+      this.add("versions", `must not repeat a version, got ${show(value)}`);
     }
-    if (typeof t.datatype !== "string" || !isDatatype(t.datatype)) {
-      c.add(
-        `${at}.datatype`,
-        `must be a KServe v2 datatype (e.g. "INT32"), got ${show(t.datatype)}`,
-      );
-      ok = false;
+    return versions;
+  }
+
+  compute(): number | ComputeDistribution {
+    const value = this.value.compute_ms;
+    if (value === undefined || typeof value === "number") {
+      return this.number("compute_ms", value) ?? 0;
     }
+    if (!isRecord(value)) {
+      this.add("compute_ms", `must be milliseconds or a distribution mapping, got ${show(value)}`);
+      return 0;
+    }
+    this.unknownFields(value, { at: "compute_ms", known: DISTRIBUTION_FIELDS });
+    const dist = value.dist as DistributionKind;
+    if (!(DISTRIBUTIONS as readonly unknown[]).includes(dist)) {
+      this.add("compute_ms.dist", `must be one of ${DISTRIBUTIONS.join(", ")}, got ${show(dist)}`);
+    }
+    if (value.mean_ms === undefined) this.add("compute_ms.mean_ms", "is required");
+    const out: ComputeDistribution = {
+      dist,
+      mean_ms: this.number("compute_ms.mean_ms", value.mean_ms) ?? 0,
+    };
+    if (value.stddev_ms !== undefined) {
+      if (dist === "exponential") {
+        this.add("compute_ms.stddev_ms", 'is not used by the "exponential" distribution');
+      }
+      out.stddev_ms = this.number("compute_ms.stddev_ms", value.stddev_ms);
+    } else if (dist === "normal") {
+      this.add("compute_ms.stddev_ms", 'is required by the "normal" distribution');
+    }
+    const min = this.number("compute_ms.min_ms", value.min_ms);
+    const max = this.number("compute_ms.max_ms", value.max_ms);
+    if (min !== undefined) out.min_ms = min;
+    if (max !== undefined) out.max_ms = max;
+    if (min !== undefined && max !== undefined && min > max) {
+      this.add("compute_ms.max_ms", `must be >= min_ms (${min}), got ${max}`);
+    }
+    return out;
+  }
+
+  batching(maxBatchSize: number): ModelSpec["dynamicBatching"] {
+    const value = this.value.dynamic_batching;
+    if (value === undefined) return undefined;
+    if (!isRecord(value)) {
+      this.add("dynamic_batching", `must be a mapping, got ${show(value)}`);
+      return undefined;
+    }
+    this.unknownFields(value, { at: "dynamic_batching", known: BATCHING_FIELDS });
+    if (maxBatchSize === 0) this.add("dynamic_batching", "needs max_batch_size > 0");
+    if (value.max_queue_delay_ms === undefined) {
+      this.add("dynamic_batching.max_queue_delay_ms", "is required");
+    }
+    const maxQueueDelayMs =
+      this.number("dynamic_batching.max_queue_delay_ms", value.max_queue_delay_ms) ?? 0;
+    const preferred = value.preferred_batch_sizes ?? [];
     if (
-      !Array.isArray(t.dims) ||
-      !t.dims.every((d) => Number.isInteger(d) && (d > 0 || d === -1))
+      !Array.isArray(preferred) ||
+      !preferred.every((p) => Number.isInteger(p) && p >= 1 && p <= Math.max(maxBatchSize, 1))
     ) {
-      c.add(`${at}.dims`, `must be a list of positive integers or -1, got ${show(t.dims)}`);
-      ok = false;
+      this.add(
+        "dynamic_batching.preferred_batch_sizes",
+        `must be a list of integers in [1, ${maxBatchSize}], got ${show(preferred)}`,
+      );
+      return { maxQueueDelayMs, preferredBatchSizes: [] };
     }
-    if (ok) {
-      tensors.push({
-        name: t.name as string,
-        datatype: t.datatype as Datatype,
-        dims: [...(t.dims as number[])],
-      });
+    return {
+      maxQueueDelayMs,
+      preferredBatchSizes: [...new Set(preferred as number[])].sort((a, b) => a - b),
+    };
+  }
+
+  behaviour(spec: ModelSpec): void {
+    const { inputs, outputs } = spec;
+    if (inputs.length === 0 || outputs.length === 0) return;
+    switch (spec.kind) {
+      case "add_sub": {
+        if (inputs.length !== 2) {
+          this.add("inputs", `must list 2 tensors for "add_sub", got ${inputs.length}`);
+        }
+        if (outputs.length !== 2) {
+          this.add("outputs", `must list 2 tensors for "add_sub", got ${outputs.length}`);
+        }
+        const first = inputs[0];
+        if (!ARITHMETIC.has(first.datatype)) {
+          this.add("inputs[0].datatype", `must be an integer, FP32 or FP64 type for "add_sub"`);
+        }
+        if (first.dims.includes(-1)) this.add("inputs[0].dims", 'must be fixed for "add_sub"');
+        const rest: Array<[string, TensorConfig]> = [
+          ...inputs.slice(1).map((t, i): [string, TensorConfig] => [`inputs[${i + 1}]`, t]),
+          ...outputs.map((t, i): [string, TensorConfig] => [`outputs[${i}]`, t]),
+        ];
+        for (const [at, t] of rest) {
+          if (t.datatype !== first.datatype) {
+            this.add(`${at}.datatype`, `must equal inputs[0].datatype ("${first.datatype}")`);
+          }
+          if (t.dims.join() !== first.dims.join()) {
+            this.add(`${at}.dims`, `must equal inputs[0].dims ([${first.dims.join(",")}])`);
+          }
+        }
+        break;
+      }
+      case "identity":
+        if (outputs.length > inputs.length) {
+          this.add("outputs", `must not outnumber inputs for "identity" (${inputs.length})`);
+        }
+        outputs.forEach((t, i) => {
+          const input = inputs[i];
+          if (input === undefined) return;
+          if (t.datatype !== input.datatype) {
+            this.add(
+              `outputs[${i}].datatype`,
+              `must equal inputs[${i}].datatype ("${input.datatype}")`,
+            );
+          }
+          if (!sameDims(t.dims, input.dims)) {
+            this.add(
+              `outputs[${i}].dims`,
+              `must match inputs[${i}].dims ([${input.dims.join(",")}])`,
+            );
+          }
+        });
+        break;
+      case "zeros":
+        outputs.forEach((t, i) => {
+          const source = inputs[Math.min(i, inputs.length - 1)];
+          if (t.dims.includes(-1) && t.dims.length !== source.dims.length) {
+            this.add(
+              `outputs[${i}].dims`,
+              `has -1 dims, so it must have the rank of input "${source.name}" ` +
+                `(${source.dims.length})`,
+            );
+          }
+        });
+        break;
     }
-  });
-  return tensors.length === value.length ? tensors : [];
-}
+  }
 
-function checkVersions(c: Checker, value: unknown): string[] {
-  if (value === undefined) return ["1"];
-  const versions = Array.isArray(value) ? value.map((v) => String(v)) : [];
-  if (versions.length === 0 || !versions.every((v) => VERSION.test(v))) {
-    c.add("versions", `must be a non-empty list of positive integers, got ${show(value)}`);
-    return ["1"];
-  }
-  if (new Set(versions).size !== versions.length) {
-    c.add("versions", `must not repeat a version, got ${show(value)}`);
-  }
-  return versions;
-}
-
-function checkCompute(c: Checker, value: unknown): number | ComputeDistribution {
-  if (value === undefined || typeof value === "number") {
-    return c.number(value, "compute_ms", 0);
-  }
-  if (!isRecord(value)) {
-    c.add("compute_ms", `must be milliseconds or a distribution mapping, got ${show(value)}`);
-    return 0;
-  }
-  c.unknownFields(value, DISTRIBUTION_FIELDS, "compute_ms");
-  const dist = value.dist as DistributionKind;
-  if (!(DISTRIBUTIONS as readonly unknown[]).includes(dist)) {
-    c.add("compute_ms.dist", `must be one of ${DISTRIBUTIONS.join(", ")}, got ${show(dist)}`);
-  }
-  const mean = c.number(value.mean_ms, "compute_ms.mean_ms", 0);
-  if (value.mean_ms === undefined) c.add("compute_ms.mean_ms", "is required");
-  const out: ComputeDistribution = { dist, mean_ms: mean };
-  if (value.stddev_ms !== undefined) {
-    if (dist === "exponential") {
-      c.add("compute_ms.stddev_ms", 'is not used by the "exponential" distribution');
+  /** The model with defaults filled in, or undefined when a problem was found. */
+  check(): ModelSpec | undefined {
+    const value = this.value;
+    this.unknownFields(value, { at: "", known: FIELDS });
+    if (typeof value.name !== "string" || !NAME.test(value.name)) {
+      this.add(
+        "name",
+        `must be a non-empty string of letters, digits, "_", "." or "-", got ${show(value.name)}`,
+      );
     }
-    out.stddev_ms = c.number(value.stddev_ms, "compute_ms.stddev_ms", 0);
-  } else if (dist === "normal") {
-    c.add("compute_ms.stddev_ms", 'is required by the "normal" distribution');
+    if (value.platform !== undefined && typeof value.platform !== "string") {
+      this.add("platform", `must be a string, got ${show(value.platform)}`);
+    }
+    if (!(BEHAVIOUR_KINDS as readonly unknown[]).includes(value.kind)) {
+      this.add("kind", `must be one of ${BEHAVIOUR_KINDS.join(", ")}, got ${show(value.kind)}`);
+    }
+    const maxBatchSize = this.integer("max_batch_size", { value: value.max_batch_size, min: 0 }) ??
+      0;
+    const spec: ModelSpec = {
+      name: String(value.name),
+      versions: this.versions(),
+      platform: typeof value.platform === "string" ? value.platform : "simulated",
+      maxBatchSize,
+      inputs: this.tensors("inputs"),
+      outputs: this.tensors("outputs"),
+      kind: value.kind as BehaviourKind,
+      compute: this.compute(),
+      computeInputMs: this.number("compute_input_ms", value.compute_input_ms) ?? 0,
+      computeOutputMs: this.number("compute_output_ms", value.compute_output_ms) ?? 0,
+      instances: this.integer("instances", { value: value.instances, min: 1 }) ?? 1,
+      dynamicBatching: this.batching(maxBatchSize),
+    };
+    if (this.problems.length === 0) this.behaviour(spec);
+    return this.problems.length === 0 ? spec : undefined;
   }
-  if (value.min_ms !== undefined) out.min_ms = c.number(value.min_ms, "compute_ms.min_ms", 0);
-  if (value.max_ms !== undefined) out.max_ms = c.number(value.max_ms, "compute_ms.max_ms", 0);
-  if (out.min_ms !== undefined && out.max_ms !== undefined && out.min_ms > out.max_ms) {
-    c.add("compute_ms.max_ms", `must be >= min_ms (${out.min_ms}), got ${out.max_ms}`);
-  }
-  return out;
-}
-
-function checkBatching(
-  c: Checker,
-  value: unknown,
-  maxBatchSize: number,
-): ModelSpec["dynamicBatching"] {
-  if (value === undefined) return undefined;
-  if (!isRecord(value)) {
-    c.add("dynamic_batching", `must be a mapping, got ${show(value)}`);
-    return undefined;
-  }
-  c.unknownFields(value, BATCHING_FIELDS, "dynamic_batching");
-  if (maxBatchSize === 0) {
-    c.add("dynamic_batching", "needs max_batch_size > 0");
-  }
-  if (value.max_queue_delay_ms === undefined) {
-    c.add("dynamic_batching.max_queue_delay_ms", "is required");
-  }
-  const maxQueueDelayMs = c.number(
-    value.max_queue_delay_ms,
-    "dynamic_batching.max_queue_delay_ms",
-    0,
-  );
-  const preferred = value.preferred_batch_sizes ?? [];
-  if (
-    !Array.isArray(preferred) ||
-    !preferred.every((p) => Number.isInteger(p) && p >= 1 && p <= Math.max(maxBatchSize, 1))
-  ) {
-    c.add(
-      "dynamic_batching.preferred_batch_sizes",
-      `must be a list of integers in [1, ${maxBatchSize}], got ${show(preferred)}`,
-    );
-    return { maxQueueDelayMs, preferredBatchSizes: [] };
-  }
-  return {
-    maxQueueDelayMs,
-    preferredBatchSizes: [...new Set(preferred as number[])].sort((a, b) => a - b),
-  };
 }
 
 function sameDims(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((d, i) => d === b[i] || d === -1 || b[i] === -1);
-}
-
-function checkBehaviour(c: Checker, spec: ModelSpec): void {
-  const { inputs, outputs } = spec;
-  if (inputs.length === 0 || outputs.length === 0) return;
-  switch (spec.kind) {
-    case "add_sub": {
-      if (inputs.length !== 2) {
-        c.add("inputs", `must list 2 tensors for "add_sub", got ${inputs.length}`);
-      }
-      if (outputs.length !== 2) {
-        c.add("outputs", `must list 2 tensors for "add_sub", got ${outputs.length}`);
-      }
-      const first = inputs[0];
-      if (!ARITHMETIC.has(first.datatype)) {
-        c.add("inputs[0].datatype", `must be an integer, FP32 or FP64 type for "add_sub"`);
-      }
-      if (first.dims.includes(-1)) c.add("inputs[0].dims", 'must be fixed for "add_sub"');
-      const rest: Array<[string, TensorConfig]> = [
-        ...inputs.slice(1).map((t, i): [string, TensorConfig] => [`inputs[${i + 1}]`, t]),
-        ...outputs.map((t, i): [string, TensorConfig] => [`outputs[${i}]`, t]),
-      ];
-      for (const [at, t] of rest) {
-        if (t.datatype !== first.datatype) {
-          c.add(`${at}.datatype`, `must equal inputs[0].datatype ("${first.datatype}")`);
-        }
-        if (t.dims.join() !== first.dims.join()) {
-          c.add(`${at}.dims`, `must equal inputs[0].dims ([${first.dims.join(",")}])`);
-        }
-      }
-      break;
-    }
-    case "identity":
-      if (outputs.length > inputs.length) {
-        c.add("outputs", `must not outnumber inputs for "identity" (${inputs.length})`);
-      }
-      outputs.forEach((t, i) => {
-        const input = inputs[i];
-        if (input === undefined) return;
-        if (t.datatype !== input.datatype) {
-          c.add(`outputs[${i}].datatype`, `must equal inputs[${i}].datatype ("${input.datatype}")`);
-        }
-        if (!sameDims(t.dims, input.dims)) {
-          c.add(`outputs[${i}].dims`, `must match inputs[${i}].dims ([${input.dims.join(",")}])`);
-        }
-      });
-      break;
-    case "zeros":
-      outputs.forEach((t, i) => {
-        const source = inputs[Math.min(i, inputs.length - 1)];
-        if (t.dims.includes(-1) && t.dims.length !== source.dims.length) {
-          c.add(
-            `outputs[${i}].dims`,
-            `has -1 dims, so it must have the rank of input "${source.name}" (${source.dims.length})`,
-          );
-        }
-      });
-      break;
-  }
-}
-
-function checkModel(value: unknown, index: number): { spec?: ModelSpec; problems: string[] } {
-  const label = isRecord(value) && typeof value.name === "string"
-    ? `models[${index}] ("${value.name}")`
-    : `models[${index}]`;
-  const c = new Checker(label);
-  if (!isRecord(value)) {
-    c.problems.push(`${label}: must be a mapping, got ${show(value)}`);
-    return { problems: c.problems };
-  }
-  c.unknownFields(value, FIELDS, "");
-  if (typeof value.name !== "string" || !NAME.test(value.name)) {
-    c.add(
-      "name",
-      `must be a non-empty string of letters, digits, "_", "." or "-", got ${show(value.name)}`,
-    );
-  }
-  if (value.platform !== undefined && typeof value.platform !== "string") {
-    c.add("platform", `must be a string, got ${show(value.platform)}`);
-  }
-  if (!(BEHAVIOUR_KINDS as readonly unknown[]).includes(value.kind)) {
-    c.add("kind", `must be one of ${BEHAVIOUR_KINDS.join(", ")}, got ${show(value.kind)}`);
-  }
-  const maxBatchSize = c.integer(value.max_batch_size, "max_batch_size", 0, 0);
-  const spec: ModelSpec = {
-    name: String(value.name),
-    versions: checkVersions(c, value.versions),
-    platform: typeof value.platform === "string" ? value.platform : "simulated",
-    maxBatchSize,
-    inputs: checkTensors(c, value.inputs, "inputs"),
-    outputs: checkTensors(c, value.outputs, "outputs"),
-    kind: value.kind as BehaviourKind,
-    compute: checkCompute(c, value.compute_ms),
-    computeInputMs: c.number(value.compute_input_ms, "compute_input_ms", 0),
-    computeOutputMs: c.number(value.compute_output_ms, "compute_output_ms", 0),
-    instances: c.integer(value.instances, "instances", 1, 1),
-    dynamicBatching: checkBatching(c, value.dynamic_batching, maxBatchSize),
-  };
-  if (c.problems.length === 0) checkBehaviour(c, spec);
-  return c.problems.length === 0 ? { spec, problems: [] } : { problems: c.problems };
 }
 
 /**
@@ -419,18 +430,21 @@ export function resolveModelSpecs(value: unknown, source: string): ModelSpec[] {
   const specs: ModelSpec[] = [];
   const names = new Map<string, number>();
   list.forEach((model, i) => {
-    const result = checkModel(model, i);
-    problems.push(...result.problems);
-    if (result.spec === undefined) return;
-    const first = names.get(result.spec.name);
-    if (first !== undefined) {
-      problems.push(
-        `models[${i}] ("${result.spec.name}"): field "name" repeats the name of models[${first}]`,
-      );
-    } else {
-      names.set(result.spec.name, i);
+    if (!isRecord(model)) {
+      problems.push(`models[${i}]: must be a mapping, got ${show(model)}`);
+      return;
     }
-    specs.push(result.spec);
+    const checker = new ModelChecker(model, i);
+    const spec = checker.check();
+    problems.push(...checker.problems);
+    if (spec !== undefined) specs.push(spec);
+    const name = model.name;
+    if (typeof name !== "string") return;
+    const first = names.get(name);
+    if (first === undefined) names.set(name, i);
+    else {problems.push(
+        `models[${i}] ("${name}"): field "name" repeats the name of models[${first}]`,
+      );}
   });
   if (problems.length > 0) throw new ModelConfigError(source, problems);
   return specs;

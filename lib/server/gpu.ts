@@ -35,7 +35,7 @@ export class SimulatedGpus implements LoadSink {
     this.#lastBusyMs = new Float64Array(count);
     this.#instances = new Int32Array(count);
     this.#lastSampleAt = now;
-    this.#last = this.uuids.map((uuid, i) => this.#describe(uuid, i, 0));
+    this.#last = this.uuids.map((_, i) => this.#describe(i, 0));
   }
 
   assign(): number {
@@ -51,19 +51,19 @@ export class SimulatedGpus implements LoadSink {
   sample(now = performance.now()): GpuSample[] {
     const elapsed = now - this.#lastSampleAt;
     if (elapsed < MIN_INTERVAL_MS) return this.#last;
-    this.#last = this.uuids.map((uuid, i) => {
+    this.#last = this.uuids.map((_, i) => {
       // Executions are booked when they end, so one spanning samples can push a window over 1.
       const utilization = Math.min(1, (this.#busyMs[i] - this.#lastBusyMs[i]) / elapsed);
-      return this.#describe(uuid, i, utilization);
+      return this.#describe(i, utilization);
     });
     this.#lastBusyMs = this.#busyMs.slice();
     this.#lastSampleAt = now;
     return this.#last;
   }
 
-  #describe(uuid: string, device: number, utilization: number): GpuSample {
+  #describe(device: number, utilization: number): GpuSample {
     return {
-      uuid,
+      uuid: this.uuids[device],
       utilization,
       powerWatts: IDLE_WATTS + (PEAK_WATTS - IDLE_WATTS) * utilization,
       memoryUsedBytes: GIB + this.#instances[device] * 256 * MIB + Math.round(utilization * GIB),

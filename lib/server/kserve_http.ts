@@ -180,16 +180,17 @@ interface ParsedInfer {
   binary: boolean | boolean[];
 }
 
-/** Reads one input; binary data is taken from `body` at `cursor.offset`, which advances. */
-function parseInput(
-  value: unknown,
-  index: number,
-  body: Uint8Array,
-  cursor: { offset: number },
-): Tensor {
-  if (!isRecord(value)) throw invalid(`Input ${index} of the request JSON is not an object`);
+/** Where the next binary input starts in the request body. */
+interface BodyCursor {
+  body: Uint8Array;
+  offset: number;
+}
+
+/** Reads one input; binary data is taken at the cursor, which advances past it. */
+function parseInput(value: unknown, cursor: BodyCursor): Tensor {
+  if (!isRecord(value)) throw invalid("An input of the request JSON is not an object");
   const { name, datatype, shape, parameters, data } = value;
-  if (typeof name !== "string") throw invalid(`Input ${index} of the request JSON has no 'name'`);
+  if (typeof name !== "string") throw invalid("An input of the request JSON has no 'name'");
   if (typeof datatype !== "string" || !isDatatype(datatype)) {
     throw invalid(`invalid datatype '${datatype}' for input '${name}'`);
   }
@@ -205,16 +206,16 @@ function parseInput(
     if (!Number.isInteger(size) || (size as number) < 0) {
       throw invalid(`Unable to parse 'binary_data_size' of input '${name}'`);
     }
-    const start = cursor.offset;
-    const end = start + (size as number);
+    const { body, offset } = cursor;
+    const end = offset + (size as number);
     if (end > body.byteLength) {
       throw invalid(
         `unexpected size for input '${name}', expecting ${size} bytes but only ` +
-          `${body.byteLength - start} bytes remain in the request body`,
+          `${body.byteLength - offset} bytes remain in the request body`,
       );
     }
     cursor.offset = end;
-    return { name, datatype, shape, data: body.subarray(start, end) };
+    return { name, datatype, shape, data: body.subarray(offset, end) };
   }
   if (!Array.isArray(data)) {
     throw invalid(`input '${name}' has neither 'data' nor 'parameters.binary_data_size'`);
@@ -254,8 +255,8 @@ function parseInfer(request: HttpRequest): ParsedInfer {
   const inputs = parsed.inputs;
   if (!Array.isArray(inputs)) throw invalid("Unable to find 'inputs' in the request JSON");
   const tensors = new Array<Tensor>(inputs.length);
-  const cursor = { offset: headerLength };
-  for (let i = 0; i < inputs.length; i++) tensors[i] = parseInput(inputs[i], i, body, cursor);
+  const cursor: BodyCursor = { body, offset: headerLength };
+  for (let i = 0; i < inputs.length; i++) tensors[i] = parseInput(inputs[i], cursor);
   if (cursor.offset !== body.byteLength) {
     throw invalid(
       `${body.byteLength - cursor.offset} unexpected bytes follow the binary input data in ` +
@@ -286,45 +287,69 @@ function parseInfer(request: HttpRequest): ParsedInfer {
   return { core: { id, inputs: tensors, outputs: names, arrival: request.arrival }, binary };
 }
 
-/** What is precomputed per model version. */
-interface Entry {
-  model: SimulatedModel;
-  metadata: HttpResponse;
-  config: HttpResponse;
+/** One model version's routes, with everything that does not vary per request precomputed. */
+class ModelEndpoint {
+  readonly metadata: HttpResponse;
+  readonly config: HttpResponse;
   /** Start of every inference response header. */
-  prefix: string;
-}
+  readonly #prefix: string;
 
-function encodeInfer(entry: Entry, parsed: ParsedInfer, outputs: Tensor[]): HttpResponse {
-  let header = entry.prefix;
-  const id = parsed.core.id;
-  if (id !== "") header += `,"id":${JSON.stringify(id)}`;
-  header += ',"outputs":[';
-  const parts: Uint8Array[] = [];
-  const binary = parsed.binary;
-  for (let i = 0; i < outputs.length; i++) {
-    const t = outputs[i];
-    if (i > 0) header += ",";
-    header += `{"name":${JSON.stringify(t.name)},"datatype":"${t.datatype}","shape":[${
-      t.shape.join(",")
-    }]`;
-    if (typeof binary === "boolean" ? binary : binary[i]) {
-      header += `,"parameters":{"binary_data_size":${t.data.byteLength}}}`;
-      parts.push(t.data);
-    } else {
-      header += `,"data":${jsonArray(tensorToJson(t.datatype, t.data))}}`;
-    }
+  constructor(readonly model: SimulatedModel) {
+    const spec = model.spec;
+    this.metadata = json({
+      name: spec.name,
+      versions: spec.versions,
+      platform: spec.platform,
+      inputs: tensorMetadata(spec, spec.inputs),
+      outputs: tensorMetadata(spec, spec.outputs),
+    });
+    this.config = json(modelConfig(spec));
+    this.#prefix = `{"model_name":${JSON.stringify(spec.name)},"model_version":"${model.version}"`;
   }
-  header += "]}";
-  const head = encoder.encode(header);
-  if (parts.length === 0) return { status: 200, contentType: "application/json", body: head };
-  parts.unshift(head);
-  return {
-    status: 200,
-    contentType: "application/octet-stream",
-    headers: { "Inference-Header-Content-Length": String(head.byteLength) },
-    body: parts,
-  };
+
+  infer(request: HttpRequest): Promise<HttpResponse> {
+    let parsed: ParsedInfer;
+    try {
+      parsed = parseInfer(request);
+    } catch (error) {
+      // Triton counts requests that fail before scheduling as failures of the model.
+      this.model.stats.fail.add(performance.now() - request.arrival);
+      throw error;
+    }
+    return this.model.infer(parsed.core).then((outputs) => this.#encode(parsed, outputs), failure);
+  }
+
+  #encode(parsed: ParsedInfer, outputs: Tensor[]): HttpResponse {
+    let header = this.#prefix;
+    const id = parsed.core.id;
+    if (id !== "") header += `,"id":${JSON.stringify(id)}`;
+    header += ',"outputs":[';
+    const parts: Uint8Array[] = [];
+    const binary = parsed.binary;
+    for (let i = 0; i < outputs.length; i++) {
+      const t = outputs[i];
+      if (i > 0) header += ",";
+      header += `{"name":${JSON.stringify(t.name)},"datatype":"${t.datatype}","shape":[${
+        t.shape.join(",")
+      }]`;
+      if (typeof binary === "boolean" ? binary : binary[i]) {
+        header += `,"parameters":{"binary_data_size":${t.data.byteLength}}}`;
+        parts.push(t.data);
+      } else {
+        header += `,"data":${jsonArray(tensorToJson(t.datatype, t.data))}}`;
+      }
+    }
+    header += "]}";
+    const head = encoder.encode(header);
+    if (parts.length === 0) return { status: 200, contentType: "application/json", body: head };
+    parts.unshift(head);
+    return {
+      status: 200,
+      contentType: "application/octet-stream",
+      headers: { "Inference-Header-Content-Length": String(head.byteLength) },
+      body: parts,
+    };
+  }
 }
 
 function decodeSegment(segment: string): string {
@@ -342,37 +367,11 @@ export function createKServeHandler(
   identity: ServerIdentity,
 ): HttpHandler {
   const serverMetadata = json({ ...identity, extensions: KSERVE_EXTENSIONS });
-  const entries = new Map<SimulatedModel, Entry>();
-  for (const model of repository.models) {
-    const spec = model.spec;
-    entries.set(model, {
-      model,
-      metadata: json({
-        name: spec.name,
-        versions: spec.versions,
-        platform: spec.platform,
-        inputs: tensorMetadata(spec, spec.inputs),
-        outputs: tensorMetadata(spec, spec.outputs),
-      }),
-      config: json(modelConfig(spec)),
-      prefix: `{"model_name":${JSON.stringify(spec.name)},"model_version":"${model.version}"`,
-    });
-  }
-
-  function infer(entry: Entry, request: HttpRequest): Promise<HttpResponse> {
-    let parsed: ParsedInfer;
-    try {
-      parsed = parseInfer(request);
-    } catch (error) {
-      // Triton counts requests that fail before scheduling as failures of the model.
-      entry.model.stats.fail.add(performance.now() - request.arrival);
-      throw error;
-    }
-    return entry.model.infer(parsed.core).then(
-      (outputs) => encodeInfer(entry, parsed, outputs),
-      failure,
-    );
-  }
+  const endpoints = new Map<SimulatedModel, ModelEndpoint>(
+    repository.models.map((m) => [m, new ModelEndpoint(m)]),
+  );
+  const endpoint = (name: string, version: string | undefined) =>
+    endpoints.get(repository.get(name, version))!;
 
   function modelRoute(request: HttpRequest, path: string): HttpResponse | Promise<HttpResponse> {
     const parts = path.split("/");
@@ -393,13 +392,13 @@ export function createKServeHandler(
     switch (action) {
       case "infer":
         if (method !== "POST") return METHOD_NOT_ALLOWED;
-        return infer(entries.get(repository.get(name, version))!, request);
+        return endpoint(name, version).infer(request);
       case "":
         if (method !== "GET") return METHOD_NOT_ALLOWED;
-        return entries.get(repository.get(name, version))!.metadata;
+        return endpoint(name, version).metadata;
       case "config":
         if (method !== "GET") return METHOD_NOT_ALLOWED;
-        return entries.get(repository.get(name, version))!.config;
+        return endpoint(name, version).config;
       case "ready":
         if (method !== "GET") return METHOD_NOT_ALLOWED;
         try {

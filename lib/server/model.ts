@@ -63,12 +63,17 @@ interface Job {
   reject(error: ServerError): void;
 }
 
+/** An instance and the execution it is running. */
 interface Instance {
   device: number;
   /** Planned end of the last execution; the next starts there, so late timers do not drift. */
   freeAt: number;
   cancel: () => void;
   jobs: Job[];
+  /** Start of the current execution (on the planned timeline). */
+  start: number;
+  /** Sampled compute time of the current execution. */
+  inferMs: number;
 }
 
 function sampler(compute: number | ComputeDistribution, random: () => number): () => number {
@@ -96,6 +101,10 @@ function sampler(compute: number | ComputeDistribution, random: () => number): (
 
 function noop(): void {}
 
+function shuttingDown(): ServerError {
+  return new ServerError("Server is shutting down", "unavailable");
+}
+
 export class SimulatedModel {
   readonly stats = new ModelStats();
   readonly #behaviour: Behaviour;
@@ -117,7 +126,14 @@ export class SimulatedModel {
     this.#computeMs = sampler(spec.compute, options.random ?? Math.random);
     this.#allOutputs = spec.outputs.map((_, i) => i);
     for (let i = 0; i < spec.instances; i++) {
-      this.#idle.push({ device: this.#load?.assign() ?? 0, freeAt: 0, cancel: noop, jobs: [] });
+      this.#idle.push({
+        device: this.#load?.assign() ?? 0,
+        freeAt: 0,
+        cancel: noop,
+        jobs: [],
+        start: 0,
+        inferMs: 0,
+      });
     }
   }
 
@@ -132,13 +148,19 @@ export class SimulatedModel {
 
   /** Validates and schedules a request; rejects with a ServerError. */
   infer(request: CoreRequest): Promise<Tensor[]> {
-    if (this.#closed) {
-      return Promise.reject(new ServerError("Server is shutting down", "unavailable"));
-    }
+    if (this.#closed) return Promise.reject(shuttingDown());
     const { promise, resolve, reject } = Promise.withResolvers<Tensor[]>();
-    let job: Job;
+    const job: Job = {
+      request,
+      batch: 1,
+      inputs: new Array<Tensor>(this.spec.inputs.length),
+      outputs: this.#allOutputs,
+      enqueued: 0,
+      resolve,
+      reject,
+    };
     try {
-      job = this.#validate(request, resolve, reject);
+      this.#validate(job);
     } catch (error) {
       this.stats.fail.add(this.#clock.now() - request.arrival);
       return Promise.reject(error);
@@ -152,7 +174,7 @@ export class SimulatedModel {
   close(): void {
     this.#closed = true;
     this.#cancelBatchTimer?.();
-    const error = new ServerError("Server is shutting down", "unavailable");
+    const error = shuttingDown();
     for (const instance of this.#busy) {
       instance.cancel();
       for (const job of instance.jobs) job.reject(error);
@@ -168,16 +190,13 @@ export class SimulatedModel {
     return new ServerError(prefix + message, "invalid_argument");
   }
 
-  #validate(
-    request: CoreRequest,
-    resolve: (outputs: Tensor[]) => void,
-    reject: (error: ServerError) => void,
-  ): Job {
+  /** Fills in the job's batch size, inputs in model order and output indexes. */
+  #validate(job: Job): void {
     const { spec } = this;
+    const { request, inputs } = job;
     const model = spec.name;
-    let outputs = this.#allOutputs;
     if (request.outputs.length > 0) {
-      outputs = request.outputs.map((name) => {
+      job.outputs = request.outputs.map((name) => {
         const index = spec.outputs.findIndex((o) => o.name === name);
         if (index < 0) {
           throw this.#error(request, `unexpected inference output '${name}' for model '${model}'`);
@@ -185,7 +204,6 @@ export class SimulatedModel {
         return index;
       });
     }
-    const inputs = new Array<Tensor>(spec.inputs.length);
     for (const input of request.inputs) {
       const index = spec.inputs.findIndex((i) => i.name === input.name);
       if (index < 0) {
@@ -252,15 +270,8 @@ export class SimulatedModel {
       }
       this.#checkSize(request, input);
     }
-    return {
-      request,
-      batch,
-      inputs,
-      outputs,
-      enqueued: this.#clock.now(),
-      resolve,
-      reject,
-    };
+    job.batch = batch;
+    job.enqueued = this.#clock.now();
   }
 
   #checkSize(request: CoreRequest, input: Tensor): void {
@@ -289,12 +300,10 @@ export class SimulatedModel {
   /** Starts executions while an instance is idle and a batch is ready. */
   #dispatch(): void {
     while (this.#idle.length > 0 && this.#head < this.#queue.length) {
-      const now = this.#clock.now();
-      const db = this.spec.dynamicBatching;
       let end = this.#head + 1;
       let readyAt = this.#queue[this.#head].enqueued;
-      if (db !== undefined) {
-        const ready = this.#formBatch(now, db.maxQueueDelayMs, db.preferredBatchSizes);
+      if (this.spec.dynamicBatching !== undefined) {
+        const ready = this.#formBatch();
         if (ready === undefined) return;
         [end, readyAt] = ready;
       }
@@ -304,7 +313,9 @@ export class SimulatedModel {
         this.#queue.length = 0;
         this.#head = 0;
       }
-      this.#start(this.#idle.pop()!, jobs, readyAt);
+      const instance = this.#idle.pop()!;
+      instance.jobs = jobs;
+      this.#start(instance, readyAt);
     }
   }
 
@@ -314,11 +325,8 @@ export class SimulatedModel {
    * request has waited max_queue_delay; otherwise a timer retries then.
    * Returns the end index into the queue and when the batch became ready.
    */
-  #formBatch(
-    now: number,
-    delayMs: number,
-    preferred: readonly number[],
-  ): [number, number] | undefined {
+  #formBatch(): [number, number] | undefined {
+    const { maxQueueDelayMs, preferredBatchSizes: preferred } = this.spec.dynamicBatching!;
     const queue = this.#queue;
     const max = this.spec.maxBatchSize;
     let size = 0;
@@ -333,7 +341,8 @@ export class SimulatedModel {
     // The next request does not fit, so this batch cannot grow.
     if (end < queue.length) return [end, queue[end].enqueued];
     if (preferredEnd > 0) return [preferredEnd, queue[preferredEnd - 1].enqueued];
-    const deadline = queue[this.#head].enqueued + delayMs;
+    const deadline = queue[this.#head].enqueued + maxQueueDelayMs;
+    const now = this.#clock.now();
     if (now >= deadline) return [end, deadline];
     if (this.#cancelBatchTimer === undefined) {
       this.#cancelBatchTimer = this.#clock.setTimer(() => {
@@ -344,37 +353,44 @@ export class SimulatedModel {
     return undefined;
   }
 
-  #start(instance: Instance, jobs: Job[], readyAt: number): void {
-    const start = Math.max(instance.freeAt, readyAt);
-    const inputMs = this.spec.computeInputMs;
-    const inferMs = this.#computeMs();
-    const outputMs = this.spec.computeOutputMs;
-    const end = start + inputMs + inferMs + outputMs;
+  /** Runs `instance.jobs` as one execution. */
+  #start(instance: Instance, readyAt: number): void {
+    instance.start = Math.max(instance.freeAt, readyAt);
+    instance.inferMs = this.#computeMs();
+    const end = instance.start + this.spec.computeInputMs + instance.inferMs +
+      this.spec.computeOutputMs;
     instance.freeAt = end;
-    instance.jobs = jobs;
     const delay = end - this.#clock.now();
     if (delay <= 0) {
-      this.#complete(instance, start, inferMs);
+      this.#complete(instance);
       return;
     }
     this.#busy.add(instance);
-    instance.cancel = this.#clock.setTimer(() => {
+    const fire = () => {
+      // Timers round fractional delays and sometimes fire early; never answer before `end`.
+      const early = end - this.#clock.now();
+      if (early > 0) {
+        instance.cancel = this.#clock.setTimer(fire, early);
+        return;
+      }
       this.#busy.delete(instance);
-      this.#complete(instance, start, inferMs);
+      this.#complete(instance);
       this.#dispatch();
-    }, delay);
+    };
+    instance.cancel = this.#clock.setTimer(fire, delay);
   }
 
-  #complete(instance: Instance, start: number, plannedInferMs: number): void {
+  #complete(instance: Instance): void {
     const clock = this.#clock;
     const stats = this.stats;
-    const jobs = instance.jobs;
+    const { jobs, start } = instance;
     instance.jobs = [];
     const workStart = clock.now();
     const results = jobs.map((job) => this.#behaviour(job.inputs, job.outputs));
     const done = clock.now();
     const inputMs = this.spec.computeInputMs;
-    const inferMs = plannedInferMs + (done - workStart);
+    // The real work of computing the outputs counts as compute time too.
+    const inferMs = instance.inferMs + (done - workStart);
     const outputMs = this.spec.computeOutputMs;
     let size = 0;
     for (const job of jobs) size += job.batch;

@@ -65,8 +65,9 @@ Deno.test("status line without a reason phrase and absent headers", async () => 
   assert.equal((await r.readBody()).length, 0);
 });
 
-const CHUNKED = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked\r\nContent-Length: 99\r\n\r\n" +
-  "5;name=value;other=\"x\"\r\nhello\r\n" +
+const CHUNKED =
+  "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked\r\nContent-Length: 99\r\n\r\n" +
+  '5;name=value;other="x"\r\nhello\r\n' +
   "1\r\n \r\n" +
   "A  ; ext\r\n0123456789\r\n" +
   "0;last\r\nX-Trailer: 1\r\nOther-Trailer: two\r\n\r\n";
@@ -87,7 +88,9 @@ Deno.test("chunked body with extensions and trailers, read and skipped", async (
 
 Deno.test("chunked body larger than the buffer is decoded in place", async () => {
   const body = new Uint8Array(50_000).map((_, i) => (i * 7) % 251);
-  const parts: Uint8Array[] = [encoder.encode("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")];
+  const parts: Uint8Array[] = [
+    encoder.encode("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"),
+  ];
   for (let i = 0; i < body.length; i += 3001) {
     const piece = body.subarray(i, i + 3001);
     parts.push(encoder.encode(`${piece.length.toString(16)}\r\n`), piece, encoder.encode("\r\n"));
@@ -108,7 +111,7 @@ Deno.test("chunked body larger than the buffer is decoded in place", async () =>
 
 Deno.test("pipelined responses in one read", async () => {
   const wire = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none" +
-    "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 18\r\n\r\n{\"error\":\"broken\"}" +
+    'HTTP/1.1 500 Internal Server Error\r\ncontent-length: 18\r\n\r\n{"error":"broken"}' +
     "HTTP/1.1 204 No Content\r\n\r\n" +
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\ntwo\r\n0\r\n\r\n" +
     "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nthree";

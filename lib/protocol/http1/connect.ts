@@ -53,7 +53,10 @@ function connectError(endpoint: Endpoint, error: unknown, what = ""): Connection
 
 function timeoutError(endpoint: Endpoint, timeoutMs: number): TimeoutError {
   const address = formatAddress(endpoint.hostname, endpoint.port);
-  return new TimeoutError(`Cannot connect to "${address}": timed out after ${timeoutMs} ms`, timeoutMs);
+  return new TimeoutError(
+    `Cannot connect to "${address}": timed out after ${timeoutMs} ms`,
+    timeoutMs,
+  );
 }
 
 /** Deno wants IPv6 literals without brackets. */

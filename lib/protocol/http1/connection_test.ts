@@ -1,12 +1,6 @@
 import assert from "node:assert/strict";
 import { ConnectionError, ProtocolError, TimeoutError } from "../errors.ts";
-import {
-  buildRequest,
-  connectTls,
-  type Endpoint,
-  Http1Client,
-  Http1Connection,
-} from "./mod.ts";
+import { buildRequest, connectTls, type Endpoint, Http1Client, Http1Connection } from "./mod.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -115,7 +109,7 @@ Deno.test("keep-alive exchanges against Deno.serve", async () => {
     await conn.skipBody();
     await conn.send(get("/", port));
     assert.equal(decoder.decode(await conn.readBody()), "empty");
-    assert.equal(requests, 54);
+    assert.equal(requests, 53);
   } finally {
     conn.close();
     await server.shutdown();
@@ -312,7 +306,8 @@ Deno.test("TLS connections verify the server against the given CA", async () => 
 Deno.test("the connect timeout covers a TLS handshake that never answers", async () => {
   const server = rawServer(async (conn) => {
     await conn.read(new Uint8Array(4096));
-    await conn.read(new Uint8Array(4096));
+    // Deno keeps a TLS socket open while its handshake is pending, so this end hangs up.
+    await new Promise((resolve) => setTimeout(resolve, 300));
   });
   await assert.rejects(
     connectTls(endpoint(server.port, { tls: { caCerts: [caCert] }, connectTimeoutMs: 100 })),

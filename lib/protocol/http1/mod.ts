@@ -4,9 +4,9 @@
  */
 export {
   connect,
+  type Connector,
   connectTcp,
   connectTls,
-  type Connector,
   DEFAULT_CONNECT_TIMEOUT_MS,
   type Endpoint,
   formatAddress,

@@ -1,0 +1,23 @@
+/**
+ * The reference inference server: simulated models with known latency,
+ * instances and batching behind a KServe v2 / Triton HTTP front end and a
+ * Prometheus metrics endpoint. `inferperf demo` profiles it; tests use it as
+ * ground truth.
+ *
+ * @module
+ */
+export {
+  type BehaviourKind,
+  type ComputeDistribution,
+  DEFAULT_MODELS,
+  type DynamicBatchingConfig,
+  loadModelConfig,
+  type ModelConfig,
+  ModelConfigError,
+  parseModelConfig,
+  type TensorConfig,
+  validateModelConfigs,
+} from "./config.ts";
+export { type RunningServer, SERVER_NAME, type ServerOptions, startServer } from "./server.ts";
+export { ServerStartError, startServerInWorker } from "./worker_client.ts";
+export type { WorkerServerOptions } from "./worker.ts";
