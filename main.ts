@@ -47,8 +47,15 @@ function exitCodeOf(error: unknown): number {
 
 /** Errors users cause (bad input, unreachable server) are one line; others keep their stack for bug reports. */
 function describe(error: unknown): string {
-  const expected = [UsageError, InputError, ConnectionError, InferError, TimeoutError, UnstableError,
-    NoValidRequestsError];
+  const expected = [
+    UsageError,
+    InputError,
+    ConnectionError,
+    InferError,
+    TimeoutError,
+    UnstableError,
+    NoValidRequestsError,
+  ];
   if (expected.some((type) => error instanceof type)) return (error as Error).message;
   if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
     return error.message;

@@ -15,18 +15,33 @@ export async function runCli(
   options: { timeoutMs?: number; signalAfterMs?: number[]; cwd?: string } = {},
 ): Promise<CliResult> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-read", "--allow-write", "--allow-env", "--allow-sys", MAIN, ...args],
+    args: [
+      "run",
+      "--allow-net",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-sys",
+      MAIN,
+      ...args,
+    ],
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
     ...(options.cwd ? { cwd: options.cwd } : {}),
   }).spawn();
-  const timers = (options.signalAfterMs ?? []).map((ms) => setTimeout(() => child.kill("SIGINT"), ms));
+  const timers = (options.signalAfterMs ?? []).map((ms) =>
+    setTimeout(() => child.kill("SIGINT"), ms)
+  );
   const killer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
   try {
     const out = await child.output();
     const decoder = new TextDecoder();
-    return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+    return {
+      code: out.code,
+      stdout: decoder.decode(out.stdout),
+      stderr: decoder.decode(out.stderr),
+    };
   } finally {
     clearTimeout(killer);
     timers.forEach(clearTimeout);

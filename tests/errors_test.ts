@@ -18,21 +18,27 @@ const METADATA = {
 function fakeServer(infer: (n: number) => Response) {
   let n = 0;
   const ac = new AbortController();
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen() {} }, async (req) => {
-    const path = new URL(req.url).pathname;
-    if (path === "/v2") return Response.json({ name: "fake", version: "1", extensions: [] });
-    if (path === "/v2/models/flaky") return Response.json(METADATA);
-    if (path === "/v2/models/flaky/infer") {
-      await req.arrayBuffer();
-      return infer(++n);
-    }
-    return Response.json({ error: `no route ${path}` }, { status: 404 });
-  });
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen() {} },
+    async (req) => {
+      const path = new URL(req.url).pathname;
+      if (path === "/v2") return Response.json({ name: "fake", version: "1", extensions: [] });
+      if (path === "/v2/models/flaky") return Response.json(METADATA);
+      if (path === "/v2/models/flaky/infer") {
+        await req.arrayBuffer();
+        return infer(++n);
+      }
+      return Response.json({ error: `no route ${path}` }, { status: 404 });
+    },
+  );
   return { addr: `127.0.0.1:${server.addr.port}`, stop: () => (ac.abort(), server.finished) };
 }
 
 const OK = () =>
-  Response.json({ model_name: "flaky", outputs: [{ name: "OUT", datatype: "INT32", shape: [4], data: [1, 2, 3, 4] }] });
+  Response.json({
+    model_name: "flaky",
+    outputs: [{ name: "OUT", datatype: "INT32", shape: [4], data: [1, 2, 3, 4] }],
+  });
 
 Deno.test("HTTP 500s are counted, grouped by message and reported; the run continues", async () => {
   const server = fakeServer((n) =>
@@ -69,8 +75,7 @@ Deno.test("HTTP 500s are counted, grouped by message and reported; the run conti
 });
 
 Deno.test("a server dying mid-run: exit 3, measured levels are still written", async () => {
-  let server: ReturnType<typeof fakeServer>;
-  server = fakeServer((n) => {
+  const server: ReturnType<typeof fakeServer> = fakeServer((n) => {
     if (n === 50) queueMicrotask(() => server.stop());
     return OK();
   });

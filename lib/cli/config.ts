@@ -21,7 +21,6 @@ export class UsageError extends Error {
   }
 }
 
-
 export type RawValue = string | number | boolean | string[];
 /** Values by long option name, as given (strings from argv, typed values from YAML). */
 export type RawOptions = Map<string, RawValue>;
@@ -145,7 +144,9 @@ class Reader {
     const text = String(value);
     if (def.choices && !def.choices.includes(text)) {
       this.errors.push(
-        `Invalid value "${text}" for ${optionLabel(name)}: expected one of ${def.choices.join(", ")}`,
+        `Invalid value "${text}" for ${optionLabel(name)}: expected one of ${
+          def.choices.join(", ")
+        }`,
       );
     }
     return text;
@@ -207,7 +208,9 @@ function pendingErrors(raw: RawOptions): string[] {
   for (const [name] of raw) {
     const def: OptionDef = optionDef(name);
     if (def.pending) {
-      errors.push(`Option ${optionLabel(name)} is not supported yet (it comes with ${def.pending})`);
+      errors.push(
+        `Option ${optionLabel(name)} is not supported yet (it comes with ${def.pending})`,
+      );
     }
   }
   return errors;

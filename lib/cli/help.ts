@@ -14,7 +14,11 @@ function signature(def: OptionDef): string {
   const names = def.short ? `-${def.short}, --${def.name}` : `    --${def.name}`;
   if (def.type === "boolean" || def.type === "count") return names;
   const value = def.valueName ??
-    (def.choices ? def.choices.join("|") : def.type === "int" || def.type === "float" ? "N" : "VALUE");
+    (def.choices
+      ? def.choices.join("|")
+      : def.type === "int" || def.type === "float"
+      ? "N"
+      : "VALUE");
   return `${names} ${value}`;
 }
 
@@ -47,7 +51,9 @@ export function formatHelp(options: readonly OptionDef[] = OPTIONS): string {
     if (defs.length === 0) continue;
     const rows = defs.map((d) => {
       const left = `  ${signature(d)}`;
-      const pad = left.length + 2 > column ? `\n${" ".repeat(column)}` : " ".repeat(column - left.length);
+      const pad = left.length + 2 > column
+        ? `\n${" ".repeat(column)}`
+        : " ".repeat(column - left.length);
       return left + pad + wrap(describe(d), { width: 100, indent: column });
     });
     sections.push(`${group}:\n${rows.join("\n")}`);

@@ -6,7 +6,11 @@ Deno.test("parseRange fills perf_analyzer defaults", () => {
   assert.deepEqual(parseRange("1:4", { integer: true }), { start: 1, end: 4, step: 1 });
   assert.deepEqual(parseRange("1:8:2", { integer: true }), { start: 1, end: 8, step: 2 });
   assert.deepEqual(parseRange("2:0:2", { integer: true }), { start: 2, end: 0, step: 2 });
-  assert.deepEqual(parseRange("2.5:10:2.5", { integer: false }), { start: 2.5, end: 10, step: 2.5 });
+  assert.deepEqual(parseRange("2.5:10:2.5", { integer: false }), {
+    start: 2.5,
+    end: 10,
+    step: 2.5,
+  });
 });
 
 Deno.test("parseRange rejects malformed ranges with a reason", () => {

@@ -39,19 +39,12 @@ export class ConcurrencyLoad {
    * Starts `concurrency` workers recording into `recorder`. With `limit`, the
    * workers together issue exactly that many requests and then stop.
    */
-  async start(
-    concurrency: number,
-    options: { recorder: Recorder; limit?: number },
-  ): Promise<void> {
+  start(concurrency: number, options: { recorder: Recorder; limit?: number }): void {
     if (this.#running) throw new Error("The load is already running");
     this.#recorder = options.recorder;
     this.#budget = options.limit ?? Infinity;
-    const sessions: InferSession[] = [];
-    while (sessions.length < concurrency) {
-      sessions.push(this.#idle.pop() ?? await this.#client.openSession());
-    }
     this.#running = true;
-    this.#workers = sessions.map((s) => this.#work(s));
+    this.#workers = Array.from({ length: concurrency }, () => this.#work(this.#idle.pop()));
   }
 
   /** Stops issuing requests and waits for the ones in flight. */
@@ -71,7 +64,9 @@ export class ConcurrencyLoad {
     this.#idle.length = 0;
   }
 
-  async #work(session: InferSession): Promise<void> {
+  /** Sessions open lazily so that a refused connection counts as a failed request, not a fatal error. */
+  async #work(reused: InferSession | undefined): Promise<void> {
+    let session = reused;
     const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
     const requests = this.#requests;
     while (this.#running && this.#budget > 0) {
@@ -79,6 +74,7 @@ export class ConcurrencyLoad {
       const request = requests[this.#next]!;
       this.#next = (this.#next + 1) % requests.length;
       try {
+        session ??= await this.#client.openSession();
         await session.infer(request, timing);
         this.#recorder!.record(timing);
       } catch (e) {
@@ -88,6 +84,6 @@ export class ConcurrencyLoad {
         }
       }
     }
-    this.#idle.push(session);
+    if (session) this.#idle.push(session);
   }
 }

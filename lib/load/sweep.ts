@@ -41,16 +41,22 @@ export async function sweep(measure: Measure, options: SweepOptions): Promise<Sw
   const results: LevelResult[] = [];
   const thresholdUs = options.latencyThresholdMs * 1000;
   const over = (r: LevelResult) => thresholdUs > 0 && options.latencyUs(r) >= thresholdUs;
-  const overNote = `Measured latency went over the set limit of ${options.latencyThresholdMs} msec.`;
+  const overNote =
+    `Measured latency went over the set limit of ${options.latencyThresholdMs} msec.`;
   /** Measures one level; `stop` says why the sweep must end regardless of its latency. */
   const run = async (value: number): Promise<{ result?: LevelResult; stop?: string }> => {
     const result = await measure(value);
+    if (options.interrupt.soft) {
+      // What was measured before the interrupt is kept even though the level could not finish.
+      results.push(result);
+      const partial = result.stable ? "" : ` (the last level is from its unstable windows)`;
+      return { stop: `Interrupted: reporting the levels measured so far${partial}.` };
+    }
     if (!result.stable) {
       if (results.length === 0) throw new UnstableError(result, options.maxTrials);
       return { stop: new UnstableError(result, options.maxTrials).message };
     }
     results.push(result);
-    if (options.interrupt.soft) return { stop: "Interrupted: reporting the levels measured so far." };
     return { result };
   };
 

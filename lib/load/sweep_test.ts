@@ -5,8 +5,13 @@ import { sweep, UnstableError } from "./sweep.ts";
 
 /** A fake level whose latency grows linearly: 10 ms per unit of load. */
 function fakeLevel(value: number, stable = true): LevelResult {
-  return { mode: "concurrency", value, stable, windows: [], client: { avgLatencyUs: value * 10_000 } } as
-    unknown as LevelResult;
+  return {
+    mode: "concurrency",
+    value,
+    stable,
+    windows: [],
+    client: { avgLatencyUs: value * 10_000 },
+  } as unknown as LevelResult;
 }
 
 const base = {
@@ -18,7 +23,7 @@ const base = {
 
 Deno.test("sweep measures every level of a closed range", async () => {
   const seen: number[] = [];
-  const out = await sweep(async (v) => (seen.push(v), fakeLevel(v)), {
+  const out = await sweep((v) => Promise.resolve((seen.push(v), fakeLevel(v))), {
     ...base,
     range: { start: 1, end: 8, step: 2 },
     interrupt: new Interrupt(),
@@ -29,7 +34,7 @@ Deno.test("sweep measures every level of a closed range", async () => {
 });
 
 Deno.test("an open-ended sweep stops at the latency threshold, keeping that level", async () => {
-  const out = await sweep(async (v) => fakeLevel(v), {
+  const out = await sweep((v) => Promise.resolve(fakeLevel(v)), {
     ...base,
     range: { start: 1, end: 0, step: 1 },
     latencyThresholdMs: 35,
@@ -41,7 +46,7 @@ Deno.test("an open-ended sweep stops at the latency threshold, keeping that leve
 
 Deno.test("binary search converges on the highest level under the threshold", async () => {
   const seen: number[] = [];
-  const out = await sweep(async (v) => (seen.push(v), fakeLevel(v)), {
+  const out = await sweep((v) => Promise.resolve((seen.push(v), fakeLevel(v))), {
     ...base,
     binarySearch: true,
     range: { start: 1, end: 64, step: 1 },
@@ -58,14 +63,16 @@ Deno.test("binary search converges on the highest level under the threshold", as
 
 Deno.test("an unstable first level is an error; a later one ends the sweep", async () => {
   await assert.rejects(
-    sweep(async (v) => fakeLevel(v, false), {
+    sweep((v) => Promise.resolve(fakeLevel(v, false)), {
       ...base,
       range: { start: 1, end: 4, step: 1 },
       interrupt: new Interrupt(),
     }),
-    (e) => e instanceof UnstableError && /within 10 measurement windows for concurrency 1/.test(e.message),
+    (e) =>
+      e instanceof UnstableError &&
+      /within 10 measurement windows for concurrency 1/.test(e.message),
   );
-  const out = await sweep(async (v) => fakeLevel(v, v < 3), {
+  const out = await sweep((v) => Promise.resolve(fakeLevel(v, v < 3)), {
     ...base,
     range: { start: 1, end: 4, step: 1 },
     interrupt: new Interrupt(),
@@ -76,9 +83,9 @@ Deno.test("an unstable first level is an error; a later one ends the sweep", asy
 
 Deno.test("a soft interrupt ends the sweep after the current level", async () => {
   const interrupt = new Interrupt();
-  const out = await sweep(async (v) => {
+  const out = await sweep((v) => {
     if (v === 2) interrupt.trigger();
-    return fakeLevel(v);
+    return Promise.resolve(fakeLevel(v));
   }, { ...base, range: { start: 1, end: 4, step: 1 }, interrupt });
   assert.deepEqual(out.results.map((r) => r.value), [1, 2]);
   assert.match(out.note!, /Interrupted/);

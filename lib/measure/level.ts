@@ -16,7 +16,7 @@ import type { LevelResult, LoadMode, WindowData } from "./types.ts";
 
 /** What the level loop needs from a load mode. */
 export interface LevelLoad {
-  start(options: { recorder: Recorder; limit?: number }): Promise<void>;
+  start(options: { recorder: Recorder; limit?: number }): void;
   stop(): Promise<void>;
   /** Resolves when a load started with `limit` has completed every request. */
   drained(): Promise<void>;
@@ -47,11 +47,11 @@ export interface LevelOptions {
 /** A window had no successful request: perf_analyzer's exit code 3. */
 export class NoValidRequestsError extends Error {
   override name = "NoValidRequestsError";
-  constructor(readonly window: WindowData) {
-    const top = [...window.errors].sort((a, b) => b[1] - a[1])[0];
+  constructor(readonly data: WindowData) {
+    const top = [...data.errors].sort((a, b) => b[1] - a[1])[0];
     super(
       "No valid requests recorded within time interval. Please use a larger time window." +
-        (top ? ` ${window.errorCount} requests failed, most with: ${top[0]}` : ""),
+        (top ? ` ${data.errorCount} requests failed, most with: ${top[0]}` : ""),
     );
   }
 }
@@ -98,14 +98,14 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
   const recorder = new Recorder();
   const { interrupt } = options;
   if (options.warmupRequestCount > 0) {
-    await load.start({ recorder, limit: options.warmupRequestCount });
+    load.start({ recorder, limit: options.warmupRequestCount });
     await interrupt.race(load.drained());
     await load.stop();
   }
   if (options.requestCount > 0) {
     const before = await snapshot(options);
     recorder.rotate();
-    await load.start({ recorder, limit: options.requestCount });
+    load.start({ recorder, limit: options.requestCount });
     await interrupt.race(load.drained());
     const window = recorder.rotate();
     await load.stop();
@@ -119,7 +119,7 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
   const windows: WindowData[] = [];
   let before = await snapshot(options);
   recorder.rotate();
-  await load.start({ recorder });
+  load.start({ recorder });
   try {
     for (let trial = 0; trial < options.maxTrials; trial++) {
       if (options.measurementMode === "time_windows") {

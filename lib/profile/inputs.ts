@@ -62,13 +62,19 @@ export function buildRequests(model: ModelInfo, options: InputOptions): InferReq
   checkBatchSize(model, options.batchSize);
   for (const name of options.shapes.keys()) {
     if (!model.inputs.some((i) => i.name === name)) {
-      throw new InputError(`Option --shape names "${name}", which is not an input of model "${model.name}"`);
+      throw new InputError(
+        `Option --shape names "${name}", which is not an input of model "${model.name}"`,
+      );
     }
   }
   const mode = options.inputData[0] === "zero" ? "zero" : "random";
   const inputs: Tensor[] = model.inputs.map((spec) =>
     generateTensor(
-      { name: spec.name, datatype: spec.datatype, shape: resolveShape(spec, { ...options, model }) },
+      {
+        name: spec.name,
+        datatype: spec.datatype,
+        shape: resolveShape(spec, { ...options, model }),
+      },
       { mode, stringLength: options.stringLength, stringData: options.stringData },
     )
   );

@@ -116,7 +116,9 @@ export class ReportSession {
   #window(w: WindowData, info: { level: number; index: number }): void {
     const { batchSize, percentile, maxTrials } = this.#config;
     this.#progress.show(
-      `Measuring concurrency ${info.level}: window ${info.index + 1}/${maxTrials}, ${w.latenciesUs.length} requests`,
+      `Measuring concurrency ${info.level}: window ${
+        info.index + 1
+      }/${maxTrials}, ${w.latenciesUs.length} requests`,
     );
     if (this.#config.verbose === 0 || w.latenciesUs.length === 0) return;
     const client = summarizeClient([w], {

@@ -66,7 +66,8 @@ function statisticsSource(
     ...options.model.composingModels.map((name) => ({ name, version: "" })),
     ...options.config.composingModels,
   ];
-  return async () => (await Promise.all(targets.map((t) => client.modelStatistics(t.name, t.version)))).flat();
+  return async () =>
+    (await Promise.all(targets.map((t) => client.modelStatistics(t.name, t.version)))).flat();
 }
 
 export async function runProfile(
@@ -101,7 +102,7 @@ export async function runProfile(
           ...(statistics ? { statistics } : {}),
           onWindow: (w, index) => events.window?.(w, { level: value, index }),
         });
-        if (result.stable) events.level?.(result);
+        if (result.stable || interrupt.soft) events.level?.(result);
         return result;
       }, {
         range: config.concurrency,

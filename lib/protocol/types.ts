@@ -110,7 +110,11 @@ export interface InferOptions {
 
 /** One connection's worth of in-flight capacity: one request at a time. */
 export interface InferSession {
-  infer(request: PreparedRequest, timing: RequestTiming, options?: InferOptions): Promise<OutputTensors | undefined>;
+  infer(
+    request: PreparedRequest,
+    timing: RequestTiming,
+    options?: InferOptions,
+  ): Promise<OutputTensors | undefined>;
   close(): void;
 }
 
@@ -130,6 +134,8 @@ export interface StatisticsSource {
   modelStatistics(model: string, version: string): Promise<ModelStatistics[]>;
 }
 
-export function hasStatistics(client: InferenceClient): client is InferenceClient & StatisticsSource {
+export function hasStatistics(
+  client: InferenceClient,
+): client is InferenceClient & StatisticsSource {
   return typeof (client as Partial<StatisticsSource>).modelStatistics === "function";
 }

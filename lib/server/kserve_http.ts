@@ -440,8 +440,8 @@ export function createKServeHandler(
 
   return (request) => {
     try {
-      const response = route(request);
-      return response instanceof Promise ? response.catch(failure) : response;
+      // Inference promises settle with a response, errors included.
+      return route(request);
     } catch (error) {
       return failure(error);
     }

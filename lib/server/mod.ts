@@ -18,6 +18,7 @@ export {
   type TensorConfig,
   validateModelConfigs,
 } from "./config.ts";
+export type { Clock } from "./model.ts";
 export { type RunningServer, SERVER_NAME, type ServerOptions, startServer } from "./server.ts";
 export { ServerStartError, startServerInWorker } from "./worker_client.ts";
 export type { WorkerServerOptions } from "./worker.ts";

@@ -343,7 +343,8 @@ export class SimulatedModel {
     if (preferredEnd > 0) return [preferredEnd, queue[preferredEnd - 1].enqueued];
     const deadline = queue[this.#head].enqueued + maxQueueDelayMs;
     const now = this.#clock.now();
-    if (now >= deadline) return [end, deadline];
+    // A late timer may have let newer requests join; none of them was ready before it came.
+    if (now >= deadline) return [end, Math.max(deadline, queue[end - 1].enqueued)];
     if (this.#cancelBatchTimer === undefined) {
       this.#cancelBatchTimer = this.#clock.setTimer(() => {
         this.#cancelBatchTimer = undefined;
