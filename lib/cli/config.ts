@@ -11,6 +11,7 @@ import {
   OPTIONS,
   PROFILE_COMMANDS,
 } from "./options.ts";
+import type { MeasurementOptions } from "../measure/types.ts";
 import { parseRange, type Range } from "./range.ts";
 
 /** A configuration error; `errors` holds every problem found. */
@@ -95,7 +96,7 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
   return { command, options };
 }
 
-export interface ProfileConfig {
+export interface ProfileConfig extends MeasurementOptions {
   model: string;
   modelVersion: string;
   url: string;
@@ -106,17 +107,8 @@ export interface ProfileConfig {
   binarySearch: boolean;
   latencyThresholdMs: number;
   async: boolean;
-  measurementMode: "time_windows" | "count_windows";
-  measurementIntervalMs: number;
-  measurementRequestCount: number;
-  stabilityPercentage: number;
-  maxTrials: number;
-  percentile?: number;
-  requestCount: number;
-  warmupRequestCount: number;
   requestTimeoutMs: number;
   inputData: string[];
-  batchSize: number;
   shapes: Map<string, number[]>;
   stringLength: number;
   stringData?: string;

@@ -12,7 +12,7 @@ import {
   summarizeClient,
   summarizeServer,
 } from "./stats.ts";
-import type { LevelResult, LoadMode, WindowData } from "./types.ts";
+import type { LevelResult, LoadMode, MeasurementOptions, WindowData } from "./types.ts";
 
 /** What the level loop needs from a load mode. */
 export interface LevelLoad {
@@ -22,19 +22,9 @@ export interface LevelLoad {
   drained(): Promise<void>;
 }
 
-export interface LevelOptions {
+export interface LevelOptions extends MeasurementOptions {
   mode: LoadMode;
   value: number;
-  batchSize: number;
-  measurementMode: "time_windows" | "count_windows";
-  measurementIntervalMs: number;
-  measurementRequestCount: number;
-  stabilityPercentage: number;
-  maxTrials: number;
-  percentile?: number;
-  /** Extra percentiles to report besides 50/90/95/99. */
-  requestCount: number;
-  warmupRequestCount: number;
   /** Server statistics snapshot for the profiled and composing models, if available. */
   statistics?: () => Promise<ModelStatistics[]>;
   /** Called after every window (verbose output, progress). */

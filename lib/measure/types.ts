@@ -29,6 +29,21 @@ export interface WindowData {
 
 export type LoadMode = "concurrency" | "request_rate" | "custom_intervals";
 
+/** How each load level is measured (the Measurement options of the CLI). */
+export interface MeasurementOptions {
+  batchSize: number;
+  measurementMode: "time_windows" | "count_windows";
+  measurementIntervalMs: number;
+  measurementRequestCount: number;
+  stabilityPercentage: number;
+  maxTrials: number;
+  /** Stabilize on and report this percentile instead of the average. */
+  percentile?: number;
+  /** One window of exactly this many requests, no stabilization (0 = off). */
+  requestCount: number;
+  warmupRequestCount: number;
+}
+
 export interface ClientSummary {
   /** Valid (successful) requests. */
   requestCount: number;

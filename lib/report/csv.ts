@@ -25,6 +25,16 @@ export interface CsvOptions {
   metrics?: ReadonlyMap<number, GpuMetrics>;
 }
 
+/** The columns from the client send to the server's compute, in every CSV perf_analyzer writes. */
+const SEND_TO_COMPUTE_COLUMNS = [
+  "Client Send",
+  "Network+Server Send/Recv",
+  "Server Queue",
+  "Server Compute Input",
+  "Server Compute Infer",
+  "Server Compute Output",
+];
+
 /** Quotes a cell when RFC 4180 requires it (comma, quote, CR or LF). */
 export function csvCell(value: string | number): string {
   const text = String(value);
@@ -88,14 +98,7 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
   const verbose = options.verbose ?? false;
   const header = [levelHeader(options.mode), "Inferences/Second"];
   if (options.decoupled) header.push("Response Throughput");
-  header.push(
-    "Client Send",
-    "Network+Server Send/Recv",
-    "Server Queue",
-    "Server Compute Input",
-    "Server Compute Infer",
-    "Server Compute Output",
-  );
+  header.push(...SEND_TO_COMPUTE_COLUMNS);
   if (cache) header.push("Server Cache Hit", "Server Cache Miss");
   header.push("Client Recv", ...percentiles.map((p) => `p${p} latency`));
   if (verbose) {
@@ -154,12 +157,7 @@ export function formatComposingCsv(
   const header = [
     levelHeader(options.mode),
     "Inferences/Second",
-    "Client Send",
-    "Network+Server Send/Recv",
-    "Server Queue",
-    "Server Compute Input",
-    "Server Compute Infer",
-    "Server Compute Output",
+    ...SEND_TO_COMPUTE_COLUMNS,
   ];
   if (cache) header.push("Server Cache Hit", "Server Cache Miss");
   header.push("Client Recv");
