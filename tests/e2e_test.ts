@@ -171,3 +171,31 @@ Deno.test("Ctrl-C once finishes the window, writes reports and exits 0", async (
     await Deno.remove(dir, { recursive: true });
   });
 });
+
+Deno.test("Ctrl-C twice writes what was measured and exits at once with 130", async () => {
+  await withServer(async (server) => {
+    const dir = await Deno.makeTempDir();
+    const csv = `${dir}/perf.csv`;
+    const r = await runCli(
+      [
+        "-m",
+        "slow",
+        "-u",
+        server.addr,
+        "--concurrency-range",
+        "1:8",
+        "-p",
+        "300",
+        "-s",
+        "90",
+        "-f",
+        csv,
+      ],
+      { signalAfterMs: [3000, 3100] },
+    );
+    assert.equal(r.code, 130, r.stderr);
+    const rows = parseCsv(await Deno.readTextFile(csv));
+    assert.ok(rows.length >= 2, "the levels measured before the interrupt were written");
+    await Deno.remove(dir, { recursive: true });
+  });
+});

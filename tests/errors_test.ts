@@ -15,7 +15,7 @@ const METADATA = {
 };
 
 /** A minimal KServe v2 server whose infer handler is the test's. */
-function fakeServer(infer: (n: number) => Response) {
+function fakeServer(infer: (n: number) => Response | Promise<Response>) {
   let n = 0;
   const ac = new AbortController();
   const server = Deno.serve(
@@ -103,5 +103,30 @@ Deno.test("a server dying mid-run: exit 3, measured levels are still written", a
   } finally {
     await server.stop().catch(() => {});
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("--request-timeout fails slow requests with a message naming the timeout", async () => {
+  const server = fakeServer(async () => {
+    await new Promise((r) => setTimeout(r, 300));
+    return OK();
+  });
+  try {
+    const r = await runCli([
+      "-m",
+      "flaky",
+      "-u",
+      server.addr,
+      "--request-count",
+      "4",
+      "--request-timeout",
+      "50",
+      "--output-tensor-format",
+      "json",
+    ], { timeoutMs: 30_000 });
+    assert.equal(r.code, 3, r.stderr + r.stdout);
+    assert.match(r.stderr, /4 requests failed, most with: .*timed out after 50 ms/);
+  } finally {
+    await server.stop();
   }
 });
