@@ -9,10 +9,16 @@ import {
   optionDef,
   optionLabel,
   OPTIONS,
+  type OptionType,
   PROFILE_COMMANDS,
 } from "./options.ts";
-import type { MeasurementOptions } from "../measure/types.ts";
+import { type InputDataSpec, parseInputData } from "../input/input_data.ts";
+import type { LoadMode, MeasurementOptions } from "../measure/types.ts";
+import { MAX_SEQUENCE_ID } from "../load/sequences.ts";
 import { parseRange, type Range } from "./range.ts";
+import { defaultMetricsUrl, parseMetricsUrl } from "../measure/metrics_scraper.ts";
+import { exportTargetProblem } from "../report/export.ts";
+import type { ParameterValue } from "../protocol/types.ts";
 
 /** A configuration error; `errors` holds every problem found. */
 export class UsageError extends Error {
@@ -33,20 +39,22 @@ export interface ParsedArgs {
   options: RawOptions;
 }
 
+/** Option types that may be given several times, their values collected in a list. */
+const REPEATABLE: ReadonlySet<OptionType> = new Set(["list", "comma-list", "dict"]);
+const COMMANDS: readonly string[] = ["profile", "serve", "demo", "report"] satisfies Command[];
+
 const PARSE_OPTIONS = Object.fromEntries(
   OPTIONS.map((o) => [o.name, {
     type: o.type === "boolean" || o.type === "count" ? "boolean" as const : "string" as const,
     ...(o.short ? { short: o.short } : {}),
-    ...(o.type === "list" || o.type === "count" ? { multiple: true } : {}),
+    ...(REPEATABLE.has(o.type) || o.type === "count" ? { multiple: true } : {}),
   }]),
 );
 
 /** Splits argv into a command and raw option values. */
 export function parseArgv(argv: readonly string[]): ParsedArgs {
   const first = argv[0];
-  const command: Command = first === "serve" || first === "demo" || first === "profile"
-    ? first
-    : "profile";
+  const command = (first !== undefined && COMMANDS.includes(first) ? first : "profile") as Command;
   const args = command === first ? argv.slice(1) : argv;
   const { tokens } = parseArgs({
     args: [...args],
@@ -84,7 +92,7 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
       errors.push(`Option ${optionLabel(def.name)} needs a value`);
       continue;
     }
-    if (def.type === "list") {
+    if (REPEATABLE.has(def.type)) {
       const list = (options.get(def.name) as string[] | undefined) ?? [];
       list.push(token.value);
       options.set(def.name, list);
@@ -96,7 +104,364 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
   return { command, options };
 }
 
-export interface ProfileConfig extends MeasurementOptions {
+/** --sequence-* options: how requests of sequence models are grouped. */
+export interface SequenceConfig {
+  /** Live sequences an open-loop load cycles through (--num-of-sequences). */
+  count: number;
+  length: number;
+  variationPct: number;
+  idRange: { start: number; end: number };
+  serial: boolean;
+}
+
+/** Which load runs over which levels, and how open-loop sends are bounded and judged. */
+export interface LoadConfig {
+  loadMode: LoadMode;
+  /** --request-rate-range (floats); used when loadMode is "request_rate". */
+  requestRate: Range;
+  requestDistribution: "constant" | "poisson";
+  /** --request-intervals file; loadMode is then "custom_intervals". */
+  requestIntervals?: string;
+  maxInflight: number;
+  maxSendLagMs: number;
+  ignoreSendLag: boolean;
+  sequences: SequenceConfig;
+}
+
+function parseSequenceIds(r: Reader): { start: number; end: number } {
+  const text = r.string("sequence-id-range");
+  if (text === undefined) return { start: 1, end: MAX_SEQUENCE_ID };
+  const match = /^\s*(\d+)\s*(?::\s*(\d+)\s*)?$/.exec(text);
+  const start = Number(match?.[1]);
+  const end = match?.[2] === undefined ? MAX_SEQUENCE_ID : Number(match[2]);
+  if (!match || start < 1 || end < start || end > MAX_SEQUENCE_ID) {
+    r.errors.push(
+      `Invalid value "${text}" for --sequence-id-range: expected START[:END] with ` +
+        `1 <= START <= END <= ${MAX_SEQUENCE_ID}`,
+    );
+    return { start: 1, end: MAX_SEQUENCE_ID };
+  }
+  return { start, end };
+}
+
+function parseLoad(r: Reader, raw: RawOptions): LoadConfig {
+  const modes = ["concurrency-range", "request-rate-range", "request-intervals"]
+    .filter((name) => raw.has(name));
+  if (modes.length > 1) {
+    r.errors.push(
+      `Options ${modes.map((m) => `--${m}`).join(", ")} can not be used together: ` +
+        "each chooses a load mode",
+    );
+  }
+  const requestIntervals = r.string("request-intervals");
+  return {
+    loadMode: raw.has("request-rate-range")
+      ? "request_rate"
+      : requestIntervals !== undefined
+      ? "custom_intervals"
+      : "concurrency",
+    requestRate: r.range("request-rate-range", "1", { integer: false }),
+    requestDistribution: r.string("request-distribution") as "constant" | "poisson",
+    requestIntervals,
+    maxInflight: r.bounded("max-inflight", (n) => n >= 1, "an integer >= 1"),
+    maxSendLagMs: r.bounded("max-send-lag", (n) => n > 0, "a number > 0"),
+    ignoreSendLag: r.flag("ignore-send-lag"),
+    sequences: {
+      count: r.bounded("num-of-sequences", (n) => n >= 1, "an integer >= 1"),
+      length: r.bounded("sequence-length", (n) => n >= 1, "an integer >= 1"),
+      variationPct: r.bounded(
+        "sequence-length-variation",
+        (n) => n >= 0 && n <= 100,
+        "a number from 0 to 100",
+      ),
+      idRange: parseSequenceIds(r),
+      serial: r.flag("serial-sequences"),
+    },
+  };
+}
+
+/** A --request-parameter, its value typed as TYPE says. */
+export interface RequestParameter {
+  name: string;
+  value: ParameterValue;
+}
+
+/** --ssl-grpc-* files (TLS is on when this is set). */
+export interface GrpcSslConfig {
+  rootCertificatesFile?: string;
+  privateKeyFile?: string;
+  certificateChainFile?: string;
+}
+
+/** --ssl-https-* settings, used with an https:// URL. */
+export interface HttpsSslConfig {
+  verifyHost: boolean;
+  caCertificatesFile?: string;
+  clientCertificateFile?: string;
+  clientCertificateType: "PEM" | "DER";
+  privateKeyFile?: string;
+  privateKeyType: "PEM" | "DER";
+}
+
+/** gRPC, TLS and request-parameter options. */
+export interface ProtocolConfig {
+  streaming: boolean;
+  grpcCompression: "none" | "gzip" | "deflate";
+  requestParameters: RequestParameter[];
+  /** --periodic-concurrency-range with --request-period (replaces the sweep). */
+  periodic?: { range: Range; requestPeriod: number };
+  grpcSsl?: GrpcSslConfig;
+  httpsSsl: HttpsSslConfig;
+}
+
+/** Parameters Triton or the protocol itself set; a custom parameter may not take them. */
+const RESERVED_PARAMETERS = new Set([
+  "sequence_id",
+  "sequence_start",
+  "sequence_end",
+  "priority",
+  "timeout",
+  "headers",
+  "binary_data",
+  "binary_data_output",
+  "binary_data_size",
+  "shared_memory_region",
+  "shared_memory_offset",
+  "shared_memory_byte_size",
+]);
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+function integerValue(value: bigint, type: "int64" | "uint64"): ParameterValue {
+  const safe = value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER);
+  if (type === "int64") return safe ? Number(value) : { type, value };
+  return { type, value: safe ? Number(value) : value };
+}
+
+/** NAME:VALUE:TYPE; VALUE may itself contain colons. */
+function parseRequestParameter(item: string): RequestParameter | string {
+  const first = item.indexOf(":");
+  const last = item.lastIndexOf(":");
+  const invalid = (why: string) => `Invalid value "${item}" for --request-parameter: ${why}`;
+  if (first <= 0 || last === first) return invalid("expected NAME:VALUE:TYPE");
+  const name = item.slice(0, first).trim();
+  const text = item.slice(first + 1, last).trim();
+  const type = item.slice(last + 1).trim();
+  if (RESERVED_PARAMETERS.has(name) || name.startsWith("triton_")) {
+    return invalid(
+      `"${name}" is a reserved parameter (set by inferperf or the server: ${
+        [...RESERVED_PARAMETERS].slice(0, 5).join(", ")
+      }, ..., and names starting with "triton_")`,
+    );
+  }
+  switch (type) {
+    case "int":
+    case "uint": {
+      const unsigned = type === "uint";
+      const value = /^[+-]?\d+$/.test(text) ? BigInt(text) : undefined;
+      const [min, max] = unsigned ? [0n, UINT64_MAX] : [INT64_MIN, INT64_MAX];
+      if (value === undefined || value < min || value > max) {
+        return invalid(`expected ${unsigned ? "an unsigned" : "a signed"} 64-bit integer`);
+      }
+      return { name, value: integerValue(value, unsigned ? "uint64" : "int64") };
+    }
+    case "bool": {
+      const lower = text.toLowerCase();
+      if (!["true", "false", "1", "0"].includes(lower)) return invalid("expected true or false");
+      return { name, value: lower === "true" || lower === "1" };
+    }
+    case "string":
+      return { name, value: text };
+    case "double": {
+      const value = Number(text);
+      if (text === "" || !Number.isFinite(value)) return invalid("expected a number");
+      return { name, value: { type: "double", value } };
+    }
+    default:
+      return invalid(`unknown TYPE "${type}": expected int, uint, bool, string or double`);
+  }
+}
+
+const GRPC_SSL_FILES = [
+  "ssl-grpc-root-certifications-file",
+  "ssl-grpc-private-key-file",
+  "ssl-grpc-certificate-chain-file",
+];
+const HTTPS_SSL_OPTIONS = [
+  "ssl-https-verify-peer",
+  "ssl-https-verify-host",
+  "ssl-https-ca-certificates-file",
+  "ssl-https-client-certificate-file",
+  "ssl-https-client-certificate-type",
+  "ssl-https-private-key-file",
+  "ssl-https-private-key-type",
+];
+
+function parseProtocol(
+  r: Reader,
+  options: { raw: RawOptions; protocol: "http" | "grpc"; url: string },
+): ProtocolConfig {
+  const { raw, protocol } = options;
+  const errors = r.errors;
+  const given = (names: string[]) => names.filter((n) => raw.has(n)).map((n) => `--${n}`);
+  const grpc = protocol === "grpc";
+  const streaming = r.flag("streaming");
+  if (streaming && !grpc) errors.push("Option --streaming needs -i grpc (HTTP has no streams)");
+  if (raw.has("grpc-compression-algorithm") && !grpc) {
+    errors.push("Option --grpc-compression-algorithm needs -i grpc");
+  }
+  const requestParameters: RequestParameter[] = [];
+  for (const item of r.list("request-parameter")) {
+    const parsed = parseRequestParameter(item);
+    if (typeof parsed === "string") errors.push(parsed);
+    else requestParameters.push(parsed);
+  }
+
+  let periodic: ProtocolConfig["periodic"];
+  if (raw.has("periodic-concurrency-range")) {
+    const range = r.range("periodic-concurrency-range", "1");
+    const requestPeriod = r.bounded("request-period", (n) => n >= 1, "an integer >= 1");
+    periodic = { range, requestPeriod };
+    const others = given(["concurrency-range", "request-rate-range", "request-intervals"]);
+    if (others.length > 0) {
+      errors.push(
+        `Option --periodic-concurrency-range can not be used with ${others.join(", ")}: ` +
+          "each chooses a load mode",
+      );
+    }
+    const missing = [
+      ...(grpc ? [] : ["-i grpc"]),
+      ...(streaming ? [] : ["--streaming"]),
+      ...(raw.has("profile-export-file") ? [] : ["--profile-export-file"]),
+    ];
+    if (missing.length > 0) {
+      errors.push(
+        `Option --periodic-concurrency-range needs ${missing.join(" and ")}: its requests ` +
+          "stream responses from a decoupled model over gRPC, and, as in perf_analyzer, its " +
+          "results are the exported requests",
+      );
+    }
+    if (range.start < 1 || range.end < range.start) {
+      errors.push(
+        `Invalid value "${raw.get("periodic-concurrency-range")}" for ` +
+          "--periodic-concurrency-range: expected 1 <= START <= END",
+      );
+    } else if ((range.end - range.start) % range.step !== 0) {
+      errors.push(
+        `Invalid value "${raw.get("periodic-concurrency-range")}" for ` +
+          "--periodic-concurrency-range: END - START must be a multiple of STEP",
+      );
+    }
+  } else if (raw.has("request-period")) {
+    errors.push("Option --request-period applies to --periodic-concurrency-range only");
+  }
+
+  let grpcSsl: GrpcSslConfig | undefined;
+  const grpcFiles = given(GRPC_SSL_FILES);
+  if (!grpc && (raw.has("ssl-grpc-use-ssl") || grpcFiles.length > 0)) {
+    errors.push("Options --ssl-grpc-* need -i grpc (for HTTPS use --ssl-https-*)");
+  } else if (r.flag("ssl-grpc-use-ssl")) {
+    grpcSsl = {
+      rootCertificatesFile: r.string("ssl-grpc-root-certifications-file"),
+      privateKeyFile: r.string("ssl-grpc-private-key-file"),
+      certificateChainFile: r.string("ssl-grpc-certificate-chain-file"),
+    };
+    if ((grpcSsl.privateKeyFile === undefined) !== (grpcSsl.certificateChainFile === undefined)) {
+      errors.push(
+        "Options --ssl-grpc-private-key-file and --ssl-grpc-certificate-chain-file go together " +
+          "(the client certificate and its key)",
+      );
+    }
+  } else if (grpcFiles.length > 0) {
+    errors.push(`Options ${grpcFiles.join(", ")} need --ssl-grpc-use-ssl`);
+  }
+
+  const httpsGiven = given(HTTPS_SSL_OPTIONS);
+  if (httpsGiven.length > 0 && (grpc || !/^\s*https:\/\//i.test(options.url))) {
+    errors.push(
+      `Options ${httpsGiven.join(", ")} need -i http and an https:// URL in -u` +
+        (grpc ? " (for gRPC use --ssl-grpc-*)" : ""),
+    );
+  }
+  const verifyPeer = r.number("ssl-https-verify-peer");
+  if (verifyPeer === 0) {
+    errors.push(
+      "Value 0 of --ssl-https-verify-peer is not supported: Deno always verifies the server " +
+        "certificate. Trust a private CA with --ssl-https-ca-certificates-file instead",
+    );
+  } else if (verifyPeer !== undefined && verifyPeer !== 1) {
+    errors.push(`Invalid value "${verifyPeer}" for --ssl-https-verify-peer: expected 0 or 1`);
+  }
+  const verifyHost = r.bounded(
+    "ssl-https-verify-host",
+    (n) => n === 0 || n === 1 || n === 2,
+    "0, 1 or 2",
+  );
+  const httpsSsl: HttpsSslConfig = {
+    verifyHost: verifyHost !== 0,
+    caCertificatesFile: r.string("ssl-https-ca-certificates-file"),
+    clientCertificateFile: r.string("ssl-https-client-certificate-file"),
+    clientCertificateType: r.string("ssl-https-client-certificate-type") as "PEM" | "DER",
+    privateKeyFile: r.string("ssl-https-private-key-file"),
+    privateKeyType: r.string("ssl-https-private-key-type") as "PEM" | "DER",
+  };
+  if ((httpsSsl.clientCertificateFile === undefined) !== (httpsSsl.privateKeyFile === undefined)) {
+    errors.push(
+      "Options --ssl-https-client-certificate-file and --ssl-https-private-key-file go together",
+    );
+  }
+  return {
+    streaming,
+    grpcCompression: r.string("grpc-compression-algorithm") as ProtocolConfig["grpcCompression"],
+    requestParameters,
+    periodic,
+    grpcSsl,
+    httpsSsl,
+  };
+}
+
+/** Output files and server metrics beyond the console report and CSV. */
+export interface ExportConfig {
+  profileExportFile?: string;
+  /** --overwrite: --profile-export-file may replace an existing file. */
+  overwrite: boolean;
+  collectMetrics: boolean;
+  /** --metrics-url, else the host of -u on port 8002. */
+  metricsUrl: string;
+  metricsIntervalMs: number;
+  reportHtml?: string;
+  summaryJson?: string;
+}
+
+function parseExports(r: Reader, url: string): ExportConfig {
+  const profileExportFile = r.string("profile-export-file");
+  const overwrite = r.flag("overwrite");
+  if (profileExportFile !== undefined) {
+    const problem = exportTargetProblem(profileExportFile, overwrite);
+    if (problem) r.errors.push(problem);
+  }
+  const collectMetrics = r.flag("collect-metrics");
+  let metricsUrl = r.string("metrics-url") ?? "";
+  try {
+    if (metricsUrl !== "") parseMetricsUrl(metricsUrl);
+    else if (collectMetrics) metricsUrl = defaultMetricsUrl(url);
+  } catch (error) {
+    r.errors.push((error as RangeError).message);
+  }
+  return {
+    profileExportFile,
+    overwrite,
+    collectMetrics,
+    metricsUrl,
+    metricsIntervalMs: r.bounded("metrics-interval", (n) => n > 0, "an integer > 0"),
+    reportHtml: r.string("report-html"),
+    summaryJson: r.string("summary-json"),
+  };
+}
+
+export interface ProfileConfig
+  extends MeasurementOptions, LoadConfig, ProtocolConfig, ExportConfig {
   model: string;
   modelVersion: string;
   url: string;
@@ -108,10 +473,11 @@ export interface ProfileConfig extends MeasurementOptions {
   latencyThresholdMs: number;
   async: boolean;
   requestTimeoutMs: number;
-  inputData: string[];
+  inputData: InputDataSpec;
   shapes: Map<string, number[]>;
   stringLength: number;
   stringData?: string;
+  validationTolerance: number;
   inputTensorFormat: "binary" | "json";
   outputTensorFormat: "binary" | "json";
   headers: Record<string, string>;
@@ -184,10 +550,10 @@ class Reader {
     return Array.isArray(value) ? value : [String(value)];
   }
 
-  range(name: string, fallback: string): Range {
+  range(name: string, fallback: string, options = { integer: true }): Range {
     const text = String(this.raw.get(name) ?? fallback);
     try {
-      return parseRange(text, { integer: true });
+      return parseRange(text, options);
     } catch (e) {
       this.errors.push(`Invalid value "${text}" for ${optionLabel(name)}: ${(e as Error).message}`);
       return { start: 1, end: 1, step: 1 };
@@ -252,6 +618,11 @@ export interface ServeConfig {
   host: string;
   httpPort: number;
   metricsPort: number;
+  grpcPort: number;
+  /** PEM files of the gRPC TLS certificate chain, its key and the CAs of client certificates. */
+  grpcCertificateFile?: string;
+  grpcPrivateKeyFile?: string;
+  grpcClientCaFile?: string;
 }
 
 export function buildServeConfig(raw: RawOptions): ServeConfig {
@@ -263,7 +634,17 @@ export function buildServeConfig(raw: RawOptions): ServeConfig {
     host: r.string("host")!,
     httpPort: port("http-port"),
     metricsPort: port("metrics-port"),
+    grpcPort: port("grpc-port"),
+    grpcCertificateFile: r.string("grpc-certificate-file"),
+    grpcPrivateKeyFile: r.string("grpc-private-key-file"),
+    grpcClientCaFile: r.string("grpc-client-ca-file"),
   };
+  if ((config.grpcCertificateFile === undefined) !== (config.grpcPrivateKeyFile === undefined)) {
+    r.errors.push("Options --grpc-certificate-file and --grpc-private-key-file go together");
+  }
+  if (config.grpcClientCaFile !== undefined && config.grpcCertificateFile === undefined) {
+    r.errors.push("Option --grpc-client-ca-file needs --grpc-certificate-file (mutual TLS is TLS)");
+  }
   if (r.errors.length > 0) throw new UsageError(r.errors);
   return config;
 }
@@ -273,6 +654,11 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
   const r = new Reader(raw);
   const errors = r.errors;
   errors.push(...pendingErrors(raw));
+  for (const name of raw.keys()) {
+    if (optionDef(name).group === "Sweeps (--profile-models)") {
+      errors.push(`Option ${optionLabel(name)} applies to sweeps (--profile-models) only`);
+    }
+  }
   const protocol = r.string("protocol") as "http" | "grpc";
   const model = r.string("model-name");
   if (!model) errors.push("Option -m/--model-name is required");
@@ -282,20 +668,25 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
       `Value "${serviceKind}" of --service-kind is not supported yet (only "triton" is; others come with service kinds)`,
     );
   }
-  if (protocol === "grpc") {
-    errors.push('Value "grpc" of -i/--protocol is not supported yet (it comes with gRPC support)');
-  }
   const concurrency = r.range("concurrency-range", "1");
   const latencyThresholdMs = r.bounded("latency-threshold", (n) => n >= 0, "a number >= 0");
   const binarySearch = r.flag("binary-search");
-  if (concurrency.end === 0 && latencyThresholdMs === 0) {
+  const load = parseLoad(r, raw);
+  const swept = load.loadMode === "concurrency" ? concurrency : load.requestRate;
+  const rangeOption = load.loadMode === "concurrency"
+    ? "--concurrency-range"
+    : "--request-rate-range";
+  if (load.loadMode !== "custom_intervals" && swept.end === 0 && latencyThresholdMs === 0) {
     errors.push(
-      "The end of the --concurrency-range and -l/--latency-threshold can not both be 0: the sweep would never stop",
+      `The end of the ${rangeOption} and -l/--latency-threshold can not both be 0: the sweep would never stop`,
     );
   }
-  if (binarySearch && (concurrency.end === 0 || latencyThresholdMs === 0)) {
+  if (
+    binarySearch &&
+    (load.loadMode === "custom_intervals" || swept.end === 0 || latencyThresholdMs === 0)
+  ) {
     errors.push(
-      "Option --binary-search needs an end in --concurrency-range and a -l/--latency-threshold",
+      `Option --binary-search needs an end in ${rangeOption} and a -l/--latency-threshold`,
     );
   }
   if (r.flag("async") && r.flag("sync")) {
@@ -304,13 +695,11 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
   const percentile = raw.has("percentile")
     ? r.bounded("percentile", (n) => n >= 1 && n <= 99, "an integer from 1 to 99")
     : undefined;
-  const inputData = r.list("input-data");
-  for (const mode of inputData) {
-    if (mode !== "random" && mode !== "zero") {
-      errors.push(
-        `Value "${mode}" of --input-data is not supported yet (only random and zero are; files come with input data files)`,
-      );
-    }
+  let inputData: InputDataSpec = { perInput: new Map(), paths: [] };
+  try {
+    inputData = parseInputData(r.list("input-data"));
+  } catch (error) {
+    errors.push((error as RangeError).message);
   }
   const sharedMemory = r.string("shared-memory");
   if (sharedMemory !== "none") {
@@ -318,17 +707,22 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
       `Value "${sharedMemory}" of --shared-memory is not supported yet (it comes with service kinds)`,
     );
   }
+  const url = r.string("url") ?? (protocol === "grpc" ? "localhost:8001" : "localhost:8000");
+  const protocolConfig = parseProtocol(r, { raw, protocol, url });
   const config: ProfileConfig = {
     model: model ?? "",
     modelVersion: r.string("model-version") ?? "",
-    url: r.string("url") ?? (protocol === "grpc" ? "localhost:8001" : "localhost:8000"),
+    url,
     protocol,
     serviceKind,
     composingModels: parseComposing(r.string("bls-composing-models")),
     concurrency,
+    ...load,
+    ...protocolConfig,
     binarySearch,
     latencyThresholdMs,
-    async: r.flag("async"),
+    // As in perf_analyzer, --streaming implies asynchronous calls.
+    async: r.flag("async") || protocolConfig.streaming,
     measurementMode: r.string("measurement-mode") as ProfileConfig["measurementMode"],
     measurementIntervalMs: r.bounded("measurement-interval", (n) => n > 0, "an integer > 0"),
     measurementRequestCount: r.bounded(
@@ -342,17 +736,19 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
     requestCount: r.bounded("request-count", (n) => n >= 0, "an integer >= 0"),
     warmupRequestCount: r.bounded("warmup-request-count", (n) => n >= 0, "an integer >= 0"),
     requestTimeoutMs: r.bounded("request-timeout", (n) => n >= 0, "an integer >= 0"),
-    inputData: inputData.length > 0 ? inputData : ["random"],
+    inputData,
     batchSize: r.bounded("batch-size", (n) => n >= 1, "an integer >= 1"),
     shapes: parseShapes(r, r.list("shape")),
     stringLength: r.bounded("string-length", (n) => n >= 0, "an integer >= 0"),
     stringData: r.string("string-data"),
+    validationTolerance: r.bounded("validation-tolerance", (n) => n >= 0, "a number >= 0"),
     inputTensorFormat: r.string("input-tensor-format") as "binary" | "json",
     outputTensorFormat: r.string("output-tensor-format") as "binary" | "json",
     headers: parseHeaders(r, r.list("header")),
     latencyReportFile: r.string("latency-report-file"),
     verboseCsv: r.flag("verbose-csv"),
     verbose: r.count("verbose"),
+    ...parseExports(r, url),
   };
   r.number("max-threads");
   r.number("output-shared-memory-size");

@@ -28,7 +28,8 @@ Deno.test("perf_analyzer's defaults apply", () => {
   assert.equal(c.maxTrials, 10);
   assert.equal(c.percentile, undefined);
   assert.equal(c.batchSize, 1);
-  assert.deepEqual(c.inputData, ["random"]);
+  assert.deepEqual(c.inputData, { perInput: new Map(), paths: [] });
+  assert.equal(c.validationTolerance, 0);
   assert.equal(c.inputTensorFormat, "binary");
   assert.equal(c.stringLength, 128);
   assert.equal(c.verbose, 0);
@@ -124,13 +125,56 @@ Deno.test("sweep rules: open end needs a threshold; binary search needs both", (
 });
 
 Deno.test("options of features still to come fail clearly instead of being ignored", () => {
-  const errors = usageErrors(() =>
-    config("-m", "x", "--request-rate-range", "100", "-i", "grpc", "--input-data", "data.json")
-  );
+  const errors = usageErrors(() => config("-m", "x", "--fixed-schedule", "-i", "grpc"));
   assert.deepEqual(errors, [
-    "Option --request-rate-range is not supported yet (it comes with open-loop load (request rate, intervals, schedules))",
-    'Value "grpc" of -i/--protocol is not supported yet (it comes with gRPC support)',
-    'Value "data.json" of --input-data is not supported yet (only random and zero are; files come with input data files)',
+    "Option --fixed-schedule is not supported yet (it comes with open-loop load (request rate, intervals, schedules))",
+  ]);
+});
+
+Deno.test("--input-data sorts modes, per-input modes and paths; --validation-tolerance", () => {
+  const c = config(
+    "-m",
+    "x",
+    "--input-data",
+    "zero",
+    "--input-data",
+    "ids:random:0:30521",
+    "--input-data",
+    "a.json",
+    "--input-data",
+    "mask:zero",
+    "--input-data",
+    "b.json",
+    "--validation-tolerance",
+    "1e-5",
+  );
+  assert.equal(c.inputData.mode, "zero");
+  assert.deepEqual([...c.inputData.perInput], [
+    ["ids", { mode: "random", range: { min: 0, max: 30521 } }],
+    ["mask", { mode: "zero" }],
+  ]);
+  assert.deepEqual(c.inputData.paths, ["a.json", "b.json"]);
+  assert.equal(c.validationTolerance, 1e-5);
+  assert.deepEqual(
+    usageErrors(() =>
+      config(
+        "-m",
+        "x",
+        "--input-data",
+        "random",
+        "--input-data",
+        "zero",
+        "--validation-tolerance",
+        "-1",
+      )
+    ),
+    [
+      'Values "random" and "zero" of --input-data contradict each other',
+      'Invalid value "-1" for --validation-tolerance: expected a number >= 0',
+    ],
+  );
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--input-data", "ids:random:a:9")), [
+    'Invalid value "ids:random:a:9" for --input-data: expected NAME:random:MIN:MAX with numbers',
   ]);
 });
 
@@ -142,7 +186,17 @@ Deno.test("subcommands, their options and help/version are recognised", () => {
     host: "127.0.0.1",
     httpPort: 0,
     metricsPort: 8002,
+    grpcPort: 8001,
+    grpcCertificateFile: undefined,
+    grpcPrivateKeyFile: undefined,
+    grpcClientCaFile: undefined,
   });
+  assert.deepEqual(
+    usageErrors(() =>
+      buildServeConfig(parseArgv(["serve", "--grpc-client-ca-file", "ca.pem"]).options)
+    ),
+    ["Option --grpc-client-ca-file needs --grpc-certificate-file (mutual TLS is TLS)"],
+  );
   assert.deepEqual(usageErrors(() => parseArgv(["serve", "-m", "x"])), [
     'Option -m/--model-name does not apply to "inferperf serve"',
   ]);
@@ -154,6 +208,155 @@ Deno.test("subcommands, their options and help/version are recognised", () => {
   assert.equal(parseArgv(["serve", "-h"]).action, "help");
   assert.equal(parseArgv(["--version"]).action, "version");
   assert.equal(parseArgv(["profile", "-m", "x"]).command, "profile");
+});
+
+Deno.test("gRPC: default port 8001, streaming implies async, compression and TLS files", () => {
+  const c = config(
+    "-m",
+    "x",
+    "-i",
+    "grpc",
+    "--streaming",
+    "--grpc-compression-algorithm",
+    "gzip",
+    "--ssl-grpc-use-ssl",
+    "--ssl-grpc-root-certifications-file",
+    "ca.pem",
+  );
+  assert.equal(c.url, "localhost:8001");
+  assert.equal(c.streaming, true);
+  assert.equal(c.async, true);
+  assert.equal(c.grpcCompression, "gzip");
+  assert.deepEqual(c.grpcSsl, {
+    rootCertificatesFile: "ca.pem",
+    privateKeyFile: undefined,
+    certificateChainFile: undefined,
+  });
+  assert.deepEqual(
+    usageErrors(() =>
+      config(
+        "-m",
+        "x",
+        "--streaming",
+        "--grpc-compression-algorithm",
+        "gzip",
+        "--ssl-grpc-private-key-file",
+        "k.pem",
+      )
+    ),
+    [
+      "Option --streaming needs -i grpc (HTTP has no streams)",
+      "Option --grpc-compression-algorithm needs -i grpc",
+      "Options --ssl-grpc-* need -i grpc (for HTTPS use --ssl-https-*)",
+    ],
+  );
+  assert.deepEqual(
+    usageErrors(() =>
+      config("-m", "x", "-i", "grpc", "--ssl-grpc-use-ssl", "--ssl-grpc-private-key-file", "k")
+    ),
+    [
+      "Options --ssl-grpc-private-key-file and --ssl-grpc-certificate-chain-file go together " +
+      "(the client certificate and its key)",
+    ],
+  );
+});
+
+Deno.test("--ssl-https-*: an https URL, verify-host 0 turns hostname checks off, verify-peer 0 is refused", () => {
+  const c = config(
+    "-m",
+    "x",
+    "-u",
+    "https://localhost:8443",
+    "--ssl-https-verify-host",
+    "0",
+    "--ssl-https-ca-certificates-file",
+    "ca.pem",
+    "--ssl-https-client-certificate-file",
+    "c.der",
+    "--ssl-https-client-certificate-type",
+    "DER",
+    "--ssl-https-private-key-file",
+    "k.pem",
+  );
+  assert.equal(c.httpsSsl.verifyHost, false);
+  assert.equal(c.httpsSsl.clientCertificateType, "DER");
+  assert.equal(c.httpsSsl.privateKeyType, "PEM");
+  const errors = usageErrors(() =>
+    config("-m", "x", "-u", "https://h:1", "--ssl-https-verify-peer", "0")
+  );
+  assert.match(errors[0], /--ssl-https-verify-peer is not supported: Deno always verifies/);
+  assert.match(
+    usageErrors(() => config("-m", "x", "--ssl-https-ca-certificates-file", "ca.pem"))[0],
+    /need -i http and an https:\/\/ URL/,
+  );
+});
+
+Deno.test("--request-parameter: typed values, reserved names refused", () => {
+  const c = config(
+    "-m",
+    "x",
+    "--request-parameter",
+    "max_tokens:256:int",
+    "--request-parameter",
+    "seed:18446744073709551615:uint",
+    "--request-parameter",
+    "temperature:1:double",
+    "--request-parameter",
+    "stream:true:bool",
+    "--request-parameter",
+    "stop:a:b:string",
+  );
+  assert.deepEqual(c.requestParameters, [
+    { name: "max_tokens", value: 256 },
+    { name: "seed", value: { type: "uint64", value: 18446744073709551615n } },
+    { name: "temperature", value: { type: "double", value: 1 } },
+    { name: "stream", value: true },
+    { name: "stop", value: "a:b" },
+  ]);
+  const errors = usageErrors(() =>
+    config(
+      "-m",
+      "x",
+      "--request-parameter",
+      "sequence_id:1:int",
+      "--request-parameter",
+      "triton_enable_empty_final_response:true:bool",
+      "--request-parameter",
+      "n:-1:uint",
+      "--request-parameter",
+      "n:1:float",
+      "--request-parameter",
+      "n",
+    )
+  );
+  assert.equal(errors.length, 5);
+  assert.match(errors[0], /"sequence_id" is a reserved parameter/);
+  assert.match(errors[1], /"triton_enable_empty_final_response" is a reserved parameter/);
+  assert.match(errors[2], /expected an unsigned 64-bit integer/);
+  assert.match(errors[3], /unknown TYPE "float"/);
+  assert.match(errors[4], /expected NAME:VALUE:TYPE/);
+});
+
+Deno.test("--periodic-concurrency-range needs gRPC streaming and an export file", () => {
+  const errors = usageErrors(() =>
+    config("-m", "x", "--periodic-concurrency-range", "10:100:25", "--concurrency-range", "2")
+  );
+  assert.ok(
+    errors.some((e) => /can not be used with --concurrency-range/.test(e)),
+    errors.join("\n"),
+  );
+  assert.ok(
+    errors.some((e) =>
+      e.startsWith(
+        "Option --periodic-concurrency-range needs -i grpc and --streaming and --profile-export-file",
+      )
+    ),
+    errors.join("\n"),
+  );
+  assert.ok(errors.some((e) => /END - START must be a multiple of STEP/.test(e)));
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--request-period", "5")), [
+    "Option --request-period applies to --periodic-concurrency-range only",
+  ]);
 });
 
 Deno.test("the option table is consistent", () => {
@@ -216,4 +419,149 @@ Deno.test("the option table is consistent", () => {
   for (const s of ["m", "x", "u", "i", "b", "p", "s", "r", "l", "a", "f", "H", "v"]) {
     assert.ok(shorts.has(s), `perf_analyzer option -${s} is accepted`);
   }
+});
+
+Deno.test("open-loop modes: rate ranges are floats, modes exclude each other", () => {
+  const c = config(
+    "-m",
+    "x",
+    "--request-rate-range",
+    "0.5:2.5:0.5",
+    "--request-distribution",
+    "poisson",
+  );
+  assert.equal(c.loadMode, "request_rate");
+  assert.deepEqual(c.requestRate, { start: 0.5, end: 2.5, step: 0.5 });
+  assert.equal(c.requestDistribution, "poisson");
+  assert.equal(c.maxInflight, 1000);
+  assert.equal(c.maxSendLagMs, 1);
+  assert.equal(c.ignoreSendLag, false);
+  assert.equal(config("-m", "x").loadMode, "concurrency");
+  assert.equal(config("-m", "x", "--request-intervals", "i.txt").loadMode, "custom_intervals");
+  assert.deepEqual(
+    usageErrors(() => config("-m", "x", "--concurrency-range", "2", "--request-rate-range", "5")),
+    [
+      "Options --concurrency-range, --request-rate-range can not be used together: each chooses a load mode",
+    ],
+  );
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--request-rate-range", "5:0")), [
+    "The end of the --request-rate-range and -l/--latency-threshold can not both be 0: the sweep would never stop",
+  ]);
+  assert.deepEqual(
+    usageErrors(() => config("-m", "x", "--request-intervals", "i.txt", "--binary-search")),
+    ["Option --binary-search needs an end in --request-rate-range and a -l/--latency-threshold"],
+  );
+  assert.match(
+    usageErrors(() => config("-m", "x", "--max-inflight", "0", "--max-send-lag", "0")).join("\n"),
+    /--max-inflight: expected an integer >= 1\n.*--max-send-lag: expected a number > 0/,
+  );
+});
+
+Deno.test("sequence options have perf_analyzer's defaults and are checked", () => {
+  assert.deepEqual(config("-m", "x").sequences, {
+    count: 4,
+    length: 20,
+    variationPct: 20,
+    idRange: { start: 1, end: 4294967295 },
+    serial: false,
+  });
+  const c = config(
+    "-m",
+    "x",
+    "--num-of-sequences",
+    "8",
+    "--sequence-length",
+    "5",
+    "--sequence-length-variation",
+    "0",
+    "--sequence-id-range",
+    "100:199",
+    "--serial-sequences",
+  );
+  assert.deepEqual(c.sequences, {
+    count: 8,
+    length: 5,
+    variationPct: 0,
+    idRange: { start: 100, end: 199 },
+    serial: true,
+  });
+  assert.deepEqual(config("-m", "x", "--sequence-id-range", "7").sequences.idRange, {
+    start: 7,
+    end: 4294967295,
+  });
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--sequence-id-range", "9:3")), [
+    'Invalid value "9:3" for --sequence-id-range: expected START[:END] with 1 <= START <= END <= 4294967295',
+  ]);
+});
+
+Deno.test("exporters: export file, metrics and report options", async () => {
+  const defaults = config("-m", "x");
+  assert.equal(defaults.profileExportFile, undefined);
+  assert.equal(defaults.collectMetrics, false);
+  assert.equal(defaults.metricsIntervalMs, 1000);
+  assert.equal(defaults.reportHtml, undefined);
+  assert.equal(defaults.summaryJson, undefined);
+  const metrics = config("-m", "x", "-u", "http://gpu-box:9000", "--collect-metrics");
+  assert.equal(metrics.metricsUrl, "gpu-box:8002/metrics");
+  const given = config(
+    "-m",
+    "x",
+    "--collect-metrics",
+    "--metrics-url",
+    "h:1/m",
+    "--metrics-interval",
+    "250",
+  );
+  assert.equal(given.metricsUrl, "h:1/m");
+  assert.equal(given.metricsIntervalMs, 250);
+  const files = config("-m", "x", "--report-html", "r.html", "--summary-json", "s.json");
+  assert.deepEqual([files.reportHtml, files.summaryJson], ["r.html", "s.json"]);
+
+  const dir = await Deno.makeTempDir();
+  try {
+    const existing = `${dir}/profile.json`;
+    await Deno.writeTextFile(existing, "{}");
+    assert.deepEqual(
+      usageErrors(() =>
+        config("-m", "x", "--profile-export-file", existing, "--metrics-url", "ftp://h/m")
+      ),
+      [
+        `File "${existing}" given to --profile-export-file already exists; choose another name or add --overwrite`,
+        'Invalid metrics URL "ftp://h/m": only http and https are supported',
+      ],
+    );
+    const overwrite = config("-m", "x", "--profile-export-file", existing, "--overwrite");
+    assert.equal(overwrite.profileExportFile, existing);
+    assert.equal(overwrite.overwrite, true);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("commands: report, profile --config; comma-lists and dicts collect every use", () => {
+  const report = parseArgv(["report", "--checkpoint-directory", "d", "-f", "r.csv"]);
+  assert.equal(report.command, "report");
+  assert.deepEqual(Object.fromEntries(report.options), {
+    "checkpoint-directory": "d",
+    "latency-report-file": "r.csv",
+  });
+  const sweep = parseArgv([
+    "profile",
+    "--config",
+    "s.yaml",
+    "--profile-models",
+    "a,b",
+    "--profile-models=c",
+    "--constraints",
+    "max-p99-latency=20",
+    "--constraints",
+    "min-throughput=5",
+  ]);
+  assert.equal(sweep.command, "profile");
+  assert.deepEqual(Object.fromEntries(sweep.options), {
+    config: "s.yaml",
+    "profile-models": ["a,b", "c"],
+    constraints: ["max-p99-latency=20", "min-throughput=5"],
+  });
+  assert.throws(() => parseArgv(["serve", "--profile-models", "a"]), /does not apply/);
 });

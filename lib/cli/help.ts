@@ -5,6 +5,8 @@ const USAGE = `Usage:
   inferperf -m MODEL [options]            profile a model (perf_analyzer compatible)
   inferperf serve [--models FILE] [...]   run the reference KServe v2 server
   inferperf demo [options]                profile the built-in reference server
+  inferperf profile --config sweep.yaml   sweep models x [sweep] options, with checkpoints
+  inferperf report [options]              summary and CSV of a sweep's checkpoints
 
 Measures throughput and latency of an inference server. Each load level is
 measured in windows until three consecutive windows agree within
@@ -25,6 +27,7 @@ function signature(def: OptionDef): string {
 function describe(def: OptionDef): string {
   let text = def.help;
   if (def.default !== undefined && def.type !== "boolean") text += ` [default: ${def.default}]`;
+  if (def.sweep) text += " [sweep]";
   if (def.pending) text += " (not supported yet)";
   return text;
 }

@@ -1,4 +1,6 @@
 export * from "./config.ts";
 export * from "./help.ts";
 export * from "./options.ts";
+export * from "./permissions.ts";
 export * from "./range.ts";
+export * from "./yaml.ts";

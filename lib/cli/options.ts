@@ -1,11 +1,25 @@
 /**
  * The option table: the single source for parsing, `--help`, validation and
- * (later) YAML configuration. Every perf_analyzer option name is here; options
+ * YAML configuration (--config). Every perf_analyzer option name is here; options
  * whose feature has not landed yet carry `pending` and are rejected when used,
  * never silently ignored.
  */
 
-export type OptionType = "string" | "int" | "float" | "boolean" | "count" | "list";
+/**
+ * How an option is written. "list": repeatable; "comma-list": repeatable and
+ * comma-delimited; "range": START[:END[:STEP]] (a <range> mapping in YAML);
+ * "dict": KEY=VALUE pairs, comma-delimited and repeatable (a mapping in YAML).
+ */
+export type OptionType =
+  | "string"
+  | "int"
+  | "float"
+  | "boolean"
+  | "count"
+  | "list"
+  | "comma-list"
+  | "range"
+  | "dict";
 
 export interface OptionDef {
   /** Long name, also the YAML key. */
@@ -23,9 +37,14 @@ export interface OptionDef {
   pending?: string;
   /** Commands that take the option; default: profile and demo. */
   commands?: readonly Command[];
+  /**
+   * A dimension of sweeps (--profile-models): several values, each measured as
+   * its own point; "range" also accepts START:END[:STEP] or a <range> mapping.
+   */
+  sweep?: "list" | "range";
 }
 
-export type Command = "profile" | "serve" | "demo";
+export type Command = "profile" | "serve" | "demo" | "report";
 export const PROFILE_COMMANDS: readonly Command[] = ["profile", "demo"];
 
 export const GROUPS = [
@@ -37,12 +56,12 @@ export const GROUPS = [
   "Protocol and TLS",
   "Output",
   "Reference server (inferperf serve)",
+  "Sweeps (--profile-models)",
   "General",
 ] as const;
 export type Group = typeof GROUPS[number];
 
 const OPEN_LOOP = "open-loop load (request rate, intervals, schedules)";
-const GRPC = "gRPC support";
 const SERVICE_KINDS = "service kinds (TF Serving, TorchServe, OpenAI, shared memory)";
 const EXPORTS = "exporters (profile export, server metrics)";
 
@@ -79,6 +98,7 @@ export const OPTIONS: readonly OptionDef[] = [
     default: "http",
     group: "Target",
     choices: ["http", "grpc"],
+    sweep: "list",
     help: "Protocol used to talk to the server.",
   },
   {
@@ -116,18 +136,19 @@ export const OPTIONS: readonly OptionDef[] = [
   // Load
   {
     name: "concurrency-range",
-    type: "string",
+    type: "range",
     group: "Load",
     valueName: "START:END:STEP",
+    sweep: "range",
     help:
       "Closed loop: keep N requests in flight for N from START to END by STEP. END 0 sweeps until the latency threshold is hit. Default 1:1:1.",
   },
   {
     name: "request-rate-range",
-    type: "string",
+    type: "range",
     group: "Load",
     valueName: "START:END:STEP",
-    pending: OPEN_LOOP,
+    sweep: "range",
     help: "Open loop: send N requests per second for N from START to END by STEP.",
   },
   {
@@ -136,7 +157,6 @@ export const OPTIONS: readonly OptionDef[] = [
     default: "constant",
     group: "Load",
     choices: ["constant", "poisson"],
-    pending: OPEN_LOOP,
     help: "Distribution of gaps between requests in request-rate mode.",
   },
   {
@@ -144,24 +164,22 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "string",
     group: "Load",
     valueName: "FILE",
-    pending: OPEN_LOOP,
     help: "Send with the gaps in FILE (one interval in microseconds per line, looped).",
   },
   {
     name: "periodic-concurrency-range",
-    type: "string",
+    type: "range",
     group: "Load",
     valueName: "START:END:STEP",
-    pending: GRPC,
-    help: "Launch START streams, then STEP more each request period, until END (gRPC streaming).",
+    help:
+      "Launch START requests, then STEP more each time every request of the latest set got --request-period responses, until END were launched (gRPC --streaming, decoupled models; needs --profile-export-file).",
   },
   {
     name: "request-period",
     type: "int",
     default: 10,
     group: "Load",
-    pending: GRPC,
-    help: "Responses every stream of the latest set must receive before the next set launches.",
+    help: "Responses every request of the latest set must receive before the next set launches.",
   },
   {
     name: "fixed-schedule",
@@ -191,7 +209,31 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "int",
     group: "Load",
     help:
-      "Accepted for compatibility. inferperf's event loop needs no sender threads; in-flight requests are bounded by the load level itself.",
+      "Accepted for compatibility. perf_analyzer's sender threads bound its requests in flight; inferperf sends from one event loop: the concurrency bounds a closed loop and --max-inflight an open loop.",
+  },
+  {
+    name: "max-inflight",
+    type: "int",
+    default: 1000,
+    group: "Load",
+    valueName: "N",
+    help:
+      "Open loop: requests (and connections) in flight at most. A send due while N are in flight waits; such sends are counted and reported.",
+  },
+  {
+    name: "max-send-lag",
+    type: "float",
+    default: 1,
+    group: "Load",
+    valueName: "MS",
+    help:
+      "Open loop: a level whose p99 send lag (dispatch minus intended time) exceeds this is untrustworthy; the run then exits with code 4.",
+  },
+  {
+    name: "ignore-send-lag",
+    type: "boolean",
+    group: "Load",
+    help: "Open loop: report untrustworthy levels but exit 0 (not 4).",
   },
   {
     name: "async",
@@ -210,16 +252,16 @@ export const OPTIONS: readonly OptionDef[] = [
     name: "streaming",
     type: "boolean",
     group: "Load",
-    pending: GRPC,
-    help: "Send requests over a gRPC bidirectional stream (implies --async).",
+    help:
+      "Send requests over a gRPC bidirectional stream (implies --async); required by decoupled models.",
   },
   {
     name: "request-parameter",
     type: "list",
     group: "Load",
     valueName: "NAME:VALUE:TYPE",
-    pending: GRPC,
-    help: "Add a request parameter; TYPE is int, uint, bool, string or double. Repeatable.",
+    help:
+      "Add a request parameter (gRPC and HTTP); TYPE is int, uint, bool, string or double. Repeatable.",
   },
 
   // Measurement
@@ -298,7 +340,6 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "int",
     default: 4,
     group: "Sequences",
-    pending: OPEN_LOOP,
     help: "Concurrent sequences in request-rate mode.",
   },
   {
@@ -306,7 +347,6 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "int",
     default: 20,
     group: "Sequences",
-    pending: OPEN_LOOP,
     help: "Base length of a sequence.",
   },
   {
@@ -314,7 +354,6 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "float",
     default: 20,
     group: "Sequences",
-    pending: OPEN_LOOP,
     help: "Variation of sequence length in percent.",
   },
   {
@@ -322,14 +361,12 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "string",
     group: "Sequences",
     valueName: "START[:END]",
-    pending: OPEN_LOOP,
     help: "Range of sequence ids. Default 1:4294967295.",
   },
   {
     name: "serial-sequences",
     type: "boolean",
     group: "Sequences",
-    pending: OPEN_LOOP,
     help: "Send one request of a sequence at a time.",
   },
 
@@ -339,8 +376,9 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "list",
     group: "Input data",
     valueName: "MODE|PATH",
+    sweep: "list",
     help:
-      "Data to send: random (default) or zero, generated once per input. Directories and JSON files are not supported yet.",
+      'Data to send, repeatable. random (default) or zero: generated once per input and reused. NAME:random, NAME:zero or NAME:random:MIN:MAX: generated data of one input (e.g. token ids in range); next to files it gives an input they leave out. A directory: one raw batch-1 file per input named after it (BYTES: one string per line), optional files named after outputs to validate. FILE.json: perf_analyzer\'s {"data": [...], "validation_data": [...]}; several files combine. -b N takes N consecutive steps per request.',
   },
   {
     name: "batch-size",
@@ -348,6 +386,7 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "int",
     default: 1,
     group: "Input data",
+    sweep: "range",
     help: "Batch size of each request.",
   },
   {
@@ -369,6 +408,15 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "string",
     group: "Input data",
     help: "String sent in every element of BYTES inputs.",
+  },
+  {
+    name: "validation-tolerance",
+    type: "float",
+    default: 0,
+    group: "Input data",
+    valueName: "X",
+    help:
+      "Output validation (validation_data): float outputs may differ from the expected values by X x max(1, |expected|); 0 compares bytes like perf_analyzer. Integers, BOOL and BYTES compare exactly.",
   },
   {
     name: "shared-memory",
@@ -417,66 +465,58 @@ export const OPTIONS: readonly OptionDef[] = [
     default: "none",
     group: "Protocol and TLS",
     choices: ["none", "gzip", "deflate"],
-    pending: GRPC,
-    help: "Compression of gRPC messages.",
+    help: "Compression of gRPC request messages (done once per request, before the run).",
   },
   {
     name: "ssl-grpc-use-ssl",
     type: "boolean",
     group: "Protocol and TLS",
-    pending: GRPC,
-    help: "Use TLS for gRPC.",
+    help: "Use TLS for gRPC (trusting the system's root certificates unless given).",
   },
   {
     name: "ssl-grpc-root-certifications-file",
     type: "string",
     group: "Protocol and TLS",
-    pending: GRPC,
-    help: "CA certificates (PEM) for gRPC.",
+    help: "CA certificates (PEM) that sign the gRPC server's certificate.",
   },
   {
     name: "ssl-grpc-private-key-file",
     type: "string",
     group: "Protocol and TLS",
-    pending: GRPC,
-    help: "Client private key (PEM) for gRPC.",
+    help: "Client private key (PEM) for mutual TLS over gRPC.",
   },
   {
     name: "ssl-grpc-certificate-chain-file",
     type: "string",
     group: "Protocol and TLS",
-    pending: GRPC,
-    help: "Client certificate chain (PEM) for gRPC.",
+    help: "Client certificate chain (PEM) for mutual TLS over gRPC.",
   },
   {
     name: "ssl-https-verify-peer",
     type: "int",
     default: 1,
     group: "Protocol and TLS",
-    pending: GRPC,
-    help: "Verify the server certificate (0 or 1).",
+    help:
+      "Verify the server certificate: 1 only (Deno always verifies; see --ssl-https-ca-certificates-file).",
   },
   {
     name: "ssl-https-verify-host",
     type: "int",
     default: 2,
     group: "Protocol and TLS",
-    pending: GRPC,
-    help: "Verify the server host name (0, 1 or 2).",
+    help: "Verify the server host name: 0 no, 1 or 2 yes.",
   },
   {
     name: "ssl-https-ca-certificates-file",
     type: "string",
     group: "Protocol and TLS",
-    pending: GRPC,
-    help: "CA certificates for HTTPS.",
+    help: "CA certificates (PEM) that sign the HTTPS server's certificate.",
   },
   {
     name: "ssl-https-client-certificate-file",
     type: "string",
     group: "Protocol and TLS",
-    pending: GRPC,
-    help: "Client certificate for HTTPS.",
+    help: "Client certificate for mutual TLS over HTTPS.",
   },
   {
     name: "ssl-https-client-certificate-type",
@@ -484,15 +524,13 @@ export const OPTIONS: readonly OptionDef[] = [
     default: "PEM",
     group: "Protocol and TLS",
     choices: ["PEM", "DER"],
-    pending: GRPC,
-    help: "Type of the client certificate.",
+    help: "Format of the client certificate file.",
   },
   {
     name: "ssl-https-private-key-file",
     type: "string",
     group: "Protocol and TLS",
-    pending: GRPC,
-    help: "Client private key for HTTPS.",
+    help: "Client private key for mutual TLS over HTTPS.",
   },
   {
     name: "ssl-https-private-key-type",
@@ -500,8 +538,7 @@ export const OPTIONS: readonly OptionDef[] = [
     default: "PEM",
     group: "Protocol and TLS",
     choices: ["PEM", "DER"],
-    pending: GRPC,
-    help: "Type of the client private key.",
+    help: "Format of the client private key file.",
   },
   {
     name: "trace-level",
@@ -539,6 +576,7 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "string",
     group: "Output",
     valueName: "FILE.csv",
+    commands: ["profile", "demo", "report"],
     help: "Write the results as CSV.",
   },
   {
@@ -552,30 +590,51 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "string",
     group: "Output",
     valueName: "FILE.json",
-    pending: EXPORTS,
-    help: "Export every request's timestamps as JSON.",
+    help:
+      "Export every request (send and response timestamps, inputs, outputs) and the window boundaries of every level as JSON, in perf_analyzer's format. The file must not exist unless --overwrite is given.",
+  },
+  {
+    name: "overwrite",
+    type: "boolean",
+    group: "Output",
+    help: "Let --profile-export-file replace an existing file.",
   },
   {
     name: "collect-metrics",
     type: "boolean",
     group: "Output",
-    pending: EXPORTS,
-    help: "Collect the server's Prometheus GPU metrics.",
+    help:
+      "Scrape the server's Prometheus GPU metrics during the measurement and report them per level (console, and the CSV with --verbose-csv).",
   },
   {
     name: "metrics-url",
     type: "string",
     group: "Output",
-    pending: EXPORTS,
-    help: "Prometheus endpoint. Default: host of -u, port 8002, /metrics.",
+    valueName: "URL",
+    help: "Prometheus endpoint for --collect-metrics. Default: host of -u, port 8002, /metrics.",
   },
   {
     name: "metrics-interval",
     type: "int",
     default: 1000,
     group: "Output",
-    pending: EXPORTS,
+    valueName: "MS",
     help: "Milliseconds between metric scrapes.",
+  },
+  {
+    name: "report-html",
+    type: "string",
+    group: "Output",
+    valueName: "FILE.html",
+    help:
+      "Write a self-contained HTML report: throughput vs latency, latency components, percentiles and per-window charts.",
+  },
+  {
+    name: "summary-json",
+    type: "string",
+    group: "Output",
+    valueName: "FILE.json",
+    help: "Write every reported figure per level as JSON (schema: docs/summary.schema.json).",
   },
 
   // Reference server
@@ -611,6 +670,38 @@ export const OPTIONS: readonly OptionDef[] = [
     commands: ["serve"],
     help: "Port of the Prometheus metrics endpoint.",
   },
+  {
+    name: "grpc-port",
+    type: "int",
+    default: 8001,
+    group: "Reference server (inferperf serve)",
+    commands: ["serve"],
+    help: "Port of the KServe v2 gRPC endpoint.",
+  },
+  {
+    name: "grpc-certificate-file",
+    type: "string",
+    group: "Reference server (inferperf serve)",
+    valueName: "FILE.pem",
+    commands: ["serve"],
+    help: "Serve gRPC over TLS with this certificate chain (needs --grpc-private-key-file).",
+  },
+  {
+    name: "grpc-private-key-file",
+    type: "string",
+    group: "Reference server (inferperf serve)",
+    valueName: "FILE.pem",
+    commands: ["serve"],
+    help: "Private key of --grpc-certificate-file.",
+  },
+  {
+    name: "grpc-client-ca-file",
+    type: "string",
+    group: "Reference server (inferperf serve)",
+    valueName: "FILE.pem",
+    commands: ["serve"],
+    help: "Require gRPC clients to present a certificate signed by these CAs (mutual TLS).",
+  },
 
   // General
   {
@@ -625,15 +716,64 @@ export const OPTIONS: readonly OptionDef[] = [
     short: "h",
     type: "boolean",
     group: "General",
-    commands: ["profile", "demo", "serve"],
+    commands: ["profile", "demo", "serve", "report"],
     help: "Show this help.",
   },
   {
     name: "version",
     type: "boolean",
     group: "General",
-    commands: ["profile", "demo", "serve"],
+    commands: ["profile", "demo", "serve", "report"],
     help: "Show the version.",
+  },
+  {
+    name: "config",
+    type: "string",
+    group: "General",
+    valueName: "FILE.yaml",
+    commands: ["profile", "demo", "serve", "report"],
+    help:
+      "Read options from a YAML file, each under its long name (e.g. batch-size: 4); options on the command line override it.",
+  },
+
+  // Sweeps
+  {
+    name: "profile-models",
+    type: "comma-list",
+    group: "Sweeps (--profile-models)",
+    valueName: "A,B",
+    commands: ["profile"],
+    help:
+      "Sweep these models: every combination of the values of the options marked [sweep] is measured as one point and saved to a checkpoint, so a rerun resumes.",
+  },
+  {
+    name: "checkpoint-directory",
+    type: "string",
+    default: "checkpoints",
+    group: "Sweeps (--profile-models)",
+    valueName: "DIR",
+    commands: ["profile", "report"],
+    help:
+      "Folder of the sweep checkpoints 0.ckpt, 1.ckpt, ...: the latest is loaded and measured points are skipped. Remove it to start afresh.",
+  },
+  {
+    name: "objective",
+    type: "string",
+    default: "throughput",
+    group: "Sweeps (--profile-models)",
+    valueName: "METRIC",
+    commands: ["profile", "report"],
+    help:
+      "What the best point of each model optimizes: throughput (highest), or avg-latency or pN-latency such as p99-latency (lowest).",
+  },
+  {
+    name: "constraints",
+    type: "dict",
+    group: "Sweeps (--profile-models)",
+    valueName: "BOUND=N,...",
+    commands: ["profile", "report"],
+    help:
+      "Bounds the best point must meet: min-throughput (infer/sec), max-avg-latency, max-pN-latency (msec), e.g. max-p99-latency=20.",
   },
 ];
 

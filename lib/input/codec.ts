@@ -401,3 +401,28 @@ export function tensorFromJson(datatype: Datatype, values: readonly unknown[]): 
   }
   return out;
 }
+
+// JSON.parse's reviver sees the source text of each value (V8), which TypeScript does not know yet.
+const parseWithSource = JSON.parse as (
+  text: string,
+  reviver: (key: string, value: unknown, context?: { source?: string }) => unknown,
+) => unknown;
+const INTEGER_SOURCE = /^-?\d+$/;
+/** Only text with a long digit run can hold an integer that a double cannot. */
+const LONG_DIGITS = /\d{16}/;
+
+/**
+ * JSON.parse that keeps integers beyond 2^53 exact, as bigints (for INT64 and
+ * UINT64 tensors); text without 16-digit runs takes the plain, fast path.
+ */
+export function parseJsonExact(text: string): unknown {
+  if (!LONG_DIGITS.test(text)) return JSON.parse(text);
+  return parseWithSource(
+    text,
+    (_key, value, context) =>
+      typeof value === "number" && !Number.isSafeInteger(value) &&
+        context?.source !== undefined && INTEGER_SOURCE.test(context.source)
+        ? BigInt(context.source)
+        : value,
+  );
+}

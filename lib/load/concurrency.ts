@@ -4,35 +4,42 @@
  */
 import type { Recorder } from "../measure/recorder.ts";
 import { ConnectionError } from "../protocol/errors.ts";
+import type { OutputCheck } from "../input/validation.ts";
 import type {
   InferenceClient,
+  InferOptions,
   InferSession,
   PreparedRequest,
   RequestTiming,
 } from "../protocol/types.ts";
+import type { RequestFeed } from "./feed.ts";
 
 /** Pause after a connection failure so a dead server does not turn into a busy loop of errors. */
 const CONNECTION_RETRY_MS = 50;
 
 export interface ConcurrencyLoadOptions {
-  /** Requests are taken round-robin across workers (the input-data steps). */
-  requests: readonly PreparedRequest[];
+  /** Worker i takes its requests from lane i (its own sequence on sequence models). */
+  feed: RequestFeed;
+  /** Output validation: the response of a request with a check is decoded; a mismatch fails it. */
+  checks?: ReadonlyMap<PreparedRequest, OutputCheck>;
 }
+
+const DECODE: InferOptions = { decodeOutputs: true };
 
 export class ConcurrencyLoad {
   readonly #client: InferenceClient;
-  readonly #requests: readonly PreparedRequest[];
+  readonly #feed: RequestFeed;
+  readonly #checks: ReadonlyMap<PreparedRequest, OutputCheck> | undefined;
   readonly #idle: InferSession[] = [];
   #recorder: Recorder | undefined;
-  #next = 0;
   #running = false;
   #budget = Infinity;
   #workers: Promise<void>[] = [];
 
   constructor(client: InferenceClient, options: ConcurrencyLoadOptions) {
-    if (options.requests.length === 0) throw new RangeError("At least one request is needed");
     this.#client = client;
-    this.#requests = options.requests;
+    this.#feed = options.feed;
+    this.#checks = options.checks;
   }
 
   /**
@@ -44,7 +51,10 @@ export class ConcurrencyLoad {
     this.#recorder = options.recorder;
     this.#budget = options.limit ?? Infinity;
     this.#running = true;
-    this.#workers = Array.from({ length: concurrency }, () => this.#work(this.#idle.pop()));
+    this.#workers = Array.from(
+      { length: concurrency },
+      (_, lane) => this.#work(this.#idle.pop(), lane),
+    );
   }
 
   /** Stops issuing requests and waits for the ones in flight. */
@@ -65,18 +75,20 @@ export class ConcurrencyLoad {
   }
 
   /** Sessions open lazily so that a refused connection counts as a failed request, not a fatal error. */
-  async #work(reused: InferSession | undefined): Promise<void> {
+  async #work(reused: InferSession | undefined, lane: number): Promise<void> {
     let session = reused;
     const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
-    const requests = this.#requests;
+    const feed = this.#feed;
     while (this.#running && this.#budget > 0) {
       this.#budget--;
-      const request = requests[this.#next]!;
-      this.#next = (this.#next + 1) % requests.length;
+      const request = feed.next(lane);
       try {
         session ??= await this.#client.openSession();
-        await session.infer(request, timing);
-        this.#recorder!.record(timing);
+        const check = this.#checks?.get(request);
+        const outputs = await session.infer(request, timing, check && DECODE);
+        const mismatch = check?.(outputs ?? []);
+        if (mismatch === undefined) this.#recorder!.record(timing);
+        else this.#recorder!.recordError(mismatch);
       } catch (e) {
         this.#recorder!.recordError(e instanceof Error ? e.message : String(e));
         if (e instanceof ConnectionError) {

@@ -4,6 +4,7 @@
  */
 import type { ModelStatistics } from "../protocol/types.ts";
 import type { Interrupt } from "../profile/interrupt.ts";
+import { summarizeOpenLoop } from "./open_loop.ts";
 import { Recorder } from "./recorder.ts";
 import { isStable, stabilizingLatencyUs, windowThroughput } from "./stability.ts";
 import {
@@ -12,7 +13,13 @@ import {
   summarizeClient,
   summarizeServer,
 } from "./stats.ts";
-import type { LevelResult, LoadMode, MeasurementOptions, WindowData } from "./types.ts";
+import type {
+  LevelResult,
+  LoadMode,
+  MeasurementOptions,
+  RequestSink,
+  WindowData,
+} from "./types.ts";
 
 /** What the level loop needs from a load mode. */
 export interface LevelLoad {
@@ -32,7 +39,14 @@ export interface LevelOptions extends MeasurementOptions {
   /** The profiled model's name: its server summary comes first. */
   model: string;
   interrupt: Interrupt;
+  /** Receives every completed request, warmup included (the profile export). */
+  requestSink?: RequestSink;
+  /** Open-loop modes: --max-send-lag, the send-lag p99 above which a level is untrustworthy. */
+  maxSendLagMs?: number;
 }
+
+/** The --max-send-lag default: perf_analyzer's bound for a "delayed" send. */
+export const DEFAULT_MAX_SEND_LAG_MS = 1;
 
 /** A window had no successful request: perf_analyzer's exit code 3. */
 export class NoValidRequestsError extends Error {
@@ -66,6 +80,12 @@ function summarize(
       : undefined,
     stable: options.stable,
     windows: all,
+    ...(options.mode === "concurrency" ? {} : {
+      openLoop: summarizeOpenLoop(merged, {
+        percentiles,
+        maxSendLagMs: options.maxSendLagMs ?? DEFAULT_MAX_SEND_LAG_MS,
+      }),
+    }),
   };
 }
 
@@ -85,7 +105,7 @@ async function snapshot(options: LevelOptions): Promise<ModelStatistics[] | unde
  * A soft interrupt ends the level after the current window.
  */
 export async function measureLevel(load: LevelLoad, options: LevelOptions): Promise<LevelResult> {
-  const recorder = new Recorder();
+  const recorder = new Recorder({ sink: options.requestSink });
   const { interrupt } = options;
   if (options.warmupRequestCount > 0) {
     load.start({ recorder, limit: options.warmupRequestCount });

@@ -4,13 +4,19 @@
  * any moment without waiting for in-flight requests (they carry over).
  */
 import type { RequestTiming } from "../protocol/types.ts";
-import type { WindowData } from "./types.ts";
+import { LatencyHistogram } from "./histogram.ts";
+import type { CompletedRequest, RequestSink, WindowData } from "./types.ts";
 
 /** Distinct error messages kept per window; the rest are grouped so a flood of unique messages stays bounded. */
 const MAX_ERROR_KINDS = 50;
 const OTHER_ERRORS = "(other errors)";
+/** perf_analyzer calls a send "delayed" when it leaves more than this late. */
+const DELAYED_SEND_MS = 1;
 
-function emptyWindow(startMs: number): WindowData {
+/** A window as the recorder fills it: always with a histogram. */
+type RecordedWindow = WindowData & { histogram: LatencyHistogram };
+
+function emptyWindow(startMs: number): RecordedWindow {
   return {
     startMs,
     endMs: startMs,
@@ -20,16 +26,34 @@ function emptyWindow(startMs: number): WindowData {
     recvUsSum: 0,
     waitUsSum: 0,
     responseCount: 0,
+    firstResponseUsSum: 0,
     errorCount: 0,
     errors: new Map(),
     delayedCount: 0,
+    correctedLatenciesUs: [],
+    sendCount: 0,
+    sendLagsUs: [],
+    blockedCount: 0,
+    histogram: new LatencyHistogram(),
   };
 }
 
 export class Recorder {
-  #window: WindowData = emptyWindow(performance.now());
+  #window: RecordedWindow = emptyWindow(performance.now());
   #target = Infinity;
   #onTarget: (() => void) | undefined;
+  readonly #sink: RequestSink | undefined;
+  /** Refilled for every request handed to the sink, so forwarding allocates nothing. */
+  readonly #completed: CompletedRequest = {
+    timing: undefined,
+    intendedMs: undefined,
+    error: undefined,
+  };
+
+  /** `sink` receives every completed request too (the profile export). */
+  constructor(options: { sink?: RequestSink } = {}) {
+    this.#sink = options.sink;
+  }
 
   /** Valid requests recorded in the current window so far. */
   get count(): number {
@@ -41,21 +65,60 @@ export class Recorder {
     return this.#window.latenciesUs.length + this.#window.errorCount;
   }
 
-  record(timing: RequestTiming): void {
+  /**
+   * A valid request. Latency is measured from the send (`timing.start`), as
+   * perf_analyzer does; open-loop loads also pass the intended send time, from
+   * which the corrected latency is measured.
+   */
+  record(timing: RequestTiming, intendedMs?: number): void {
     const w = this.#window;
-    w.latenciesUs.push((timing.end - timing.start) * 1000);
+    const latencyMs = timing.end - timing.start;
+    w.latenciesUs.push(latencyMs * 1000);
+    w.histogram.recordMs(latencyMs);
+    if (intendedMs !== undefined) w.correctedLatenciesUs.push((timing.end - intendedMs) * 1000);
     w.sendUsSum += (timing.sendEnd - timing.start) * 1000;
     w.waitUsSum += (timing.recvStart - timing.sendEnd) * 1000;
     w.recvUsSum += (timing.end - timing.recvStart) * 1000;
     w.responseCount += timing.responses;
+    w.firstResponseUsSum! += ((timing.firstResponse ?? timing.end) - timing.start) * 1000;
+    const sink = this.#sink;
+    if (sink) {
+      const c = this.#completed;
+      c.timing = timing;
+      c.intendedMs = intendedMs;
+      c.error = undefined;
+      sink.add(c);
+    }
     this.#check();
   }
 
-  recordError(message: string): void {
+  /**
+   * An open-loop send leaving at `dispatchedMs` that was due at `intendedMs`;
+   * `blocked` when it waited for capacity (--max-inflight or a busy sequence).
+   */
+  recordSend(intendedMs: number, dispatchedMs: number, blocked: boolean): void {
+    const w = this.#window;
+    const lagMs = dispatchedMs - intendedMs;
+    w.sendCount++;
+    w.sendLagsUs.push(lagMs * 1000);
+    if (lagMs > DELAYED_SEND_MS) w.delayedCount++;
+    if (blocked) w.blockedCount++;
+  }
+
+  /** A failed request; `timing` when it was sent (then its start is the send time). */
+  recordError(message: string, timing?: RequestTiming): void {
     const w = this.#window;
     w.errorCount++;
     const key = w.errors.has(message) || w.errors.size < MAX_ERROR_KINDS ? message : OTHER_ERRORS;
     w.errors.set(key, (w.errors.get(key) ?? 0) + 1);
+    const sink = this.#sink;
+    if (sink) {
+      const c = this.#completed;
+      c.timing = timing;
+      c.intendedMs = undefined;
+      c.error = message;
+      sink.add(c);
+    }
     this.#check();
   }
 
@@ -77,6 +140,8 @@ export class Recorder {
     this.#target = Infinity;
     this.#onTarget?.();
     this.#onTarget = undefined;
+    // A finished window records no more: its histogram shrinks to a few KB (about 1 ms of work).
+    done.histogram.freeze();
     return done;
   }
 

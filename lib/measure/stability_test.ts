@@ -23,6 +23,10 @@ function window(latenciesUs: number[], durationMs: number): WindowData {
     errorCount: 0,
     errors: new Map(),
     delayedCount: 0,
+    correctedLatenciesUs: [],
+    sendCount: 0,
+    sendLagsUs: [],
+    blockedCount: 0,
   };
 }
 

@@ -56,6 +56,7 @@ export function summarizeClient(
   let sendUs = 0;
   let recvUs = 0;
   let waitUs = 0;
+  let firstResponseUs = 0;
   const errors = new Map<string, number>();
   for (const w of windows) {
     requestCount += w.latenciesUs.length;
@@ -66,6 +67,7 @@ export function summarizeClient(
     sendUs += w.sendUsSum;
     recvUs += w.recvUsSum;
     waitUs += w.waitUsSum;
+    firstResponseUs += w.firstResponseUsSum ?? 0;
     for (const [message, count] of w.errors) {
       errors.set(message, (errors.get(message) ?? 0) + count);
     }
@@ -90,6 +92,7 @@ export function summarizeClient(
     durationMs,
     throughput: seconds > 0 ? (requestCount * options.batchSize) / seconds : 0,
     responseThroughput: seconds > 0 ? responseCount / seconds : 0,
+    avgFirstResponseUs: perRequest(firstResponseUs),
     avgLatencyUs,
     stdLatencyUs: sampleStdDev(pooled, avgLatencyUs),
     percentilesUs: new Map(wanted.map((p) => [p, requestCount > 0 ? percentile(pooled, p) : 0])),

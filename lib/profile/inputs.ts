@@ -1,82 +1,104 @@
 /**
- * Builds the requests of a run from the model's metadata and the input
- * options. Every problem is an InputError naming the tensor and what is
- * wrong, raised before any load is sent.
+ * The requests of a run: input data loaded or generated (lib/input), then
+ * batched into requests with the checks of their responses. Every problem is
+ * an InputError saying where, raised before any load is sent.
  */
-import { generateTensor } from "../input/generate.ts";
-import type { InferRequest, ModelInfo, Tensor, TensorSpec } from "../protocol/types.ts";
+import {
+  type Batch,
+  batchSteps,
+  type DataSet,
+  type DataStep,
+  makeBatch,
+} from "../input/data_set.ts";
+import { InputError } from "../input/errors.ts";
+import { type InputDataSpec, loadDataSet } from "../input/input_data.ts";
+import { createOutputCheck, type OutputCheck } from "../input/validation.ts";
+import type { InferRequest, ModelInfo } from "../protocol/types.ts";
 
-/** Input data that does not fit the model (exit code 99, before any load). */
-export class InputError extends Error {
-  override name = "InputError";
-}
+export { InputError };
 
 export interface InputOptions {
   batchSize: number;
   shapes: Map<string, number[]>;
-  /** "random" or "zero"; the first one applies to every input. */
-  inputData: string[];
+  inputData: InputDataSpec;
   stringLength: number;
   stringData?: string;
+  /** Allowed difference of float outputs in validation; 0 compares bytes. */
+  validationTolerance: number;
 }
 
+export interface PlannedRequest {
+  request: InferRequest;
+  /** Present when the steps have validation data for some output. */
+  check?: OutputCheck;
+}
+
+export interface RequestPlan {
+  /**
+   * Sent round-robin: the steps of every stream in order, `batchSize`
+   * consecutive steps per request (perf_analyzer's order).
+   */
+  requests: InferRequest[];
+  /** Checks of the responses, by request index; absent when there is no validation data. */
+  checks?: (OutputCheck | undefined)[];
+  /** The data as loaded, for playing streams back per sequence. */
+  dataSet: DataSet;
+}
+
+/** Rejects batch sizes the model cannot take, with perf_analyzer's messages. */
 export function checkBatchSize(model: ModelInfo, batchSize: number): void {
-  if (model.maxBatchSize === 0 && batchSize > 1) {
+  if (batchSize <= 1) return;
+  if (model.maxBatchSize === 0) {
     throw new InputError(
-      `Can not use batch size ${batchSize}: model "${model.name}" does not support batching (max_batch_size 0)`,
+      `can not specify batch size > 1 as the model does not support batching (-b ${batchSize}, ` +
+        `model "${model.name}" has max_batch_size 0)`,
     );
   }
-  if (model.maxBatchSize > 0 && batchSize > model.maxBatchSize) {
+  if (batchSize > model.maxBatchSize) {
     throw new InputError(
-      `Can not use batch size ${batchSize}: model "${model.name}" supports at most ${model.maxBatchSize}`,
+      `expecting batch size <= ${model.maxBatchSize} for model "${model.name}" (-b ${batchSize})`,
+    );
+  }
+  if (model.sequence) {
+    throw new InputError(
+      `can not specify batch size > 1 when using a sequence model (-b ${batchSize})`,
     );
   }
 }
 
-/** The full shape of one input: --shape for variable dims, batch dimension prepended. */
-export function resolveShape(
-  spec: TensorSpec,
-  options: { model: ModelInfo; batchSize: number; shapes: Map<string, number[]> },
-): number[] {
-  const given = options.shapes.get(spec.name);
-  let dims = spec.dims;
-  if (given) {
-    const fits = given.length === spec.dims.length &&
-      given.every((d, i) => spec.dims[i] === -1 || spec.dims[i] === d);
-    if (!fits) {
-      throw new InputError(
-        `The supplied shape of ${spec.name} is incompatible with the model's input shape: --shape gave [${given}], the model has [${spec.dims}]`,
-      );
-    }
-    dims = given;
-  } else if (dims.includes(-1)) {
-    throw new InputError(
-      `${spec.name} needs to have its shape fully defined. See the --shape option.`,
-    );
-  }
-  return options.model.maxBatchSize > 0 ? [options.batchSize, ...dims] : [...dims];
+function plan(model: ModelInfo, batch: Batch, tolerance: number): PlannedRequest {
+  const request = { inputs: batch.inputs, outputs: model.outputs.map((o) => o.name) };
+  if (batch.outputs.length === 0) return { request };
+  const steps = batch.steps.map((s) => s.where);
+  return { request, check: createOutputCheck(batch.outputs, { steps, tolerance }) };
 }
 
-/** One request with data generated once, reused for every send (like perf_analyzer). */
-export function buildRequests(model: ModelInfo, options: InputOptions): InferRequest[] {
+/**
+ * The request of consecutive steps (one per batch element) and the check of
+ * its response; for playing a stream back step by step (sequences).
+ */
+export function batchRequest(
+  model: ModelInfo,
+  steps: readonly DataStep[],
+  options: { tolerance: number },
+): PlannedRequest {
+  return plan(model, makeBatch(steps, { batched: model.maxBatchSize > 0 }), options.tolerance);
+}
+
+/** Loads the data and builds the requests; throws an InputError before anything is sent. */
+export async function buildRequests(model: ModelInfo, options: InputOptions): Promise<RequestPlan> {
   checkBatchSize(model, options.batchSize);
-  for (const name of options.shapes.keys()) {
-    if (!model.inputs.some((i) => i.name === name)) {
-      throw new InputError(
-        `Option --shape names "${name}", which is not an input of model "${model.name}"`,
-      );
-    }
-  }
-  const mode = options.inputData[0] === "zero" ? "zero" : "random";
-  const inputs: Tensor[] = model.inputs.map((spec) =>
-    generateTensor(
-      {
-        name: spec.name,
-        datatype: spec.datatype,
-        shape: resolveShape(spec, { ...options, model }),
-      },
-      { mode, stringLength: options.stringLength, stringData: options.stringData },
-    )
-  );
-  return [{ inputs, outputs: model.outputs.map((o) => o.name) }];
+  const dataSet = await loadDataSet(options.inputData, {
+    model,
+    shapes: options.shapes,
+    stringLength: options.stringLength,
+    stringData: options.stringData,
+  });
+  const planned = batchSteps(dataSet.streams.flat(), {
+    batchSize: options.batchSize,
+    batched: model.maxBatchSize > 0,
+  }).map((batch) => plan(model, batch, options.validationTolerance));
+  const requests = planned.map((p) => p.request);
+  if (planned.every((p) => p.check === undefined)) return { requests, dataSet };
+  return { requests, checks: planned.map((p) => p.check), dataSet };
 }

@@ -8,13 +8,19 @@ import { REPORTED_PERCENTILES, summarizeClient } from "../measure/stats.ts";
 import type { LevelResult, WindowData } from "../measure/types.ts";
 import {
   formatCsv,
+  formatGeneral,
   formatLevel,
   formatPass,
   formatSettings,
+  formatSummaryJson,
   formatSummaryTable,
+  ProfileExportWriter,
+  renderHtmlReport,
   type Settings,
 } from "../report/mod.ts";
 import type { RunEvents } from "./run.ts";
+import denoConfig from "../../deno.json" with { type: "json" };
+import type { ModelInfo, ServerInfo } from "../protocol/types.ts";
 
 const encoder = new TextEncoder();
 
@@ -49,21 +55,39 @@ export class ReportSession {
   readonly #progress: ProgressLine;
   #decoupled = false;
   #finished = false;
+  /** --profile-export-file: written as the run goes. */
+  readonly #export: ProfileExportWriter | undefined;
+  #target: { server: ServerInfo; model: ModelInfo } | undefined;
 
   constructor(config: ProfileConfig) {
     this.#config = config;
     this.#progress = new ProgressLine(config.verbose === 0);
+    this.#export = config.profileExportFile
+      ? new ProfileExportWriter(config.profileExportFile)
+      : undefined;
     this.events = {
-      ready: ({ model }) => {
+      ready: ({ server, model }) => {
+        this.#target = { server, model };
         this.#decoupled = model.decoupled;
         this.#print(formatSettings(this.#settings(model.decoupled)));
       },
-      levelStart: (value) => this.#progress.show(`Measuring concurrency ${value} ...`),
-      window: (w, { level, index }) => this.#window(w, { level, index }),
+      levelStart: (value) => {
+        this.#export?.beginExperiment(config.loadMode, value);
+        this.#progress.show(`Measuring ${this.#levelName(value)} ...`);
+      },
+      window: (w, { level, index }) => {
+        this.#export?.addWindow(w);
+        this.#window(w, { level, index });
+      },
       level: (result) => {
         this.results.push(result);
-        this.#print(formatLevel(result, this.#formatOptions()));
+        this.#print(formatLevel(result, { ...this.#formatOptions(), metrics: result.metrics }));
       },
+      warning: (message) => {
+        this.#progress.clear();
+        console.error(`warning: ${message}`);
+      },
+      requests: this.#export,
     };
   }
 
@@ -72,11 +96,20 @@ export class ReportSession {
     return this.results.reduce((n, r) => n + r.client.errorCount, 0);
   }
 
-  /** Prints the closing note and summary table and writes the CSV; idempotent. */
+  /**
+   * Completes the profile export, prints the closing note and summary table
+   * and writes the CSV, summary and HTML files; idempotent.
+   */
   finish(note?: string): void {
     if (this.#finished) return;
     this.#finished = true;
     this.#progress.clear();
+    // First: after a hard interrupt this is all that gets written before the process exits.
+    this.#export?.finish({
+      version: denoConfig.version,
+      serviceKind: this.#config.serviceKind,
+      endpoint: "",
+    });
     if (note) this.#print(`${note}\n\n`);
     if (this.results.length === 0) return;
     this.#print(formatSummaryTable(this.results, { percentile: this.#config.percentile }));
@@ -85,13 +118,61 @@ export class ReportSession {
       Deno.writeTextFileSync(
         file,
         formatCsv(this.results, {
-          mode: "concurrency",
+          mode: this.#config.loadMode,
           verbose: this.#config.verboseCsv,
           percentile: this.#config.percentile,
           decoupled: this.#decoupled,
+          ...(this.#config.collectMetrics ? { metrics: this.#metricsByLevel() } : {}),
         }),
       );
     }
+    this.#writeReports(note);
+  }
+
+  /** --summary-json and --report-html. */
+  #writeReports(note: string | undefined): void {
+    const c = this.#config;
+    if (!c.summaryJson && !c.reportHtml) return;
+    const model = {
+      name: this.#target?.model.name ?? c.model,
+      version: this.#target?.model.version ?? c.modelVersion,
+    };
+    if (c.summaryJson) {
+      const server = this.#target?.server;
+      Deno.writeTextFileSync(
+        c.summaryJson,
+        formatSummaryJson(this.results, {
+          version: denoConfig.version,
+          model,
+          ...(server ? { server: { name: server.name, version: server.version } } : {}),
+          settings: { ...c, mode: c.loadMode },
+          ...(note ? { note } : {}),
+          percentiles: c.percentile === undefined
+            ? REPORTED_PERCENTILES
+            : [...REPORTED_PERCENTILES, c.percentile],
+        }),
+      );
+    }
+    if (c.reportHtml) {
+      Deno.writeTextFileSync(
+        c.reportHtml,
+        renderHtmlReport(this.results, {
+          version: denoConfig.version,
+          model,
+          mode: c.loadMode,
+          batchSize: c.batchSize,
+          ...(c.percentile === undefined ? {} : { percentile: c.percentile }),
+          ...(note ? { note } : {}),
+        }),
+      );
+    }
+  }
+
+  /** --collect-metrics per level, for the CSV. */
+  #metricsByLevel(): Map<number, NonNullable<LevelResult["metrics"]>> {
+    return new Map(
+      this.results.flatMap((r) => r.metrics ? [[r.value, r.metrics] as const] : []),
+    );
   }
 
   #settings(decoupled: boolean): Settings {
@@ -99,10 +180,16 @@ export class ReportSession {
     return {
       ...c,
       batchSizeGiven: c.batchSize !== 1,
-      mode: "concurrency",
-      range: c.concurrency,
+      mode: c.loadMode,
+      range: c.loadMode === "concurrency" ? c.concurrency : c.requestRate,
       decoupled,
     };
+  }
+
+  #levelName(value: number): string {
+    return this.#config.loadMode === "concurrency"
+      ? `concurrency ${value}`
+      : `request rate ${formatGeneral(value)}`;
   }
 
   #formatOptions() {
@@ -116,7 +203,7 @@ export class ReportSession {
   #window(w: WindowData, info: { level: number; index: number }): void {
     const { batchSize, percentile, maxTrials } = this.#config;
     this.#progress.show(
-      `Measuring concurrency ${info.level}: window ${
+      `Measuring ${this.#levelName(info.level)}: window ${
         info.index + 1
       }/${maxTrials}, ${w.latenciesUs.length} requests`,
     );

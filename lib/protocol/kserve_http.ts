@@ -401,7 +401,11 @@ export class KServeHttpClient implements InferenceClient, StatisticsSource {
   prepare(request: InferRequest, target: { model: string; version: string }): PreparedRequest {
     const binaryInput = this.#inputFormat === "binary";
     const binaryOutput = this.#outputFormat === "binary";
-    const parameters: Record<string, ParameterValue> = { ...request.parameters };
+    const parameters: Record<string, ParameterValue> = {};
+    // JSON numbers carry no int/uint/double distinction: typed parameters go as their value.
+    for (const [name, value] of Object.entries(request.parameters ?? {})) {
+      parameters[name] = typeof value === "object" ? value.value : value;
+    }
     if (binaryOutput && request.outputs.length === 0) parameters.binary_data_output = true;
     const header: JsonObject = {
       inputs: request.inputs.map((t) =>

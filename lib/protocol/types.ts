@@ -16,7 +16,16 @@ export interface Tensor {
   data: Uint8Array;
 }
 
-export type ParameterValue = boolean | number | bigint | string;
+/**
+ * A parameter whose wire type its JS value does not tell (gRPC has int64,
+ * uint64 and double parameters; a JS number can be any of them).
+ */
+export interface TypedParameter {
+  type: "int64" | "uint64" | "double";
+  value: number | bigint;
+}
+
+export type ParameterValue = boolean | number | bigint | string | TypedParameter;
 
 export interface InferRequest {
   inputs: Tensor[];
@@ -93,6 +102,11 @@ export interface RequestTiming {
   end: number;
   /** Responses received for this request (1 for unary). */
   responses: number;
+  /**
+   * The first response was fully read (decoupled models send several). Clients
+   * that always answer with one response leave it unset: it is then `end`.
+   */
+  firstResponse?: number;
 }
 
 /** A decoded output tensor (only produced when the caller asks for outputs). */
@@ -106,6 +120,8 @@ export interface PreparedRequest {
 export interface InferOptions {
   /** Decode and return outputs (validation, export); otherwise the body is only consumed. */
   decodeOutputs?: boolean;
+  /** Called as each response arrives (decoupled models send several per request). */
+  onResponse?: () => void;
 }
 
 /** One connection's worth of in-flight capacity: one request at a time. */

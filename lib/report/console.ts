@@ -4,7 +4,13 @@
  * ending in a newline; only main.ts prints.
  */
 import type { GpuMetrics } from "../measure/gpu_metrics.ts";
-import type { ClientSummary, LevelResult, LoadMode, ServerSummary } from "../measure/types.ts";
+import type {
+  ClientSummary,
+  LevelResult,
+  LoadMode,
+  OpenLoopSummary,
+  ServerSummary,
+} from "../measure/types.ts";
 import { formatGeneral, wholeUs } from "./format.ts";
 
 /** What the "*** Measurement Settings ***" block describes. */
@@ -142,7 +148,7 @@ function clientLines(c: ClientSummary, options: LevelFormatOptions): string[] {
   for (const p of [...c.percentilesUs.keys()].sort((a, b) => a - b)) {
     out.push(`    p${p} latency: ${wholeUs(c.percentilesUs.get(p)!)} usec`);
   }
-  out.push(`    ${options.decoupled ? "" : libraryTime(c, options)}`);
+  out.push(`    ${options.decoupled ? firstResponse(c) : libraryTime(c, options)}`);
   if (c.errorCount > 0) {
     out.push(`    Failed requests: ${c.errorCount}`);
     for (const [message, count] of c.errors.slice(0, SHOWN_ERRORS)) {
@@ -150,6 +156,48 @@ function clientLines(c: ClientSummary, options: LevelFormatOptions): string[] {
     }
   }
   return out;
+}
+
+/**
+ * Beyond perf_analyzer, open-loop levels: latency from the intended send time
+ * (corrected for coordinated omission), how punctually the client sent, and a
+ * warning when it sent too late for the latencies to be trusted.
+ */
+function openLoopLines(o: OpenLoopSummary, options: LevelFormatOptions): string[] {
+  const out: string[] = [];
+  if (options.percentile === undefined) {
+    out.push(
+      `    Corrected avg latency: ${wholeUs(o.correctedAvgUs)} usec ` +
+        `(standard deviation ${wholeUs(o.correctedStdUs)} usec)`,
+    );
+  }
+  for (const p of [...o.correctedPercentilesUs.keys()].sort((a, b) => a - b)) {
+    out.push(`    Corrected p${p} latency: ${wholeUs(o.correctedPercentilesUs.get(p)!)} usec`);
+  }
+  out.push(
+    `    Send rate: ${formatGeneral(o.sendRate)} req/sec (${o.sendCount} sends)`,
+    `    Send lag: p50 ${wholeUs(o.sendLagP50Us)} usec, p99 ${wholeUs(o.sendLagP99Us)} usec, ` +
+      `max ${wholeUs(o.sendLagMaxUs)} usec`,
+    `    Sends held back by the in-flight limit: ${o.blockedCount}`,
+  );
+  if (!o.trustworthy) {
+    out.push(
+      `    [UNTRUSTWORTHY] The p99 send lag (${wholeUs(o.sendLagP99Us)} usec) exceeds ` +
+        `--max-send-lag (${wholeUs(o.maxSendLagUs)} usec): the client sent late, so latencies ` +
+        "from the send understate the server's; the corrected latencies include the lag.",
+    );
+  }
+  return out;
+}
+
+/**
+ * perf_analyzer leaves this line blank for decoupled models and measures
+ * latency to the last response (while its settings say "first"): both here.
+ */
+function firstResponse(c: ClientSummary): string {
+  if (c.avgFirstResponseUs === undefined) return "";
+  return `Avg first-response latency: ${wholeUs(c.avgFirstResponseUs)} usec ` +
+    "(the latencies above run to the last response)";
 }
 
 function libraryTime(c: ClientSummary, options: LevelFormatOptions): string {
@@ -277,6 +325,10 @@ function metricsLines(m: GpuMetrics): string[] {
  */
 export function formatLevel(result: LevelResult, options: LevelFormatOptions): string {
   const out = [...heading(result), ...clientLines(result.client, options)];
+  if (result.openLoop) {
+    const failed = out.findIndex((line) => line.startsWith("    Failed requests: "));
+    out.splice(failed < 0 ? out.length : failed, 0, ...openLoopLines(result.openLoop, options));
+  }
   const [top, ...composing] = result.server ?? [];
   if (top) {
     const cache = options.cache ??
@@ -311,6 +363,14 @@ export function formatSummaryTable(
     out.push(
       `${level}, throughput: ${formatGeneral(r.client.throughput)} infer/sec, ` +
         `latency ${wholeUs(stabilizingUs(r.client, percentile))} usec`,
+    );
+  }
+  const untrustworthy = results.filter((r) => r.openLoop && !r.openLoop.trustworthy);
+  if (untrustworthy.length > 0) {
+    out.push(
+      `[UNTRUSTWORTHY] Send lag over --max-send-lag at request rate ${
+        untrustworthy.map((r) => formatGeneral(r.value)).join(", ")
+      }`,
     );
   }
   return lines(out);

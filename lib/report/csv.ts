@@ -3,8 +3,9 @@
  * throughput, times in whole microseconds.
  */
 import type { GpuMetrics } from "../measure/gpu_metrics.ts";
-import type { LevelResult, LoadMode, ServerSummary } from "../measure/types.ts";
+import type { LevelResult, LoadMode, OpenLoopSummary, ServerSummary } from "../measure/types.ts";
 import { REPORTED_PERCENTILES } from "../measure/stats.ts";
+import { accountedUs, latencyComponents } from "./components.ts";
 import { formatGeneral, wholeUs } from "./format.ts";
 
 export interface CsvOptions {
@@ -58,11 +59,6 @@ function percentileColumns(percentile: number | undefined): number[] {
   return [...new Set(all)].sort((a, b) => a - b);
 }
 
-const computeUs = (s: ServerSummary) => s.computeInputUs + s.computeInferUs + s.computeOutputUs;
-
-/** Server time perf_analyzer accounts for: queue, compute and cache lookups. */
-const accountedUs = (s: ServerSummary) => s.queueUs + computeUs(s) + s.cacheHitUs + s.cacheMissUs;
-
 function serverCells(s: ServerSummary | undefined, cache: boolean): number[] {
   const cells = s
     ? [s.queueUs, s.computeInputUs, s.computeInferUs, s.computeOutputUs].map(wholeUs)
@@ -87,9 +83,41 @@ function metricCells(m: GpuMetrics | undefined): string[] {
   ];
 }
 
+/** Beyond perf_analyzer, in open-loop modes: corrected latency and send punctuality. */
+function openLoopColumns(percentiles: readonly number[]): string[] {
+  return [
+    "Corrected Avg latency",
+    ...percentiles.map((p) => `Corrected p${p} latency`),
+    "Send Rate",
+    "Send Lag p50",
+    "Send Lag p99",
+    "Send Lag Max",
+    "Blocked Sends",
+    "Trustworthy",
+  ];
+}
+
+function openLoopCells(
+  o: OpenLoopSummary | undefined,
+  percentiles: readonly number[],
+): (string | number)[] {
+  if (!o) return openLoopColumns(percentiles).map(() => "");
+  return [
+    wholeUs(o.correctedAvgUs),
+    ...percentiles.map((p) => wholeUs(o.correctedPercentilesUs.get(p) ?? 0)),
+    formatGeneral(o.sendRate),
+    wholeUs(o.sendLagP50Us),
+    wholeUs(o.sendLagP99Us),
+    wholeUs(o.sendLagMaxUs),
+    o.blockedCount,
+    o.trustworthy ? "yes" : "no",
+  ];
+}
+
 /**
  * The CSV text. Columns: perf_analyzer's, then (beyond it) `Errors`, the
- * failed request count. Without server statistics the server columns are 0
+ * failed request count, and in open-loop modes the corrected latencies and
+ * send figures. Without server statistics the server columns are 0
  * and Network+Server Send/Recv holds the whole response wait.
  */
 export function formatCsv(results: readonly LevelResult[], options: CsvOptions): string {
@@ -114,6 +142,8 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
     }
   }
   header.push("Errors");
+  const openLoop = results.some((r) => r.openLoop !== undefined);
+  if (openLoop) header.push(...openLoopColumns(percentiles));
 
   let text = row(header);
   for (const r of byThroughput(results)) {
@@ -121,9 +151,7 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
     const server = r.server?.[0];
     const cells: (string | number)[] = [levelCell(r), formatGeneral(c.throughput)];
     if (options.decoupled) cells.push(formatGeneral(c.responseThroughput));
-    // Client wait minus server time mixes two clocks, so it can come out negative: floored.
-    const waitUs = c.avgLatencyUs - c.avgSendUs - c.avgRecvUs;
-    const networkUs = Math.max(0, waitUs - (server ? accountedUs(server) : 0));
+    const networkUs = latencyComponents(r).networkUs;
     cells.push(wholeUs(c.avgSendUs), wholeUs(networkUs), ...serverCells(server, cache));
     cells.push(
       wholeUs(c.avgRecvUs),
@@ -137,6 +165,7 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
       if (options.metrics) cells.push(...metricCells(options.metrics.get(r.value)));
     }
     cells.push(c.errorCount);
+    if (openLoop) cells.push(...openLoopCells(r.openLoop, percentiles));
     text += row(cells);
   }
   return text;

@@ -3,11 +3,21 @@ import type { Tensor } from "../protocol/types.ts";
 import { type Datatype, elementCount, elementSize } from "../input/datatype.ts";
 import type { ModelSpec } from "./config.ts";
 
+/** What a stateful behaviour keeps for one live sequence between its requests. */
+export interface SequenceState {
+  value: Uint8Array | undefined;
+}
+
 /**
  * Computes the outputs of one request. `inputs` are in model order (validated),
- * `outputs` are indexes into the model's outputs.
+ * `outputs` are indexes into the model's outputs; sequence models get the
+ * state of the request's sequence.
  */
-export type Behaviour = (inputs: readonly Tensor[], outputs: readonly number[]) => Tensor[];
+export type Behaviour = (
+  inputs: readonly Tensor[],
+  outputs: readonly number[],
+  sequence?: SequenceState,
+) => Tensor[];
 
 type NumberArray =
   | Int8Array
@@ -82,6 +92,34 @@ function addSub(spec: ModelSpec): Behaviour {
     }));
 }
 
+/**
+ * Running element-wise sum over a sequence. A request whose tensor size
+ * differs from the sum's (another batch size) restarts the sum.
+ */
+function accumulate(spec: ModelSpec): Behaviour {
+  const { datatype } = spec.inputs[0];
+  const numbers = NUMBER_ARRAYS[datatype];
+  const bigints = BIGINT_ARRAYS[datatype];
+  const name = spec.outputs[0].name;
+  return (inputs, outputs, sequence) => {
+    const input = inputs[0];
+    const state = sequence ?? { value: undefined };
+    const size = input.data.byteLength;
+    const sum = state.value?.byteLength === size ? state.value : new Uint8Array(size);
+    if (numbers !== undefined) {
+      const x = view(numbers, input.data);
+      const total = view(numbers, sum);
+      for (let i = 0; i < x.length; i++) total[i] += x[i];
+    } else {
+      const x = view(bigints!, input.data);
+      const total = view(bigints!, sum);
+      for (let i = 0; i < x.length; i++) total[i] += x[i];
+    }
+    state.value = sum;
+    return outputs.map(() => ({ name, datatype, shape: input.shape, data: sum.slice() }));
+  };
+}
+
 function identity(spec: ModelSpec): Behaviour {
   return (inputs, outputs) =>
     outputs.map((o) => ({
@@ -120,5 +158,7 @@ export function createBehaviour(spec: ModelSpec): Behaviour {
       return identity(spec);
     case "zeros":
       return zeros(spec);
+    case "accumulate":
+      return accumulate(spec);
   }
 }

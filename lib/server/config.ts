@@ -4,11 +4,14 @@
  * know the ground truth.
  */
 import { parse } from "yaml";
-import { type Datatype, isDatatype } from "../input/datatype.ts";
+import { type Datatype, DATATYPES, isDatatype } from "../input/datatype.ts";
+import { checkFaults, type FaultConfig, type FaultSpec, faultsToConfig } from "./faults.ts";
 
-export const BEHAVIOUR_KINDS = ["add_sub", "identity", "zeros"] as const;
+export const BEHAVIOUR_KINDS = ["add_sub", "identity", "zeros", "accumulate"] as const;
 /**
  * - add_sub: like Triton's `simple`; OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1.
+ * - accumulate: a sequence model; the output is the element-wise sum of every input of the
+ *   sequence so far (needs sequence_batching), so a client's sequence mistakes show.
  * - identity: each output echoes the input at the same position.
  * - zeros: zero-filled outputs; -1 dims take the value of the input at the same position.
  */
@@ -39,6 +42,26 @@ export interface DynamicBatchingConfig {
   preferred_batch_sizes?: number[];
 }
 
+/** A stateful model: requests carry sequence_id, sequence_start and sequence_end. */
+export interface SequenceBatchingConfig {
+  /** A sequence without requests for this long is released, as Triton does. Default 1000. */
+  max_sequence_idle_ms?: number;
+}
+
+/**
+ * A decoupled model (model_transaction_policy.decoupled): each request gets
+ * `responses` responses over the gRPC stream, the first when the compute ends
+ * and each further one `gap_ms` later.
+ */
+export interface DecoupledConfig {
+  responses: number;
+  /** Default 0. */
+  gap_ms?: number;
+}
+
+/** Triton's default max_sequence_idle_microseconds, in milliseconds. */
+export const DEFAULT_SEQUENCE_IDLE_MS = 1000;
+
 /** One model as written in a configuration file (snake_case, like Triton's). */
 export interface ModelConfig {
   name: string;
@@ -58,6 +81,10 @@ export interface ModelConfig {
   /** Executions that can run at once; further requests queue FIFO. Default 1. */
   instances?: number;
   dynamic_batching?: DynamicBatchingConfig;
+  sequence_batching?: SequenceBatchingConfig;
+  decoupled?: DecoupledConfig;
+  /** Injected faults for tests (see faults.ts). */
+  faults?: FaultConfig;
 }
 
 /** A validated model configuration with every default filled in. */
@@ -74,6 +101,9 @@ export interface ModelSpec {
   computeOutputMs: number;
   instances: number;
   dynamicBatching?: { maxQueueDelayMs: number; preferredBatchSizes: number[] };
+  sequence?: { maxSequenceIdleMs: number };
+  decoupled?: { responses: number; gapMs: number };
+  faults?: FaultSpec;
 }
 
 /** Every problem of a configuration at once, each naming the model and field. */
@@ -101,10 +131,15 @@ const FIELDS = new Set([
   "compute_output_ms",
   "instances",
   "dynamic_batching",
+  "sequence_batching",
+  "decoupled",
+  "faults",
 ]);
 const TENSOR_FIELDS = new Set(["name", "datatype", "dims"]);
 const DISTRIBUTION_FIELDS = new Set(["dist", "mean_ms", "stddev_ms", "min_ms", "max_ms"]);
 const BATCHING_FIELDS = new Set(["max_queue_delay_ms", "preferred_batch_sizes"]);
+const SEQUENCE_FIELDS = new Set(["max_sequence_idle_ms"]);
+const DECOUPLED_FIELDS = new Set(["responses", "gap_ms"]);
 /** Model names appear in URL paths unescaped. */
 const NAME = /^[A-Za-z0-9_.-]+$/;
 const VERSION = /^[1-9][0-9]*$/;
@@ -306,6 +341,33 @@ class ModelChecker {
     };
   }
 
+  sequence(): ModelSpec["sequence"] {
+    const value = this.value.sequence_batching;
+    if (value === undefined) return undefined;
+    if (!isRecord(value)) {
+      this.add("sequence_batching", `must be a mapping, got ${show(value)}`);
+      return undefined;
+    }
+    this.unknownFields(value, { at: "sequence_batching", known: SEQUENCE_FIELDS });
+    const idle = this.number("sequence_batching.max_sequence_idle_ms", value.max_sequence_idle_ms);
+    return { maxSequenceIdleMs: idle ?? DEFAULT_SEQUENCE_IDLE_MS };
+  }
+
+  decoupled(): ModelSpec["decoupled"] {
+    const value = this.value.decoupled;
+    if (value === undefined) return undefined;
+    if (!isRecord(value)) {
+      this.add("decoupled", `must be a {responses, gap_ms} mapping, got ${show(value)}`);
+      return undefined;
+    }
+    this.unknownFields(value, { at: "decoupled", known: DECOUPLED_FIELDS });
+    if (value.responses === undefined) this.add("decoupled.responses", "is required");
+    return {
+      responses: this.integer("decoupled.responses", { value: value.responses, min: 0 }) ?? 0,
+      gapMs: this.number("decoupled.gap_ms", value.gap_ms) ?? 0,
+    };
+  }
+
   behaviour(spec: ModelSpec): void {
     const { inputs, outputs } = spec;
     if (inputs.length === 0 || outputs.length === 0) return;
@@ -357,6 +419,22 @@ class ModelChecker {
           }
         });
         break;
+      case "accumulate": {
+        if (spec.sequence === undefined) this.add("kind", '"accumulate" needs sequence_batching');
+        if (inputs.length !== 1 || outputs.length !== 1) {
+          this.add("inputs", 'must list 1 tensor, and outputs 1 tensor, for "accumulate"');
+          break;
+        }
+        const [input, output] = [inputs[0], outputs[0]];
+        if (!ARITHMETIC.has(input.datatype)) {
+          this.add("inputs[0].datatype", 'must be an integer, FP32 or FP64 type for "accumulate"');
+        }
+        if (input.dims.includes(-1)) this.add("inputs[0].dims", 'must be fixed for "accumulate"');
+        if (output.datatype !== input.datatype || output.dims.join() !== input.dims.join()) {
+          this.add("outputs[0]", 'must have the datatype and dims of inputs[0] for "accumulate"');
+        }
+        break;
+      }
       case "zeros":
         outputs.forEach((t, i) => {
           const source = inputs[Math.min(i, inputs.length - 1)];
@@ -403,6 +481,9 @@ class ModelChecker {
       computeOutputMs: this.number("compute_output_ms", value.compute_output_ms) ?? 0,
       instances: this.integer("instances", { value: value.instances, min: 1 }) ?? 1,
       dynamicBatching: this.batching(maxBatchSize),
+      sequence: this.sequence(),
+      decoupled: this.decoupled(),
+      faults: checkFaults(value.faults, (field, message) => this.add(field, message)),
     };
     if (this.problems.length === 0) this.behaviour(spec);
     return this.problems.length === 0 ? spec : undefined;
@@ -470,6 +551,13 @@ function specToConfig(spec: ModelSpec): ModelConfig {
       preferred_batch_sizes: spec.dynamicBatching.preferredBatchSizes,
     };
   }
+  if (spec.sequence !== undefined) {
+    config.sequence_batching = { max_sequence_idle_ms: spec.sequence.maxSequenceIdleMs };
+  }
+  if (spec.decoupled !== undefined) {
+    config.decoupled = { responses: spec.decoupled.responses, gap_ms: spec.decoupled.gapMs };
+  }
+  if (spec.faults !== undefined) config.faults = faultsToConfig(spec.faults);
   return config;
 }
 
@@ -509,6 +597,62 @@ const INT32_16: TensorConfig[] = [
   { name: "INPUT1", datatype: "INT32", dims: [16] },
 ];
 
+/** An identity model: each OUTPUT<suffix> echoes INPUT<suffix>. */
+function identityModel(
+  name: string,
+  tensors: Array<{ suffix: string; datatype: Datatype; dims: number[] }>,
+  options: { maxBatchSize: number },
+): ModelConfig {
+  const named = (prefix: string) =>
+    tensors.map((t) => ({ name: prefix + t.suffix, datatype: t.datatype, dims: t.dims }));
+  return {
+    name,
+    max_batch_size: options.maxBatchSize,
+    kind: "identity",
+    inputs: named("INPUT"),
+    outputs: named("OUTPUT"),
+  };
+}
+
+const BATCHING = { maxBatchSize: 8 };
+
+/**
+ * Models whose outputs input data and validation tests know: every datatype
+ * with variable dims, and the models of perf_analyzer's input data examples.
+ */
+const INPUT_DATA_MODELS: readonly ModelConfig[] = [
+  identityModel(
+    "identity_all",
+    DATATYPES.map((datatype) => ({ suffix: `_${datatype}`, datatype, dims: [-1] })),
+    BATCHING,
+  ),
+  {
+    // Outputs in this order make OUTPUT0 = INPUT0 - INPUT1 and OUTPUT1 = INPUT0 + INPUT1, the
+    // values of perf_analyzer's validation_data example.
+    name: "sub_add",
+    max_batch_size: 8,
+    kind: "add_sub",
+    inputs: [
+      { name: "INPUT0", datatype: "INT32", dims: [4, 4] },
+      { name: "INPUT1", datatype: "INT32", dims: [4, 4] },
+    ],
+    outputs: [
+      { name: "OUTPUT1", datatype: "INT32", dims: [4, 4] },
+      { name: "OUTPUT0", datatype: "INT32", dims: [4, 4] },
+    ],
+  },
+  identityModel(
+    "identity_uint8",
+    ["0", "1"].map((suffix) => ({ suffix, datatype: "UINT8", dims: [-1] })),
+    BATCHING,
+  ),
+  identityModel("identity_int32", [{ suffix: "", datatype: "INT32", dims: [-1, -1] }], {
+    maxBatchSize: 0,
+  }),
+  identityModel("identity_string", [{ suffix: "", datatype: "BYTES", dims: [1] }], BATCHING),
+  identityModel("identity_image", [{ suffix: "", datatype: "UINT8", dims: [-1] }], BATCHING),
+];
+
 /** The models served when no configuration file is given. */
 export const DEFAULT_MODELS: readonly ModelConfig[] = [
   {
@@ -546,4 +690,15 @@ export const DEFAULT_MODELS: readonly ModelConfig[] = [
     inputs: [{ name: "INPUT0", datatype: "FP32", dims: [16] }],
     outputs: [{ name: "OUTPUT0", datatype: "FP32", dims: [16] }],
   },
+  {
+    // Answers each streamed request with 5 responses 2 ms apart, like a token stream.
+    name: "decoupled",
+    kind: "identity",
+    compute_ms: 1,
+    instances: 4,
+    decoupled: { responses: 5, gap_ms: 2 },
+    inputs: [{ name: "INPUT0", datatype: "FP32", dims: [16] }],
+    outputs: [{ name: "OUTPUT0", datatype: "FP32", dims: [16] }],
+  },
+  ...INPUT_DATA_MODELS,
 ];

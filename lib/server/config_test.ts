@@ -20,7 +20,11 @@ function problemsOf(fn: () => unknown): string[] {
 
 Deno.test("the built-in models are valid and get their defaults", () => {
   const specs = resolveModelSpecs(DEFAULT_MODELS, "built-in");
-  assert.deepEqual(specs.map((s) => s.name), ["simple", "slow", "identity_fp32", "batched"]);
+  const names = specs.map((s) => s.name);
+  assert.deepEqual(names.slice(0, 4), ["simple", "slow", "identity_fp32", "batched"]);
+  for (const name of ["identity_all", "sub_add", "identity_int32", "identity_string"]) {
+    assert.ok(names.includes(name), name);
+  }
   const slow = specs[1];
   assert.equal(slow.compute, 10);
   assert.equal(slow.maxBatchSize, 0);
@@ -64,7 +68,7 @@ Deno.test("every problem is reported at once, naming the model and the field", (
     'models[0] ("a"): field "outputs[0].dims" must be a list of positive integers or -1',
     'models[0] ("a"): field "compute_ms.stddev_ms" is required by the "normal" distribution',
     'models[0] ("a"): field "instances" must be an integer >= 1, got 0',
-    'models[1] ("b"): field "kind" must be one of add_sub, identity, zeros, got "echo"',
+    'models[1] ("b"): field "kind" must be one of add_sub, identity, zeros, accumulate, got "echo"',
     'models[1] ("b"): field "inputs" must be a non-empty list of tensors',
     'models[1] ("b"): field "dynamic_batching" needs max_batch_size > 0',
     'models[2] ("a"): field "name" repeats the name of models[0]',

@@ -4,10 +4,10 @@
  */
 import type { Tensor } from "../protocol/types.ts";
 import { type Datatype, elementCount, isDatatype } from "../input/datatype.ts";
-import { type JsonElement, tensorFromJson, tensorToJson } from "../input/codec.ts";
+import { type JsonElement, parseJsonExact, tensorFromJson, tensorToJson } from "../input/codec.ts";
 import type { ModelSpec } from "./config.ts";
 import { ServerError, type ServerErrorCode } from "./errors.ts";
-import type { SimulatedModel } from "./model.ts";
+import type { CoreRequest, SimulatedModel } from "./model.ts";
 import type { ModelRepository } from "./repository.ts";
 import type { Duration } from "./statistics.ts";
 import { errorResponse, type HttpHandler, type HttpRequest, type HttpResponse } from "./_http.ts";
@@ -119,7 +119,12 @@ function modelConfig(spec: ModelSpec) {
         preserve_ordering: false,
       },
     }),
-    model_transaction_policy: { decoupled: false },
+    ...(spec.sequence === undefined ? {} : {
+      sequence_batching: {
+        max_sequence_idle_microseconds: Math.round(spec.sequence.maxSequenceIdleMs * 1000),
+      },
+    }),
+    model_transaction_policy: { decoupled: spec.decoupled !== undefined },
     parameters: {},
   };
 }
@@ -175,7 +180,7 @@ function jsonArray(values: readonly JsonElement[]): string {
 }
 
 interface ParsedInfer {
-  core: { id: string; inputs: Tensor[]; outputs: string[]; arrival: number };
+  core: CoreRequest;
   /** Per requested output, or one flag for all outputs. */
   binary: boolean | boolean[];
 }
@@ -245,7 +250,7 @@ function parseInfer(request: HttpRequest): ParsedInfer {
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(decoder.decode(body.subarray(0, headerLength)));
+    parsed = parseJsonExact(decoder.decode(body.subarray(0, headerLength)));
   } catch (error) {
     throw invalid(`failed to parse the request JSON buffer: ${(error as Error).message}`);
   }
@@ -284,7 +289,22 @@ function parseInfer(request: HttpRequest): ParsedInfer {
     }
     if (names.length > 0) binary = flags;
   }
-  return { core: { id, inputs: tensors, outputs: names, arrival: request.arrival }, binary };
+  const core: CoreRequest = { id, inputs: tensors, outputs: names, arrival: request.arrival };
+  const sequenceId = parameters.sequence_id;
+  if (sequenceId !== undefined) {
+    if (
+      typeof sequenceId !== "string" &&
+      !(Number.isSafeInteger(sequenceId) && sequenceId as number >= 0)
+    ) {
+      throw invalid("Request parameter 'sequence_id' must be an unsigned integer or a string");
+    }
+    core.sequence = {
+      id: sequenceId as number | string,
+      start: parameters.sequence_start === true,
+      end: parameters.sequence_end === true,
+    };
+  }
+  return { core, binary };
 }
 
 /** One model version's routes, with everything that does not vary per request precomputed. */
@@ -308,6 +328,15 @@ class ModelEndpoint {
   }
 
   infer(request: HttpRequest): Promise<HttpResponse> {
+    if (this.model.spec.decoupled !== undefined) {
+      // As Triton: responses of a decoupled model need the gRPC stream.
+      return Promise.resolve(
+        errorResponse(
+          400,
+          "HTTP end point doesn't support models with decoupled transaction policy",
+        ),
+      );
+    }
     let parsed: ParsedInfer;
     try {
       parsed = parseInfer(request);

@@ -9,16 +9,20 @@
 export {
   type BehaviourKind,
   type ComputeDistribution,
+  type DecoupledConfig,
   DEFAULT_MODELS,
   type DynamicBatchingConfig,
   loadModelConfig,
   type ModelConfig,
   ModelConfigError,
   parseModelConfig,
+  type SequenceBatchingConfig,
   type TensorConfig,
   validateModelConfigs,
 } from "./config.ts";
 export type { Clock } from "./model.ts";
+export type { GrpcTlsOptions } from "./grpc.ts";
+export type { FaultConfig } from "./faults.ts";
 export { type RunningServer, SERVER_NAME, type ServerOptions, startServer } from "./server.ts";
 export { ServerStartError, startServerInWorker } from "./worker_client.ts";
 export type { WorkerServerOptions } from "./worker.ts";

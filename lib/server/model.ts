@@ -7,8 +7,9 @@ import type { Tensor } from "../protocol/types.ts";
 import { elementCount, elementSize } from "../input/datatype.ts";
 import { decodeBytesElements } from "../input/codec.ts";
 import type { ComputeDistribution, ModelSpec } from "./config.ts";
-import { type Behaviour, createBehaviour } from "./behaviour.ts";
+import { type Behaviour, createBehaviour, type SequenceState } from "./behaviour.ts";
 import { ServerError } from "./errors.ts";
+import { Faults } from "./faults.ts";
 import { ModelStats } from "./statistics.ts";
 
 /** Time source; tests substitute a fake one to check the schedule exactly. */
@@ -50,6 +51,21 @@ export interface CoreRequest {
   outputs: readonly string[];
   /** performance.now() when the request started to arrive. */
   arrival: number;
+  /** The sequence_id, sequence_start and sequence_end request parameters, when given. */
+  sequence?: SequenceFlags;
+}
+
+export interface SequenceFlags {
+  /** Correlation id: an unsigned integer or a string; 0 and "" mean none. */
+  id: number | bigint | string;
+  start: boolean;
+  end: boolean;
+}
+
+/** A live sequence of a sequence model. */
+interface Sequence {
+  lastSeen: number;
+  state: SequenceState;
 }
 
 interface Job {
@@ -59,6 +75,8 @@ interface Job {
   inputs: Tensor[];
   outputs: readonly number[];
   enqueued: number;
+  /** The state of the request's sequence (sequence models). */
+  sequence: SequenceState | undefined;
   resolve(outputs: Tensor[]): void;
   reject(error: ServerError): void;
 }
@@ -114,6 +132,10 @@ export class SimulatedModel {
   readonly #allOutputs: readonly number[];
   readonly #idle: Instance[] = [];
   readonly #busy = new Set<Instance>();
+  readonly #faults: Faults | undefined;
+  /** Live sequences by correlation id (ids up to 2^53 as numbers). */
+  readonly #sequences = new Map<number | bigint | string, Sequence>();
+  #lastSweep = 0;
   #queue: Job[] = [];
   #head = 0;
   #cancelBatchTimer: (() => void) | undefined;
@@ -124,6 +146,7 @@ export class SimulatedModel {
     this.#load = options.load;
     this.#behaviour = createBehaviour(spec);
     this.#computeMs = sampler(spec.compute, options.random ?? Math.random);
+    if (spec.faults) this.#faults = new Faults(spec.faults, options.random ?? Math.random);
     this.#allOutputs = spec.outputs.map((_, i) => i);
     for (let i = 0; i < spec.instances; i++) {
       this.#idle.push({
@@ -156,11 +179,17 @@ export class SimulatedModel {
       inputs: new Array<Tensor>(this.spec.inputs.length),
       outputs: this.#allOutputs,
       enqueued: 0,
+      sequence: undefined,
       resolve,
       reject,
     };
+    this.#faults?.arrive(this.#clock.now());
     try {
       this.#validate(job);
+      if (this.spec.sequence) job.sequence = this.#track(request);
+      if (this.#faults?.fails()) {
+        throw new ServerError("Injected fault: the request failed (faults.error_rate)", "internal");
+      }
     } catch (error) {
       this.stats.fail.add(this.#clock.now() - request.arrival);
       return Promise.reject(error);
@@ -274,6 +303,60 @@ export class SimulatedModel {
     job.enqueued = this.#clock.now();
   }
 
+  /**
+   * Applies Triton's sequence rules in arrival order: a sequence begins with
+   * a START request, ends with an END request and is released after
+   * max_sequence_idle_ms without requests. Beyond Triton, a START for a live
+   * id is rejected, so that a client that reuses ids is caught.
+   */
+  #track(request: CoreRequest): SequenceState {
+    const model = this.spec.name;
+    const idleMs = this.spec.sequence!.maxSequenceIdleMs;
+    const flags = request.sequence;
+    const raw = flags?.id ?? 0;
+    if (raw === 0 || raw === 0n || raw === "") {
+      throw this.#error(
+        request,
+        `inference request to model '${model}' must specify a non-zero or non-empty correlation ID`,
+      );
+    }
+    const id = typeof raw === "bigint" && raw <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(raw)
+      : raw;
+    const now = this.#clock.now();
+    if (now - this.#lastSweep > idleMs) {
+      this.#lastSweep = now;
+      for (const [key, s] of this.#sequences) {
+        if (now - s.lastSeen > idleMs) this.#sequences.delete(key);
+      }
+    }
+    let sequence = this.#sequences.get(id);
+    if (sequence !== undefined && now - sequence.lastSeen > idleMs) {
+      this.#sequences.delete(id);
+      sequence = undefined;
+    }
+    if (flags!.start) {
+      if (sequence !== undefined) {
+        throw this.#error(
+          request,
+          `inference request for sequence ${id} to model '${model}' has the START flag, ` +
+            "but the sequence is already in progress (sequence ids must not be reused while live)",
+        );
+      }
+      sequence = { lastSeen: now, state: { value: undefined } };
+      this.#sequences.set(id, sequence);
+    } else if (sequence === undefined) {
+      throw this.#error(
+        request,
+        `inference request for sequence ${id} to model '${model}' must specify the START flag ` +
+          "on the first request of the sequence",
+      );
+    }
+    sequence.lastSeen = now;
+    if (flags!.end) this.#sequences.delete(id);
+    return sequence.state;
+  }
+
   #checkSize(request: CoreRequest, input: Tensor): void {
     const count = elementCount(input.shape);
     const size = elementSize(input.datatype);
@@ -357,9 +440,12 @@ export class SimulatedModel {
   /** Runs `instance.jobs` as one execution. */
   #start(instance: Instance, readyAt: number): void {
     instance.start = Math.max(instance.freeAt, readyAt);
-    instance.inferMs = this.#computeMs();
-    const end = instance.start + this.spec.computeInputMs + instance.inferMs +
+    const faults = this.#faults;
+    instance.inferMs = this.#computeMs() + (faults?.extraComputeMs(instance.start) ?? 0);
+    const computed = instance.start + this.spec.computeInputMs + instance.inferMs +
       this.spec.computeOutputMs;
+    // A stall holds the response and keeps the instance busy, like a process that froze.
+    const end = faults ? faults.releaseAt(computed) : computed;
     instance.freeAt = end;
     const delay = end - this.#clock.now();
     if (delay <= 0) {
@@ -387,7 +473,7 @@ export class SimulatedModel {
     const { jobs, start } = instance;
     instance.jobs = [];
     const workStart = clock.now();
-    const results = jobs.map((job) => this.#behaviour(job.inputs, job.outputs));
+    const results = jobs.map((job) => this.#behaviour(job.inputs, job.outputs, job.sequence));
     const done = clock.now();
     const inputMs = this.spec.computeInputMs;
     // The real work of computing the outputs counts as compute time too.

@@ -2,6 +2,7 @@
 import denoConfig from "../../deno.json" with { type: "json" };
 import { DEFAULT_MODELS, type ModelConfig, resolveModelSpecs } from "./config.ts";
 import { SimulatedGpus } from "./gpu.ts";
+import { type GrpcServer, type GrpcTlsOptions, serveGrpc } from "./grpc.ts";
 import { createKServeHandler } from "./kserve_http.ts";
 import { createMetricsHandler } from "./metrics.ts";
 import type { Clock } from "./model.ts";
@@ -19,6 +20,10 @@ export interface ServerOptions {
   httpPort?: number;
   /** Prometheus metrics port; 0 (the default) picks a free port. */
   metricsPort?: number;
+  /** KServe v2 gRPC port; 0 (the default) picks a free port. */
+  grpcPort?: number;
+  /** Serve gRPC over TLS (and require client certificates when `clientCaCerts` is set). */
+  grpcTls?: GrpcTlsOptions;
   /** Aborting closes the server. */
   signal?: AbortSignal;
   /** Substitutes the time source of the simulated models (tests). */
@@ -32,6 +37,9 @@ export interface RunningServer {
   metricsPort: number;
   /** host:port of the HTTP front end, as `-u` takes it. */
   addr: string;
+  grpcPort: number;
+  /** host:port of the gRPC front end, as `-u` takes it with `-i grpc`. */
+  grpcAddr: string;
   /** Fails requests still running, then closes every listener and connection. */
   close(): Promise<void>;
 }
@@ -57,6 +65,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     { hostname: host, port: options.httpPort ?? 0 },
   );
   let metrics: HttpServer;
+  let grpc: GrpcServer;
   try {
     metrics = serveHttp(createMetricsHandler(repository, gpus), {
       hostname: host,
@@ -66,15 +75,32 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await http.close();
     throw error;
   }
+  try {
+    grpc = await serveGrpc(repository, { name: SERVER_NAME, version: denoConfig.version }, {
+      hostname: host,
+      port: options.grpcPort ?? 0,
+      tls: options.grpcTls,
+    });
+  } catch (error) {
+    await Promise.all([http.close(), metrics.close()]);
+    throw error;
+  }
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       signal?.removeEventListener("abort", close);
       repository.close();
-      await Promise.all([http.close(), metrics.close()]);
+      await Promise.all([http.close(), metrics.close(), grpc.close()]);
     })();
     return closing;
   };
   signal?.addEventListener("abort", close);
-  return { httpPort: http.port, metricsPort: metrics.port, addr: hostPort(host, http.port), close };
+  return {
+    httpPort: http.port,
+    metricsPort: metrics.port,
+    addr: hostPort(host, http.port),
+    grpcPort: grpc.port,
+    grpcAddr: hostPort(host, grpc.port),
+    close,
+  };
 }

@@ -3,7 +3,8 @@
  * load generator and the server do not share an event loop.
  *
  * Messages in: {type: "start", options} then {type: "close"}.
- * Messages out: {type: "started", httpPort, metricsPort, addr}, {type: "error", message},
+ * Messages out: {type: "started", httpPort, metricsPort, addr, grpcPort, grpcAddr},
+ * {type: "error", message},
  * {type: "closed"}.
  */
 import { type RunningServer, type ServerOptions, startServer } from "./server.ts";
@@ -14,7 +15,14 @@ export type WorkerServerOptions = Omit<ServerOptions, "signal" | "clock" | "rand
 export type WorkerRequest = { type: "start"; options: WorkerServerOptions } | { type: "close" };
 
 export type WorkerReply =
-  | { type: "started"; httpPort: number; metricsPort: number; addr: string }
+  | {
+    type: "started";
+    httpPort: number;
+    metricsPort: number;
+    addr: string;
+    grpcPort: number;
+    grpcAddr: string;
+  }
   | { type: "error"; message: string }
   | { type: "closed" };
 
@@ -32,8 +40,8 @@ scope.onmessage = async (event) => {
   if (request.type === "start") {
     try {
       server = await startServer(request.options);
-      const { httpPort, metricsPort, addr } = server;
-      scope.postMessage({ type: "started", httpPort, metricsPort, addr });
+      const { httpPort, metricsPort, addr, grpcPort, grpcAddr } = server;
+      scope.postMessage({ type: "started", httpPort, metricsPort, addr, grpcPort, grpcAddr });
     } catch (error) {
       scope.postMessage({ type: "error", message: (error as Error).message });
     }

@@ -1,6 +1,7 @@
 /** Runs the reference server in a Web Worker (lib/server/worker.ts). */
 import type { RunningServer } from "./server.ts";
 import type { WorkerReply, WorkerRequest, WorkerServerOptions } from "./worker.ts";
+import { WORKER_URL } from "./worker_url.ts";
 
 /** The server failed to start inside the worker. */
 export class ServerStartError extends Error {
@@ -21,7 +22,7 @@ function nextReply(worker: Worker): Promise<WorkerReply> {
 export async function startServerInWorker(
   options: WorkerServerOptions = {},
 ): Promise<RunningServer> {
-  const worker = new Worker(new URL("./worker.ts", import.meta.url).href, { type: "module" });
+  const worker = new Worker(WORKER_URL, { type: "module" });
   const post = (request: WorkerRequest) => worker.postMessage(request);
   let reply: WorkerReply;
   try {
@@ -41,6 +42,8 @@ export async function startServerInWorker(
     httpPort: reply.httpPort,
     metricsPort: reply.metricsPort,
     addr: reply.addr,
+    grpcPort: reply.grpcPort,
+    grpcAddr: reply.grpcAddr,
     close() {
       closing ??= (async () => {
         const closed = nextReply(worker);

@@ -9,6 +9,8 @@ export interface TlsOptions {
   key?: string;
   /** Check the certificate names the host (default true). */
   verifyHostname?: boolean;
+  /** ALPN protocols to offer (gRPC servers want "h2"). */
+  alpnProtocols?: string[];
 }
 
 /** Where and how to connect; shared by hot-path connections and control-plane requests. */
@@ -99,6 +101,7 @@ export const connectTls: Connector = (endpoint) => {
     port: endpoint.port,
     caCerts: tls.caCerts,
     unsafelyDisableHostnameVerification: tls.verifyHostname === false,
+    alpnProtocols: tls.alpnProtocols,
   };
   return new Promise((resolve, reject) => {
     let settled = false;

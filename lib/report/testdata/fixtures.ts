@@ -137,6 +137,10 @@ export function percentile95Example(): LevelResult {
       errorCount: 0,
       errors: new Map(),
       delayedCount: 0,
+      correctedLatenciesUs: [],
+      sendCount: 0,
+      sendLagsUs: [],
+      blockedCount: 0,
       serverStats: statisticsDelta([snapshots[w]], [snapshots[w + 1]]),
     };
     startMs += duration;

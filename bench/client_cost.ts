@@ -1,0 +1,212 @@
+/**
+ * Client cost: CPU time per request and peak memory of the inferperf process
+ * over a long run at a moderate, fixed load, read from /proc while it runs.
+ * Requests are counted by the server, so CPU per request is measured over the
+ * steady middle of the run without start-up and teardown.
+ */
+import type { ModelConfig } from "../lib/server/mod.ts";
+import * as inferperf from "./inferperf.ts";
+import type { CountedSample } from "./process.ts";
+import { type HttpTarget, startHttpTarget, startReferenceTarget } from "./targets.ts";
+import type { BenchRow, CaseResult } from "./types.ts";
+
+const TARGET_CPU_US = 15;
+const TARGET_RSS_MB = 150;
+/** Start-up and JIT warmup left out of the steady-state figures. */
+const SKIP_MS = 2000;
+const SAMPLE_MS = 500;
+
+export type CostMode = "rate" | "concurrency";
+
+export interface ClientCostOptions {
+  /** Length of each run (ended by SIGINT, as Ctrl-C would). Default 30 s. */
+  seconds?: number;
+  /**
+   * "rate": --request-rate-range against nginx (open loop, once it has
+   * landed); "concurrency": N in flight against a reference-server model whose
+   * latency makes N in flight about `rate` requests/s (closed loop). Default:
+   * both when rate mode is available, else concurrency.
+   */
+  modes?: CostMode[];
+  /** Requests per second. Default 5000. */
+  rate?: number;
+  /** In-flight requests of the concurrency mode. Default 16. */
+  concurrency?: number;
+  /** Extra inferperf arguments. */
+  extraArgs?: string[];
+}
+
+/** A model that takes `latencyMs` per request with enough instances that nothing queues. */
+function delayModel(latencyMs: number, instances: number): ModelConfig {
+  return {
+    name: "delay",
+    kind: "zeros",
+    compute_ms: latencyMs,
+    instances,
+    inputs: [{ name: "INPUT0", datatype: "INT32", dims: [16] }],
+    outputs: [{ name: "OUTPUT0", datatype: "INT32", dims: [16] }],
+  };
+}
+
+export interface SteadyState {
+  seconds: number;
+  requests: number;
+  rate: number;
+  cpuUsPerRequest: number;
+  /** Resident memory when the steady state began and ended. */
+  rssStartMb: number;
+  rssEndMb: number;
+}
+
+/** Figures between SKIP_MS after the first served request and the last sample taken under load. */
+export function steadyState(samples: readonly CountedSample[]): SteadyState | undefined {
+  const started = samples.findIndex((s) => s.count > 0);
+  if (started < 0) return undefined;
+  const from = samples.findIndex((s) => s.timeMs >= samples[started].timeMs + SKIP_MS);
+  const final = samples[samples.length - 1].count;
+  const to = samples.findLastIndex((s) => s.count < final);
+  if (from < 0 || to <= from) return undefined;
+  const a = samples[from];
+  const b = samples[to];
+  const requests = b.count - a.count;
+  return {
+    seconds: (b.timeMs - a.timeMs) / 1000,
+    requests,
+    rate: (requests * 1000) / (b.timeMs - a.timeMs),
+    cpuUsPerRequest: ((b.cpuMs - a.cpuMs) * 1000) / requests,
+    rssStartMb: a.rssKb / 1024,
+    rssEndMb: b.rssKb / 1024,
+  };
+}
+
+interface ModePlan {
+  args: string[];
+  note: string;
+  target: HttpTarget;
+}
+
+async function planMode(
+  mode: CostMode,
+  options: { rate: number; concurrency: number },
+): Promise<ModePlan> {
+  const { rate, concurrency } = options;
+  if (mode === "rate") {
+    const target = await startHttpTarget();
+    const args = ["-m", "simple", "--request-rate-range", String(rate)];
+    // Send lag is the rate accuracy case's concern; here a late level must still be measured.
+    if (inferperf.optionAvailable("ignore-send-lag")) args.push("--ignore-send-lag");
+    return { target, args, note: `rate: --request-rate-range ${rate} against ${target.kind}.` };
+  }
+  const latencyMs = (concurrency / rate) * 1000;
+  return {
+    target: await startReferenceTarget([delayModel(latencyMs, concurrency)]),
+    args: ["-m", "delay", "--concurrency-range", String(concurrency)],
+    note: `concurrency: ${concurrency} in flight against a reference-server model of ` +
+      `${latencyMs} ms (at most ${rate} req/s).`,
+  };
+}
+
+async function measureMode(
+  mode: CostMode,
+  options: {
+    seconds: number;
+    rate: number;
+    concurrency: number;
+    args: string[];
+    exportDir?: string;
+  },
+): Promise<{ rows: BenchRow[]; note: string; details: unknown }> {
+  const plan = await planMode(mode, options);
+  try {
+    // More requests than the run can send: SIGINT ends it after `seconds`, whatever the rate.
+    const count = Math.round(options.rate * options.seconds * 10);
+    const args = ["-u", plan.target.addr, ...plan.args, "--request-count", String(count)];
+    if (options.exportDir) {
+      args.push("--profile-export-file", `${options.exportDir}/${mode}.json`);
+    }
+    const run = await inferperf.profile([...args, ...options.args], {
+      intervalMs: SAMPLE_MS,
+      counter: () => plan.target.requestCount(),
+      interruptAfterMs: options.seconds * 1000,
+    });
+    const steady = steadyState(run.samples);
+    if (steady === undefined) throw new Error("The client cost run was too short to measure");
+    const last = run.samples[run.samples.length - 1];
+    const peakMb = Math.max(...run.samples.map((s) => s.hwmKb)) / 1024;
+    const label = `${mode} ${Math.round(steady.rate)}/s, ${(run.elapsedMs / 1000).toFixed(0)} s`;
+    const rows: BenchRow[] = [
+      {
+        name: `Client cost: CPU (${label})`,
+        unit: "µs CPU/req",
+        inferperf: steady.cpuUsPerRequest,
+        target: `<= ${TARGET_CPU_US}`,
+        met: steady.cpuUsPerRequest <= TARGET_CPU_US,
+        note: `steady state over ${steady.seconds.toFixed(0)} s; whole run incl. start-up ${
+          ((last.cpuMs * 1000) / last.count).toFixed(1)
+        } µs/req`,
+      },
+      {
+        name: `Client cost: peak RSS (${label})`,
+        unit: "MB",
+        inferperf: peakMb,
+        target: `< ${TARGET_RSS_MB}`,
+        met: peakMb < TARGET_RSS_MB,
+        note: `RSS ${steady.rssStartMb.toFixed(0)} MB after ${SKIP_MS / 1000} s, ${
+          steady.rssEndMb.toFixed(0)
+        } MB near the end`,
+      },
+    ];
+    return {
+      rows,
+      note: plan.note,
+      details: { mode, steady, peakRssMb: peakMb },
+    };
+  } finally {
+    await plan.target.close();
+  }
+}
+
+export async function clientCost(options: ClientCostOptions = {}): Promise<CaseResult> {
+  const seconds = options.seconds ?? 30;
+  const rate = options.rate ?? 5000;
+  const concurrency = options.concurrency ?? 16;
+  const rateAvailable = inferperf.optionAvailable("request-rate-range");
+  const modes = options.modes ??
+    (rateAvailable ? ["concurrency", "rate"] : ["concurrency"]) satisfies CostMode[];
+  if (modes.includes("rate") && !rateAvailable) {
+    throw new RangeError('Client cost mode "rate" needs --request-rate-range, not supported yet');
+  }
+  const exporting = inferperf.optionAvailable("profile-export-file");
+  const exportDir = await Deno.makeTempDir({ prefix: "inferperf-bench-cost-" });
+  const args = options.extraArgs ?? [];
+  const notes = [
+    exporting
+      ? "Profile export on (--profile-export-file)."
+      : "Profile export is not supported yet: measured without it.",
+  ];
+  try {
+    const rows: BenchRow[] = [];
+    const details: unknown[] = [];
+    for (const mode of modes) {
+      const measured = await measureMode(mode, {
+        seconds,
+        rate,
+        concurrency,
+        args,
+        ...(exporting ? { exportDir } : {}),
+      });
+      rows.push(...measured.rows);
+      notes.push(measured.note);
+      details.push(measured.details);
+    }
+    return {
+      id: "cost",
+      title: "Client cost",
+      rows,
+      notes,
+      details: { seconds, targetRate: rate, concurrency, modes: details },
+    };
+  } finally {
+    await Deno.remove(exportDir, { recursive: true });
+  }
+}

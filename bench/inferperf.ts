@@ -1,0 +1,86 @@
+/** Runs the inferperf CLI as a child process, the way users run it, and reads its CSV report. */
+import { OPTIONS } from "../lib/cli/options.ts";
+import { runCommand, runSampled, type SampledResult, type SampleOptions } from "./process.ts";
+
+/** The repository root: the child finds deno.json and node_modules from there. */
+export const REPO_ROOT = new URL("..", import.meta.url).pathname;
+/** What `deno task start` grants. */
+const PERMISSIONS = ["--allow-net", "--allow-read", "--allow-write", "--allow-env", "--allow-sys"];
+
+/** The deno command line that runs inferperf with `args`. */
+export function inferperfArgs(args: readonly string[]): string[] {
+  return ["run", ...PERMISSIONS, "main.ts", ...args];
+}
+
+/** True once the option's feature has landed (it is no longer "not supported yet"). */
+export function optionAvailable(name: string): boolean {
+  const def = OPTIONS.find((o) => o.name === name);
+  return def !== undefined && def.pending === undefined;
+}
+
+/** One level of the CSV report. */
+export interface CsvLevel {
+  value: number;
+  throughput: number;
+  p50Us: number;
+  p99Us: number;
+}
+
+/** The levels of a perf_analyzer-style CSV report (-f). */
+export function parseCsv(text: string): CsvLevel[] {
+  const [header, ...rows] = text.trim().split("\n").map((line) => line.split(","));
+  const column = (name: string) => {
+    const index = header.indexOf(name);
+    if (index < 0) throw new Error(`The CSV report has no "${name}" column`);
+    return index;
+  };
+  const value = 0;
+  const throughput = column("Inferences/Second");
+  const p50 = column("p50 latency");
+  const p99 = column("p99 latency");
+  return rows.map((cells) => ({
+    value: Number(cells[value]),
+    throughput: Number(cells[throughput]),
+    p50Us: Number(cells[p50]),
+    p99Us: Number(cells[p99]),
+  }));
+}
+
+export interface InferperfRun extends SampledResult {
+  levels: CsvLevel[];
+}
+
+/**
+ * Profiles with `args` plus a CSV report, sampling the child's CPU and memory.
+ * A non-zero exit code is an error carrying the child's stderr.
+ */
+export async function profile(
+  args: readonly string[],
+  options: Partial<Omit<SampleOptions, "cwd">> = {},
+): Promise<InferperfRun> {
+  const csv = await Deno.makeTempFile({ prefix: "inferperf-bench-", suffix: ".csv" });
+  try {
+    const result = await runSampled(Deno.execPath(), inferperfArgs([...args, "-f", csv]), {
+      intervalMs: 250,
+      ...options,
+      cwd: REPO_ROOT,
+    });
+    if (result.code !== 0) {
+      throw new Error(
+        `inferperf ${args.join(" ")} exited with code ${result.code}: ${result.stderr.trim()}`,
+      );
+    }
+    return { ...result, levels: parseCsv(await Deno.readTextFile(csv)) };
+  } finally {
+    await Deno.remove(csv);
+  }
+}
+
+/** Runs `inferperf --version` once; the elapsed time is the start-up cost. */
+export async function version(): Promise<{ elapsedMs: number; text: string }> {
+  const result = await runCommand(Deno.execPath(), inferperfArgs(["--version"]), {
+    cwd: REPO_ROOT,
+  });
+  if (result.code !== 0) throw new Error(`inferperf --version failed: ${result.stderr.trim()}`);
+  return { elapsedMs: result.elapsedMs, text: result.stdout.trim() };
+}

@@ -1,0 +1,217 @@
+/**
+ * `deno task bench`: each case runs inferperf and a reference tool side by
+ * side on loopback, prints one table of absolute figures and ratios, and
+ * writes bench/results.json. Never part of the test suite.
+ */
+import { parseArgs } from "node:util";
+import { clientCost, type CostMode } from "./client_cost.ts";
+import { httpCapacity } from "./http_capacity.ts";
+import * as inferperf from "./inferperf.ts";
+import { loadAverage, machineInfo } from "./machine.ts";
+import { grpcCapacity } from "./grpc_capacity.ts";
+import { findExecutable } from "./process.ts";
+import { rateAccuracy } from "./rate_accuracy.ts";
+import { startup } from "./startup.ts";
+import { type BenchReport, formatReport } from "./table.ts";
+import { startHttpTarget } from "./targets.ts";
+import type { BenchRow, CaseResult } from "./types.ts";
+
+const USAGE = `Usage: deno task bench [options]
+
+  --cases LIST            comma-separated, in this order: http,grpc,rate,cost,startup (default all)
+  --seconds N             HTTP capacity: measured seconds per tool and level (default 5)
+  --concurrency LIST      HTTP capacity levels (default 1,16,64)
+  --wrk-threads N         wrk threads (default 1: inferperf runs one event loop)
+  --grpc-seconds N        gRPC capacity: measured seconds per tool (default 3)
+  --rates LIST            rate accuracy: requests/s (default 1000,5000,10000)
+  --rate-seconds N        rate accuracy: measured seconds per rate (default 5)
+  --cost-seconds N        client cost run length (default 30; issue 8 asks 120)
+  --cost-modes LIST       concurrency,rate (default both; rate once --request-rate-range has landed)
+  --cost-rate N           client cost requests/s (default 5000)
+  --cost-concurrency N    in-flight requests of the concurrency cost mode (default 16)
+  --startup-runs N        timed start-up runs (default 7)
+  --out FILE              results file (default bench/results.json)
+
+Needs wrk, nginx and h2load (bench/setup.sh installs them); without nginx the
+HTTP case loads the reference server, without h2load the gRPC case has no
+reference figure, and the report says so.`;
+
+const ALL_CASES = ["http", "grpc", "rate", "cost", "startup"];
+/** Issue 8: within 1 % of the rate and p99 send lag under 1 ms, up to 5k req/s. */
+const RATE_TARGET_MAX = 5000;
+const RATE_TARGET_ERROR_PCT = 1;
+const RATE_TARGET_LAG_US = 1000;
+
+function positive(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new RangeError(`Option --${name} needs a positive number, got "${text}"`);
+  }
+  return value;
+}
+
+function parseOptions(args: string[]) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      cases: { type: "string", default: ALL_CASES.join(",") },
+      seconds: { type: "string", default: "5" },
+      concurrency: { type: "string", default: "1,16,64" },
+      "wrk-threads": { type: "string", default: "1" },
+      "grpc-seconds": { type: "string", default: "3" },
+      rates: { type: "string", default: "1000,5000,10000" },
+      "rate-seconds": { type: "string", default: "5" },
+      "cost-seconds": { type: "string", default: "30" },
+      "cost-modes": { type: "string" },
+      "cost-rate": { type: "string", default: "5000" },
+      "cost-concurrency": { type: "string", default: "16" },
+      "startup-runs": { type: "string", default: "7" },
+      out: { type: "string", default: new URL("results.json", import.meta.url).pathname },
+      help: { type: "boolean", default: false },
+    },
+  });
+  const cases = values.cases.split(",").filter((c) => c !== "");
+  const unknown = cases.filter((c) => !ALL_CASES.includes(c));
+  if (unknown.length > 0) throw new RangeError(`Unknown cases: ${unknown.join(", ")}`);
+  const costModes = values["cost-modes"]?.split(",");
+  const badModes = costModes?.filter((m) => m !== "rate" && m !== "concurrency") ?? [];
+  if (badModes.length > 0) throw new RangeError(`Unknown cost modes: ${badModes.join(", ")}`);
+  return {
+    help: values.help,
+    cases,
+    seconds: positive("seconds", values.seconds),
+    concurrencies: values.concurrency.split(",").map((c) => positive("concurrency", c)),
+    wrkThreads: positive("wrk-threads", values["wrk-threads"]),
+    grpcSeconds: positive("grpc-seconds", values["grpc-seconds"]),
+    rates: values.rates.split(",").map((r) => positive("rates", r)),
+    rateSeconds: positive("rate-seconds", values["rate-seconds"]),
+    costSeconds: positive("cost-seconds", values["cost-seconds"]),
+    costModes: costModes as CostMode[] | undefined,
+    costRate: positive("cost-rate", values["cost-rate"]),
+    costConcurrency: positive("cost-concurrency", values["cost-concurrency"]),
+    startupRuns: positive("startup-runs", values["startup-runs"]),
+    out: values.out,
+  };
+}
+
+type Options = ReturnType<typeof parseOptions>;
+
+async function runHttp(options: Options): Promise<CaseResult> {
+  const wrk = findExecutable("wrk");
+  if (wrk === undefined) {
+    throw new Error("wrk is not installed: run bench/setup.sh (apt-get install wrk)");
+  }
+  const target = await startHttpTarget();
+  try {
+    return await httpCapacity(target, wrk, {
+      concurrencies: options.concurrencies,
+      seconds: options.seconds,
+      wrkThreads: options.wrkThreads,
+    });
+  } finally {
+    await target.close();
+  }
+}
+
+async function runRate(options: Options): Promise<CaseResult> {
+  const results = await rateAccuracy({
+    rates: options.rates,
+    durationMs: options.rateSeconds * 1000,
+  });
+  const rows = results.flatMap((r): BenchRow[] => {
+    const targeted = r.rate <= RATE_TARGET_MAX;
+    return [
+      {
+        name: `Rate ${r.rate}/s: achieved`,
+        unit: "req/s",
+        inferperf: r.achievedRate,
+        reference: r.rate,
+        referenceName: "schedule",
+        ratio: r.achievedRate / r.rate,
+        ...(targeted
+          ? {
+            target: `within ${RATE_TARGET_ERROR_PCT} %`,
+            met: r.rateErrorPct <= RATE_TARGET_ERROR_PCT,
+          }
+          : {}),
+        note: `${r.sends} sent, ${r.blocked} blocked at --max-inflight, ${r.failed} failed`,
+      },
+      {
+        name: `Rate ${r.rate}/s: send lag p99`,
+        unit: "µs",
+        inferperf: r.sendLagP99Us,
+        ...(targeted
+          ? { target: `< ${RATE_TARGET_LAG_US}`, met: r.sendLagP99Us < RATE_TARGET_LAG_US }
+          : {}),
+        note: `p50 ${r.sendLagP50Us.toFixed(0)} µs, max ${r.sendLagMaxUs.toFixed(0)} µs`,
+      },
+    ];
+  });
+  return {
+    id: "rate",
+    title: "Rate accuracy",
+    rows,
+    notes: [
+      `In-process open-loop load (lib/load/rate.ts) against the reference server on a second thread, ` +
+      `${options.rateSeconds} s per rate after 1 s of warmup.`,
+    ],
+    details: results,
+  };
+}
+
+const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
+  http: runHttp,
+  grpc: (o) => grpcCapacity({ seconds: o.grpcSeconds }),
+  rate: runRate,
+  cost: (o) =>
+    clientCost({
+      seconds: o.costSeconds,
+      rate: o.costRate,
+      concurrency: o.costConcurrency,
+      ...(o.costModes ? { modes: o.costModes } : {}),
+    }),
+  startup: (o) => startup({ runs: o.startupRuns }),
+};
+
+async function main(args: string[]): Promise<number> {
+  let options: Options;
+  try {
+    options = parseOptions(args);
+  } catch (error) {
+    console.error(`error: ${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (options.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const machine = await machineInfo();
+  const { text: version } = await inferperf.version();
+  const cases: CaseResult[] = [];
+  const failures: BenchReport["failures"] = [];
+  for (const id of options.cases) {
+    console.error(`bench: ${id} ...`);
+    const start = performance.now();
+    try {
+      cases.push(await RUNNERS[id](options));
+    } catch (error) {
+      failures.push({ id, message: (error as Error).message });
+    }
+    console.error(`bench: ${id} done in ${((performance.now() - start) / 1000).toFixed(0)} s`);
+  }
+  const report: BenchReport = {
+    date: new Date().toISOString(),
+    command: ["deno task bench", ...args].join(" "),
+    machine,
+    loadAverageEnd: loadAverage(),
+    inferperfVersion: version,
+    cases,
+    failures,
+  };
+  console.log(formatReport(report));
+  await Deno.writeTextFile(options.out, JSON.stringify(report, null, 2) + "\n");
+  console.log(`\nWrote ${options.out}`);
+  return failures.length > 0 ? 1 : 0;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,215 @@
+/**
+ * Open-loop load: sends leave at the times a schedule sets, whether or not
+ * earlier requests have been answered. Each in-flight request has a slot
+ * with its own keep-alive session (one connection, one request at a time);
+ * slots are created as needed up to --max-inflight and reused, so sockets
+ * stay bounded. When every slot is busy (or, with --serial-sequences, every
+ * sequence has a request in flight) the due sends wait; each one that waited
+ * is counted as blocked, and the latency from its intended time shows what
+ * the wait cost.
+ */
+import type { OutputCheck } from "../input/validation.ts";
+import type { Recorder } from "../measure/recorder.ts";
+import type {
+  InferenceClient,
+  InferOptions,
+  InferSession,
+  PreparedRequest,
+  RequestTiming,
+} from "../protocol/types.ts";
+import type { RequestFeed } from "./feed.ts";
+import { Pacer } from "./pacer.ts";
+import type { Schedule } from "./schedule.ts";
+
+/** The --max-inflight default: room for 1,000 req/s at 1 s latency (Little's law). */
+export const DEFAULT_MAX_INFLIGHT = 1000;
+
+export interface RateLoadOptions {
+  feed: RequestFeed;
+  /** Requests (and connections) in flight at most. */
+  maxInflight: number;
+  /** At most one request of a sequence in flight (--serial-sequences). */
+  serialSequences?: boolean;
+  /** Output validation: the response of a request with a check is decoded; a mismatch fails it. */
+  checks?: ReadonlyMap<PreparedRequest, OutputCheck>;
+  /** See Pacer. */
+  spinMs?: number;
+}
+
+const DECODE: InferOptions = { decodeOutputs: true };
+
+/** One in-flight request's state, reused so that a send allocates nothing of its own. */
+interface Slot {
+  session: InferSession | undefined;
+  timing: RequestTiming;
+  intendedMs: number;
+  lane: number;
+}
+
+function newSlot(): Slot {
+  return {
+    session: undefined,
+    timing: { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 },
+    intendedMs: 0,
+    lane: 0,
+  };
+}
+
+export class RateLoad {
+  readonly #client: InferenceClient;
+  readonly #feed: RequestFeed;
+  readonly #maxInflight: number;
+  readonly #serial: boolean;
+  readonly #spinMs: number | undefined;
+  readonly #checks: ReadonlyMap<PreparedRequest, OutputCheck> | undefined;
+  readonly #idle: Slot[] = [];
+  /** Serial sequences: 1 while a lane has a request in flight. */
+  readonly #laneBusy: Uint8Array;
+  #slots = 0;
+  #inflight = 0;
+  #lane = 0;
+  #recorder: Recorder | undefined;
+  #pacer: Pacer | undefined;
+  #budget = Infinity;
+  /** The schedule (or the limit) has no more sends. */
+  #exhausted = false;
+  /** When capacity last returned after sends were held: sends due before then were blocked. */
+  #resumedMs = -Infinity;
+  #settled: PromiseWithResolvers<void> | undefined;
+  readonly #dispatch = (intendedMs: number): boolean => this.#send(intendedMs);
+  readonly #onEnd = (): void => {
+    this.#exhausted = true;
+    this.#checkSettled();
+  };
+
+  constructor(client: InferenceClient, options: RateLoadOptions) {
+    if (!(Number.isInteger(options.maxInflight) && options.maxInflight >= 1)) {
+      throw new RangeError(`Invalid in-flight limit "${options.maxInflight}": expected >= 1`);
+    }
+    this.#client = client;
+    this.#feed = options.feed;
+    this.#maxInflight = options.maxInflight;
+    this.#serial = (options.serialSequences ?? false) && options.feed.sequences;
+    this.#spinMs = options.spinMs;
+    this.#checks = options.checks;
+    this.#laneBusy = new Uint8Array(options.feed.lanes);
+  }
+
+  /** Requests in flight now. */
+  get inflight(): number {
+    return this.#inflight;
+  }
+
+  /**
+   * Starts sending on `schedule` from now, recording into `recorder`. With
+   * `limit`, exactly that many requests are sent.
+   */
+  start(schedule: Schedule, options: { recorder: Recorder; limit?: number }): void {
+    if (this.#pacer) throw new Error("The load is already running");
+    this.#recorder = options.recorder;
+    this.#budget = options.limit ?? Infinity;
+    this.#exhausted = this.#budget <= 0;
+    this.#resumedMs = -Infinity;
+    this.#settled = Promise.withResolvers();
+    this.#pacer = new Pacer(schedule, this.#dispatch, {
+      onEnd: this.#onEnd,
+      ...(this.#spinMs === undefined ? {} : { spinMs: this.#spinMs }),
+    });
+    if (!this.#exhausted) this.#pacer.start();
+    this.#checkSettled();
+  }
+
+  /** Stops sending and waits for the requests in flight. */
+  async stop(): Promise<void> {
+    this.#pacer?.stop();
+    this.#exhausted = true;
+    this.#checkSettled();
+    await this.#settled?.promise;
+    this.#pacer = undefined;
+  }
+
+  /** Resolves once the schedule or the limit is exhausted and every request completed. */
+  async drained(): Promise<void> {
+    await this.#settled?.promise;
+  }
+
+  close(): void {
+    for (const slot of this.#idle) slot.session?.close();
+    this.#idle.length = 0;
+    this.#slots = 0;
+  }
+
+  #send(intendedMs: number): boolean {
+    if (this.#idle.length === 0 && this.#slots === this.#maxInflight) return false;
+    const lane = this.#takeLane();
+    if (lane < 0) return false;
+    let slot = this.#idle.pop();
+    if (slot === undefined) {
+      slot = newSlot();
+      this.#slots++;
+    }
+    slot.intendedMs = intendedMs;
+    slot.lane = lane;
+    this.#inflight++;
+    if (--this.#budget <= 0) {
+      this.#exhausted = true;
+      this.#pacer!.stop();
+    }
+    this.#run(slot);
+    return true;
+  }
+
+  /** The lane of the next send, or -1 when serial sequences all have a request in flight. */
+  #takeLane(): number {
+    const lanes = this.#laneBusy.length;
+    if (!this.#serial) {
+      const lane = this.#lane;
+      this.#lane = (lane + 1) % lanes;
+      return lane;
+    }
+    for (let i = 0; i < lanes; i++) {
+      const lane = (this.#lane + i) % lanes;
+      if (this.#laneBusy[lane] === 0) {
+        this.#laneBusy[lane] = 1;
+        this.#lane = (lane + 1) % lanes;
+        return lane;
+      }
+    }
+    return -1;
+  }
+
+  async #run(slot: Slot): Promise<void> {
+    const recorder = this.#recorder!;
+    const { intendedMs, lane } = slot;
+    const blocked = intendedMs <= this.#resumedMs;
+    let sent = false;
+    try {
+      const request = this.#feed.next(lane);
+      slot.session ??= await this.#client.openSession();
+      sent = true;
+      recorder.recordSend(intendedMs, performance.now(), blocked);
+      const check = this.#checks?.get(request);
+      const outputs = await slot.session.infer(request, slot.timing, check && DECODE);
+      const mismatch = check?.(outputs ?? []);
+      if (mismatch === undefined) recorder.record(slot.timing, intendedMs);
+      else recorder.recordError(mismatch);
+    } catch (e) {
+      // A refused connection still counts as a send that left (and failed) now.
+      if (!sent) recorder.recordSend(intendedMs, performance.now(), blocked);
+      recorder.recordError(e instanceof Error ? e.message : String(e));
+    }
+    this.#idle.push(slot);
+    if (this.#serial) this.#laneBusy[lane] = 0;
+    this.#inflight--;
+    const pacer = this.#pacer;
+    if (pacer?.paused) {
+      this.#resumedMs = performance.now();
+      pacer.resume();
+    }
+    this.#checkSettled();
+  }
+
+  #checkSettled(): void {
+    if (this.#exhausted && this.#inflight === 0) this.#settled?.resolve();
+  }
+}

@@ -1,0 +1,172 @@
+import assert from "node:assert/strict";
+import { Recorder } from "../measure/recorder.ts";
+import type {
+  InferenceClient,
+  InferRequest,
+  InferSession,
+  PreparedRequest,
+  RequestTiming,
+} from "../protocol/types.ts";
+import { RoundRobinFeed } from "./feed.ts";
+import { RateLoad } from "./rate.ts";
+import { constantSchedule } from "./schedule.ts";
+import { SequenceFeed } from "./sequences.ts";
+
+/** A prepared request that remembers its parameters, so tests can read the sequence flags. */
+interface FakeRequest extends PreparedRequest {
+  parameters: InferRequest["parameters"];
+}
+
+/** Answers every request after `latencyMs`; counts sessions and the most requests in flight. */
+class FakeClient implements Pick<InferenceClient, "openSession" | "prepare"> {
+  sessions = 0;
+  inflight = 0;
+  maxInflight = 0;
+  sent: FakeRequest[] = [];
+  constructor(readonly latencyMs: number) {}
+
+  prepare(request: InferRequest): PreparedRequest {
+    return { byteLength: 0, parameters: request.parameters } as FakeRequest;
+  }
+
+  openSession(): Promise<InferSession> {
+    this.sessions++;
+    let busy = false;
+    return Promise.resolve({
+      infer: async (request: PreparedRequest, timing: RequestTiming) => {
+        assert.ok(!busy, "one request at a time per session");
+        busy = true;
+        this.sent.push(request as FakeRequest);
+        this.maxInflight = Math.max(this.maxInflight, ++this.inflight);
+        timing.start = timing.sendEnd = performance.now();
+        await new Promise((r) => setTimeout(r, this.latencyMs));
+        timing.recvStart = timing.end = performance.now();
+        timing.responses = 1;
+        this.inflight--;
+        busy = false;
+        return undefined;
+      },
+      close: () => {},
+    });
+  }
+}
+
+function rateLoad(fake: FakeClient, options: { maxInflight: number; feed?: SequenceFeed }) {
+  const client = fake as unknown as InferenceClient;
+  return new RateLoad(client, {
+    feed: options.feed ?? new RoundRobinFeed([fake.prepare({ inputs: [], outputs: [] })]),
+    maxInflight: options.maxInflight,
+  });
+}
+
+Deno.test("sends leave on schedule without waiting for responses", async () => {
+  const fake = new FakeClient(30);
+  const load = rateLoad(fake, { maxInflight: 100 });
+  const recorder = new Recorder();
+  load.start(constantSchedule(500), { recorder, limit: 40 });
+  await load.drained();
+  await load.stop();
+  const w = recorder.rotate();
+  assert.equal(w.sendCount, 40);
+  assert.equal(w.latenciesUs.length, 40);
+  assert.equal(w.correctedLatenciesUs.length, 40);
+  assert.equal(w.blockedCount, 0);
+  // 30 ms answers at one send per 2 ms: about 15 in flight, one session each.
+  assert.ok(fake.maxInflight >= 10, `${fake.maxInflight} in flight at most`);
+  assert.equal(fake.sessions, fake.maxInflight);
+  load.close();
+});
+
+Deno.test("the in-flight limit holds sends back, counts them and shows in corrected latency", async () => {
+  const fake = new FakeClient(20);
+  const load = rateLoad(fake, { maxInflight: 2 });
+  const recorder = new Recorder();
+  load.start(constantSchedule(500), { recorder, limit: 20 });
+  await load.drained();
+  await load.stop();
+  const w = recorder.rotate();
+  assert.equal(fake.maxInflight, 2);
+  assert.equal(fake.sessions, 2);
+  assert.equal(w.sendCount, 20);
+  assert.ok(w.blockedCount >= 15, `${w.blockedCount} blocked`);
+  const worstCorrected = Math.max(...w.correctedLatenciesUs);
+  const worstService = Math.max(...w.latenciesUs);
+  // The held sends waited for capacity: only the latency from the intended time shows it.
+  assert.ok(worstCorrected > 3 * worstService, `${worstCorrected} vs ${worstService} us`);
+  assert.ok(w.delayedCount >= 15);
+  load.close();
+});
+
+Deno.test("sequence lanes carry start, middle and end flags with their own ids", async () => {
+  const fake = new FakeClient(1);
+  const feed = new SequenceFeed([[{ inputs: [], outputs: [] }]], (r) => fake.prepare(r), {
+    count: 2,
+    length: 3,
+    variationPct: 0,
+    idRange: { start: 10, end: 20 },
+    rng: Math.random,
+  });
+  const load = rateLoad(fake, { maxInflight: 10, feed });
+  load.start(constantSchedule(1000), { recorder: new Recorder(), limit: 6 });
+  await load.drained();
+  await load.stop();
+  const steps = fake.sent.map((r) => r.parameters);
+  assert.deepEqual(steps, [
+    { sequence_id: 10, sequence_start: true, sequence_end: false },
+    { sequence_id: 11, sequence_start: true, sequence_end: false },
+    { sequence_id: 10, sequence_start: false, sequence_end: false },
+    { sequence_id: 11, sequence_start: false, sequence_end: false },
+    { sequence_id: 10, sequence_start: false, sequence_end: true },
+    { sequence_id: 11, sequence_start: false, sequence_end: true },
+  ]);
+  load.close();
+});
+
+Deno.test("sequence ids wrap around the range but skip live ones", () => {
+  const prepare = (r: InferRequest) => ({ byteLength: 0, parameters: r.parameters }) as FakeRequest;
+  const feed = new SequenceFeed([[{ inputs: [], outputs: [] }]], prepare, {
+    count: 2,
+    length: 2,
+    variationPct: 0,
+    idRange: { start: 1, end: 3 },
+    rng: Math.random,
+  });
+  const id = (lane: number) => (feed.next(lane) as FakeRequest).parameters!.sequence_id;
+  // Lane 0 runs short sequences while lane 1's first sequence (id 2) stays live.
+  assert.deepEqual([id(0), id(1), id(0), id(0), id(0), id(0)], [1, 2, 1, 3, 3, 1]);
+  assert.throws(() => {
+    const tiny = new SequenceFeed([[{ inputs: [], outputs: [] }]], prepare, {
+      count: 2,
+      length: 5,
+      variationPct: 0,
+      idRange: { start: 1, end: 1 },
+      rng: Math.random,
+    });
+    tiny.next(0);
+    tiny.next(1);
+  }, /No free sequence id in --sequence-id-range 1:1/);
+});
+
+Deno.test("serial sequences keep one request per sequence in flight", async () => {
+  const fake = new FakeClient(10);
+  const feed = new SequenceFeed([[{ inputs: [], outputs: [] }]], (r) => fake.prepare(r), {
+    count: 2,
+    length: 4,
+    variationPct: 0,
+    idRange: { start: 1, end: 100 },
+    rng: Math.random,
+  });
+  const load = new RateLoad(fake as unknown as InferenceClient, {
+    feed,
+    maxInflight: 50,
+    serialSequences: true,
+  });
+  const recorder = new Recorder();
+  load.start(constantSchedule(1000), { recorder, limit: 8 });
+  await load.drained();
+  await load.stop();
+  assert.equal(fake.maxInflight, 2);
+  assert.equal(fake.sent.length, 8);
+  assert.ok(recorder.rotate().blockedCount >= 4);
+  load.close();
+});

@@ -1,0 +1,167 @@
+/**
+ * --collect-metrics: scrapes the server's Prometheus endpoint on a timer of
+ * its own (never from the request loop) and hands out the GPU metrics
+ * sampled during a level's reported windows, merged as perf_analyzer does.
+ */
+import { type GpuMetrics, mergeGpuMetrics } from "./gpu_metrics.ts";
+import { parsePrometheusText, type PrometheusSample } from "./prometheus.ts";
+import { type Endpoint, formatAddress, Http1Client } from "../protocol/http1/mod.ts";
+import { parseKServeUrl } from "../protocol/kserve_http.ts";
+
+/** Triton's metrics port, perf_analyzer's default for --metrics-url. */
+export const DEFAULT_METRICS_PORT = 8002;
+/** A scrape that takes longer than this is abandoned (and warned about). */
+const SCRAPE_TIMEOUT_MS = 5000;
+
+/** perf_analyzer's default --metrics-url: the host of -u, port 8002, /metrics. */
+export function defaultMetricsUrl(serverUrl: string): string {
+  const { hostname } = parseKServeUrl(serverUrl).endpoint;
+  return `${formatAddress(hostname, DEFAULT_METRICS_PORT)}/metrics`;
+}
+
+/** "host:port/path" or "http(s)://host[:port]/path"; throws RangeError naming the URL. */
+export function parseMetricsUrl(url: string): { endpoint: Endpoint; path: string } {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : `http://${url}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(withScheme);
+  } catch {
+    throw new RangeError(`Invalid metrics URL "${url}": expected host:port/path`);
+  }
+  const secure = parsed.protocol === "https:";
+  if (!secure && parsed.protocol !== "http:") {
+    throw new RangeError(`Invalid metrics URL "${url}": only http and https are supported`);
+  }
+  const hostname = parsed.hostname.replace(/^\[(.*)\]$/, "$1");
+  const port = parsed.port === "" ? (secure ? 443 : 80) : Number(parsed.port);
+  return {
+    endpoint: {
+      hostname,
+      port,
+      connectTimeoutMs: SCRAPE_TIMEOUT_MS,
+      requestTimeoutMs: SCRAPE_TIMEOUT_MS,
+      ...(secure ? { tls: {} } : {}),
+    },
+    path: `${parsed.pathname}${parsed.search}`,
+  };
+}
+
+const GPU_FAMILIES: Record<string, keyof GpuMetrics> = {
+  nv_gpu_utilization: "utilization",
+  nv_gpu_power_usage: "powerWatts",
+  nv_gpu_memory_used_bytes: "memoryUsedBytes",
+  nv_gpu_memory_total_bytes: "memoryTotalBytes",
+};
+
+/** The nv_gpu_* gauges of one scrape, per `gpu_uuid` label. */
+export function gpuMetricsOf(samples: readonly PrometheusSample[]): GpuMetrics {
+  const metrics: GpuMetrics = {
+    utilization: new Map(),
+    powerWatts: new Map(),
+    memoryUsedBytes: new Map(),
+    memoryTotalBytes: new Map(),
+  };
+  for (const sample of samples) {
+    const key = GPU_FAMILIES[sample.name];
+    const uuid = sample.labels.gpu_uuid;
+    if (key !== undefined && uuid !== undefined) metrics[key].set(uuid, sample.value);
+  }
+  return metrics;
+}
+
+export interface MetricsScraperOptions {
+  /** Milliseconds between the starts of two scrapes (--metrics-interval). */
+  intervalMs: number;
+  /** Called once, for the first failed scrape; later failures are silent. */
+  onWarning?: (message: string) => void;
+}
+
+interface Scrape {
+  /** performance.now() when the response arrived. */
+  atMs: number;
+  metrics: GpuMetrics;
+}
+
+const decoder = new TextDecoder();
+
+export class MetricsScraper {
+  readonly url: string;
+  readonly #endpoint: Endpoint;
+  readonly #path: string;
+  readonly #options: MetricsScraperOptions;
+  #client: Http1Client;
+  #scrapes: Scrape[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #inFlight: Promise<void> | undefined;
+  #warned = false;
+  #closed = false;
+
+  constructor(url: string, options: MetricsScraperOptions) {
+    const { endpoint, path } = parseMetricsUrl(url);
+    this.url = url;
+    this.#endpoint = endpoint;
+    this.#path = path;
+    this.#options = options;
+    this.#client = new Http1Client(endpoint);
+  }
+
+  /** Scrapes now and then every interval until close(). */
+  start(): void {
+    if (this.#closed || this.#inFlight || this.#timer !== undefined) return;
+    this.#inFlight = this.#scrape();
+  }
+
+  /**
+   * The merge of the scrapes taken from `fromMs` to `toMs` (performance.now()
+   * times), or undefined when none was. Scrapes before `fromMs` are dropped:
+   * levels only move forward.
+   */
+  take(fromMs: number, toMs: number): GpuMetrics | undefined {
+    this.#scrapes = this.#scrapes.filter((s) => s.atMs >= fromMs);
+    const inRange = this.#scrapes.filter((s) => s.atMs <= toMs).map((s) => s.metrics);
+    return inRange.length > 0 ? mergeGpuMetrics(inRange) : undefined;
+  }
+
+  /** Stops scraping and waits for a scrape in flight to end. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#client.close();
+    await this.#inFlight;
+  }
+
+  async #scrape(): Promise<void> {
+    this.#timer = undefined;
+    const started = performance.now();
+    try {
+      const response = await this.#client.request("GET", this.#path);
+      if (response.status !== 200) {
+        throw new Error(`the server answered ${response.status}`);
+      }
+      const metrics = gpuMetricsOf(parsePrometheusText(decoder.decode(response.body)));
+      this.#scrapes.push({ atMs: performance.now(), metrics });
+    } catch (error) {
+      if (this.#closed) return;
+      this.#warn(error);
+      // The connection may be broken: the next scrape starts afresh.
+      this.#client.close();
+      this.#client = new Http1Client(this.#endpoint);
+    }
+    if (this.#closed) return;
+    const delay = Math.max(0, this.#options.intervalMs - (performance.now() - started));
+    this.#timer = setTimeout(() => {
+      this.#inFlight = this.#scrape();
+    }, delay);
+  }
+
+  #warn(error: unknown): void {
+    if (this.#warned) return;
+    this.#warned = true;
+    const reason = error instanceof Error ? error.message : String(error);
+    this.#options.onWarning?.(
+      `Cannot collect server metrics from "${this.url}": ${reason}. ` +
+        "Measuring continues without them.",
+    );
+  }
+}

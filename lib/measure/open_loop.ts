@@ -1,0 +1,62 @@
+/**
+ * Summary of the open-loop figures of merged windows: latency from the
+ * intended send time and the punctuality of the sends. Latency from the
+ * intended time already contains the send lag, so no further correction
+ * (such as HdrHistogram's expected-interval filling) is applied.
+ */
+import { mean, percentile, REPORTED_PERCENTILES, sampleStdDev } from "./stats.ts";
+import type { OpenLoopSummary, WindowData } from "./types.ts";
+
+function pooled(windows: readonly WindowData[], values: (w: WindowData) => number[]): Float64Array {
+  let count = 0;
+  for (const w of windows) count += values(w).length;
+  const all = new Float64Array(count);
+  let offset = 0;
+  for (const w of windows) {
+    all.set(values(w), offset);
+    offset += values(w).length;
+  }
+  return all.sort();
+}
+
+export interface OpenLoopOptions {
+  /** Percentiles besides 50, 90, 95 and 99 (the --percentile value). */
+  percentiles?: readonly number[];
+  /** --max-send-lag: a send-lag p99 above it makes the level untrustworthy. */
+  maxSendLagMs: number;
+}
+
+export function summarizeOpenLoop(
+  windows: readonly WindowData[],
+  options: OpenLoopOptions,
+): OpenLoopSummary {
+  const corrected = pooled(windows, (w) => w.correctedLatenciesUs);
+  const lags = pooled(windows, (w) => w.sendLagsUs);
+  let sendCount = 0;
+  let blockedCount = 0;
+  let durationMs = 0;
+  for (const w of windows) {
+    sendCount += w.sendCount;
+    blockedCount += w.blockedCount;
+    durationMs += w.endMs - w.startMs;
+  }
+  const wanted = [...new Set([...REPORTED_PERCENTILES, ...(options.percentiles ?? [])])]
+    .sort((a, b) => a - b);
+  const at = (sorted: Float64Array, p: number) => sorted.length > 0 ? percentile(sorted, p) : 0;
+  const correctedAvgUs = mean(corrected);
+  const sendLagP99Us = at(lags, 99);
+  const maxSendLagUs = options.maxSendLagMs * 1000;
+  return {
+    correctedAvgUs,
+    correctedStdUs: sampleStdDev(corrected, correctedAvgUs),
+    correctedPercentilesUs: new Map(wanted.map((p) => [p, at(corrected, p)])),
+    sendCount,
+    sendRate: durationMs > 0 ? sendCount / (durationMs / 1000) : 0,
+    sendLagP50Us: at(lags, 50),
+    sendLagP99Us,
+    sendLagMaxUs: lags.length > 0 ? lags[lags.length - 1] : 0,
+    blockedCount,
+    maxSendLagUs,
+    trustworthy: sendLagP99Us <= maxSendLagUs,
+  };
+}

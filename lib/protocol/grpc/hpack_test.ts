@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { encodeHeaders, HpackDecoder, HpackError, huffmanCodes, huffmanDecode } from "./hpack.ts";
+
+function hex(text: string): Uint8Array {
+  const digits = text.replace(/\s+/g, "");
+  return Uint8Array.from(
+    { length: digits.length / 2 },
+    (_, i) => parseInt(digits.slice(2 * i, 2 * i + 2), 16),
+  );
+}
+
+function pairs(fields: string[]): Array<[string, string]> {
+  return Array.from({ length: fields.length / 2 }, (_, i) => [fields[2 * i], fields[2 * i + 1]]);
+}
+
+Deno.test("the canonical Huffman code matches RFC 7541 Appendix B", () => {
+  const codes = huffmanCodes();
+  assert.deepEqual(codes[48], { code: 0x0, length: 5 }); // '0'
+  assert.deepEqual(codes[32], { code: 0x14, length: 6 }); // ' '
+  assert.deepEqual(codes[0], { code: 0x1ff8, length: 13 });
+  assert.deepEqual(codes[255], { code: 0x3ffffee, length: 26 });
+  assert.deepEqual(codes[256], { code: 0x3fffffff, length: 30 }); // EOS
+  assert.equal(huffmanDecode(hex("f1e3 c2e5 f23a 6ba0 ab90 f4ff")), "www.example.com");
+  assert.equal(huffmanDecode(hex("a8eb 1064 9cbf")), "no-cache");
+});
+
+Deno.test("invalid Huffman padding and EOS are rejected", () => {
+  // "0" is 00000; padding with zeros instead of ones is invalid.
+  assert.throws(() => huffmanDecode(Uint8Array.of(0x00)), HpackError);
+  assert.throws(() => huffmanDecode(hex("ffff ffff")), HpackError);
+});
+
+Deno.test("RFC 7541 C.4: requests with Huffman coding share one dynamic table", () => {
+  const decoder = new HpackDecoder();
+  const out: string[] = [];
+  decoder.decode(hex("8286 8441 8cf1 e3c2 e5f2 3a6b a0ab 90f4 ff"), out);
+  assert.deepEqual(pairs(out), [
+    [":method", "GET"],
+    [":scheme", "http"],
+    [":path", "/"],
+    [":authority", "www.example.com"],
+  ]);
+  decoder.decode(hex("8286 84be 5886 a8eb 1064 9cbf"), out);
+  assert.deepEqual(pairs(out).slice(3), [
+    [":authority", "www.example.com"],
+    ["cache-control", "no-cache"],
+  ]);
+  decoder.decode(hex("8287 85bf 4088 25a8 49e9 5ba9 7d7f 8925 a849 e95b b8e8 b4bf"), out);
+  assert.deepEqual(pairs(out), [
+    [":method", "GET"],
+    [":scheme", "https"],
+    [":path", "/index.html"],
+    [":authority", "www.example.com"],
+    ["custom-key", "custom-value"],
+  ]);
+});
+
+Deno.test("RFC 7541 C.6: eviction keeps indexes right with a small table", () => {
+  const decoder = new HpackDecoder(256);
+  const out: string[] = [];
+  decoder.decode(
+    hex(
+      "4882 6402 5885 aec3 771a 4b61 96d0 7abe 9410 54d4 44a8 2005 9504 0b81 66e0 82a6 2d1b ff6e " +
+        "919d 29ad 1718 63c7 8f0b 97c8 e9ae 82ae 43d3",
+    ),
+    out,
+  );
+  assert.deepEqual(pairs(out)[0], [":status", "302"]);
+  decoder.decode(hex("4883 640e ffc1 c0bf"), out);
+  assert.deepEqual(pairs(out), [
+    [":status", "307"],
+    ["cache-control", "private"],
+    ["date", "Mon, 21 Oct 2013 20:13:21 GMT"],
+    ["location", "https://www.example.com"],
+  ]);
+});
+
+Deno.test("encoded blocks decode back and never touch the dynamic table", () => {
+  const fields: Array<[string, string]> = [
+    [":method", "POST"],
+    [":path", "/inference.GRPCInferenceService/ModelInfer"],
+    ["content-type", "application/grpc"],
+    ["x-long", "v".repeat(300)],
+  ];
+  const block = encodeHeaders(fields);
+  const decoder = new HpackDecoder();
+  const out: string[] = [];
+  decoder.decode(block, out);
+  assert.deepEqual(pairs(out), fields);
+  decoder.decode(block, out);
+  assert.deepEqual(pairs(out), fields);
+});
+
+Deno.test("truncated blocks and bad indexes are errors", () => {
+  const out: string[] = [];
+  assert.throws(() => new HpackDecoder().decode(Uint8Array.of(0xff), out), HpackError);
+  assert.throws(() => new HpackDecoder().decode(Uint8Array.of(0xbe), out), HpackError);
+  assert.throws(() => new HpackDecoder().decode(Uint8Array.of(0x00, 0x05, 0x61), out), HpackError);
+  assert.throws(
+    () => new HpackDecoder(100).decode(Uint8Array.of(0x3f, 0xe1, 0x1f), out),
+    HpackError,
+  );
+});

@@ -1,0 +1,446 @@
+/**
+ * --profile-export-file: perf_analyzer's profile export (every experiment,
+ * every request with its timestamps, inputs and outputs, window boundaries),
+ * streamed to disk as the run goes so memory stays bounded whatever the run
+ * length.
+ *
+ * The file is written under a temporary name and renamed when finished, so
+ * the target either does not exist or is complete, valid JSON: finish() closes
+ * every open array, and is synchronous so that a hard interrupt can call it
+ * just before the process exits.
+ *
+ * Beyond perf_analyzer (additive fields, ignored by its readers):
+ * `intended_timestamp` of open-loop requests, `error` of failed requests and
+ * `window_latency_histograms`, one HdrHistogram (nanoseconds, compressed
+ * base64) per window, so runs from several machines can be merged.
+ */
+import { decodeBytesElements, tensorToJson } from "../input/codec.ts";
+import { windowHistogram } from "../measure/histogram.ts";
+import type { CompletedRequest, LoadMode, RequestSink, WindowData } from "../measure/types.ts";
+import type {
+  InferenceClient,
+  InferOptions,
+  InferRequest,
+  InferSession,
+  OutputTensors,
+  PreparedRequest,
+  RequestTiming,
+  Tensor,
+} from "../protocol/types.ts";
+
+/** Pending records are written this often, from a timer outside the request loop. */
+const FLUSH_INTERVAL_MS = 250;
+
+const encoder = new TextEncoder();
+const utf8 = new TextDecoder();
+const NS_PER_S = 1e9;
+// The time origin split into whole seconds and nanoseconds, so that timestamps are sums of
+// safe integers: exact to the nanosecond without BigInt arithmetic per request.
+const ORIGIN_NS = Math.round((performance.timeOrigin % 1000) * 1e6);
+const ORIGIN_S = Math.floor(performance.timeOrigin / 1000);
+
+/** A performance.now() time as decimal integer nanoseconds since the epoch. */
+function wallClockText(ms: number): string {
+  const ns = ORIGIN_NS + Math.round(ms * 1e6);
+  const seconds = Math.floor(ns / NS_PER_S);
+  return `${ORIGIN_S + seconds}${String(ns - seconds * NS_PER_S).padStart(9, "0")}`;
+}
+
+/**
+ * A performance.now() time as integer nanoseconds since the epoch. The origin
+ * is added as an integer so that differences keep performance.now()'s precision.
+ */
+export function wallClockNs(ms: number): bigint {
+  return BigInt(wallClockText(ms));
+}
+
+/** The problem with writing the export to `path`, or undefined when it may be written. */
+export function exportTargetProblem(path: string, overwrite: boolean): string | undefined {
+  if (overwrite) return undefined;
+  try {
+    Deno.statSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  return `File "${path}" given to --profile-export-file already exists; ` +
+    "choose another name or add --overwrite";
+}
+
+/** Typed arrays whose native join() writes valid JSON numbers (floats only when all finite). */
+const TYPED_ARRAYS: Partial<
+  Record<
+    Tensor["datatype"],
+    {
+      new (
+        buffer: ArrayBufferLike,
+        offset: number,
+        length: number,
+      ): ArrayLike<number | bigint> & { join(separator: string): string };
+      BYTES_PER_ELEMENT: number;
+    }
+  >
+> = {
+  UINT8: Uint8Array,
+  INT8: Int8Array,
+  UINT16: Uint16Array,
+  INT16: Int16Array,
+  UINT32: Uint32Array,
+  INT32: Int32Array,
+  UINT64: BigUint64Array,
+  INT64: BigInt64Array,
+  FP32: Float32Array,
+  FP64: Float64Array,
+};
+const LITTLE_ENDIAN_HOST = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+
+/**
+ * The elements of a numeric tensor joined by commas, straight from a typed
+ * array view (the export's hot spot); undefined when the bytes cannot be
+ * viewed in place or hold non-finite floats.
+ */
+function joinedElements(tensor: Tensor): string | undefined {
+  const Type = TYPED_ARRAYS[tensor.datatype];
+  const data = tensor.data;
+  if (!Type || !LITTLE_ENDIAN_HOST) return undefined;
+  const size = Type.BYTES_PER_ELEMENT;
+  if (data.byteOffset % size !== 0 || data.byteLength % size !== 0) return undefined;
+  const view = new Type(data.buffer, data.byteOffset, data.byteLength / size);
+  if (tensor.datatype === "FP32" || tensor.datatype === "FP64") {
+    for (let i = 0; i < view.length; i++) if (!Number.isFinite(view[i])) return undefined;
+  }
+  return view.length > 1 ? `[${view.join(",")}]` : view.length === 1 ? String(view[0]) : '""';
+}
+
+/** A JSON scalar of one tensor element: non-finite floats as strings, 64-bit integers exact. */
+function elementJson(value: number | bigint | boolean | string): string {
+  if (typeof value === "number") return Number.isFinite(value) ? String(value) : `"${value}"`;
+  if (typeof value === "string") return JSON.stringify(value);
+  return String(value);
+}
+
+/**
+ * A tensor's value as perf_analyzer writes it: one element as a scalar, more
+ * as an array, none as "". BYTES elements are strings without their length
+ * prefix (perf_analyzer writes one BYTES element only; several become an
+ * array of strings here).
+ */
+export function tensorValueJson(tensor: Tensor): string {
+  const joined = joinedElements(tensor);
+  if (joined !== undefined) return joined;
+  let elements: (number | bigint | boolean | string)[];
+  try {
+    elements = tensor.datatype === "BYTES"
+      ? decodeBytesElements(tensor.data).map((e) => utf8.decode(e))
+      : tensorToJson(tensor.datatype, tensor.data);
+  } catch {
+    // A tensor whose bytes do not match its datatype is exported as null rather than dropped.
+    return "null";
+  }
+  if (elements.length === 0) return '""';
+  if (elements.length === 1) return elementJson(elements[0]);
+  return `[${elements.map(elementJson).join(",")}]`;
+}
+
+/** `{"NAME":value,...}` of a list of tensors. */
+function tensorsJson(tensors: readonly Tensor[]): string {
+  return `{${tensors.map((t) => `${JSON.stringify(t.name)}:${tensorValueJson(t)}`).join(",")}}`;
+}
+
+/** What the export writes once per distinct prepared request. */
+interface RequestFacts {
+  inputsJson: string;
+  /** 0 when the request belongs to no sequence (then not written, as perf_analyzer does). */
+  sequenceId: bigint;
+}
+
+function factsOf(request: InferRequest): RequestFacts {
+  const id = request.parameters?.sequence_id;
+  return {
+    inputsJson: tensorsJson(request.inputs),
+    sequenceId: typeof id === "number" || typeof id === "bigint" ? BigInt(id) : 0n,
+  };
+}
+
+const NO_FACTS: RequestFacts = { inputsJson: "{}", sequenceId: 0n };
+
+export interface ExportHeader {
+  /** inferperf's version. */
+  version: string;
+  /** --service-kind. */
+  serviceKind: string;
+  /** --endpoint (OpenAI-compatible services); "" otherwise. */
+  endpoint: string;
+}
+
+/** The request a load's timing object was last used for, and its outputs. */
+interface SlotDetail {
+  request: PreparedRequest | undefined;
+  outputs: OutputTensors | undefined;
+}
+
+const DECODE: InferOptions = { decodeOutputs: true };
+
+/** A session that notes, per timing object (one per load slot), what was sent and received. */
+class ExportingSession implements InferSession {
+  readonly #inner: InferSession;
+  readonly #details: WeakMap<RequestTiming, SlotDetail>;
+
+  constructor(inner: InferSession, details: WeakMap<RequestTiming, SlotDetail>) {
+    this.#inner = inner;
+    this.#details = details;
+  }
+
+  async infer(request: PreparedRequest, timing: RequestTiming): Promise<OutputTensors | undefined> {
+    let detail = this.#details.get(timing);
+    if (detail === undefined) {
+      detail = { request, outputs: undefined };
+      this.#details.set(timing, detail);
+    }
+    detail.request = request;
+    detail.outputs = await this.#inner.infer(request, timing, DECODE);
+    return detail.outputs;
+  }
+
+  close(): void {
+    this.#inner.close();
+  }
+}
+
+/** perf_analyzer knows two experiment modes: request intervals count as request rate. */
+const experimentMode = (mode: LoadMode) => mode === "concurrency" ? "concurrency" : "request_rate";
+
+/**
+ * Collects completed requests (as the RequestSink of every level) and writes
+ * them out. Requests are kept by reference in column arrays until the next
+ * flush; serializing happens on a timer, never in the request loop.
+ *
+ * The recorder reports timings only; which request was sent and what came
+ * back is seen by the client wrapped with wrapClient(), which also decodes
+ * every response so that outputs can be exported.
+ */
+export class ProfileExportWriter implements RequestSink {
+  readonly path: string;
+  readonly #tempPath: string;
+  readonly #facts = new WeakMap<PreparedRequest, RequestFacts>();
+  readonly #sources = new WeakMap<PreparedRequest, InferRequest>();
+  readonly #details = new WeakMap<RequestTiming, SlotDetail>();
+  #file: Deno.FsFile | undefined;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #finished = false;
+  /** The experiment being written: requests so far (for the separating commas) and windows. */
+  #experiment: { requests: number; boundaries: string[]; histograms: string[] } | undefined;
+  #experiments = 0;
+  // Pending records, one column per field, cleared by each flush.
+  #start: number[] = [];
+  #end: number[] = [];
+  #intended: number[] = [];
+  #requests: (PreparedRequest | undefined)[] = [];
+  #outputs: (OutputTensors | undefined)[] = [];
+  #errors: (string | undefined)[] = [];
+
+  constructor(path: string) {
+    this.path = path;
+    this.#tempPath = `${path}.${Deno.pid}.partial`;
+  }
+
+  /**
+   * `client` seen through the export: prepared requests are remembered (their
+   * inputs are encoded once, when first written) and sessions note what each
+   * load slot sent and received. Everything else passes through.
+   */
+  wrapClient<C extends InferenceClient>(client: C): C {
+    const prepare = (request: InferRequest, target: { model: string; version: string }) => {
+      const prepared = client.prepare(request, target);
+      this.#sources.set(prepared, request);
+      return prepared;
+    };
+    const openSession = async () => new ExportingSession(await client.openSession(), this.#details);
+    return new Proxy(client, {
+      get(target, key) {
+        if (key === "prepare") return prepare;
+        if (key === "openSession") return openSession;
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  /** A completed request (hot path: keeps references, allocates nothing per request). */
+  add(c: CompletedRequest): void {
+    if (this.#experiment === undefined || this.#finished) return;
+    const timing = c.timing;
+    const detail = timing === undefined ? undefined : this.#details.get(timing);
+    // A failed request the load gave no timing for is stamped with the time of the failure.
+    const start = timing ? timing.start : performance.now();
+    this.#start.push(start);
+    this.#end.push(timing ? timing.end : start);
+    this.#intended.push(c.intendedMs ?? NaN);
+    this.#requests.push(detail?.request);
+    this.#outputs.push(c.error === undefined ? detail?.outputs : undefined);
+    this.#errors.push(c.error);
+  }
+
+  /** Starts the next experiment (load level); opens the file on the first. */
+  beginExperiment(mode: LoadMode, value: number): void {
+    if (this.#finished) return;
+    this.#endExperiment();
+    if (this.#file === undefined) {
+      this.#file = Deno.openSync(this.#tempPath, { write: true, create: true, truncate: true });
+      this.#write('{"experiments":[');
+      this.#timer = setInterval(() => this.flush(), FLUSH_INTERVAL_MS);
+      Deno.unrefTimer(this.#timer);
+    }
+    this.#write(
+      `${this.#experiments++ > 0 ? "," : ""}{"experiment":{"mode":"${experimentMode(mode)}",` +
+        `"value":${value}},"requests":[`,
+    );
+    this.#experiment = { requests: 0, boundaries: [], histograms: [] };
+  }
+
+  /** A window of the current experiment ended: its boundaries and histogram. */
+  addWindow(window: WindowData): void {
+    const experiment = this.#experiment;
+    if (experiment === undefined || this.#finished) return;
+    if (experiment.boundaries.length === 0) {
+      experiment.boundaries.push(wallClockText(window.startMs));
+    }
+    experiment.boundaries.push(wallClockText(window.endMs));
+    experiment.histograms.push(windowHistogram(window).encode());
+  }
+
+  /** Writes the pending requests. */
+  flush(): void {
+    const experiment = this.#experiment;
+    const count = this.#start.length;
+    if (experiment === undefined || count === 0) return;
+    let text = "";
+    for (let i = 0; i < count; i++) {
+      text += `${experiment.requests++ > 0 ? "," : ""}${this.#recordJson(i)}`;
+    }
+    this.#start.length = 0;
+    this.#end.length = 0;
+    this.#intended.length = 0;
+    this.#requests.length = 0;
+    this.#outputs.length = 0;
+    this.#errors.length = 0;
+    this.#write(text);
+  }
+
+  /**
+   * Closes every open array, writes the header fields and renames the file
+   * into place. Synchronous and idempotent; nothing is written when no
+   * experiment started.
+   */
+  finish(header: ExportHeader): void {
+    if (this.#finished) return;
+    this.#endExperiment();
+    this.#finished = true;
+    clearInterval(this.#timer);
+    const file = this.#file;
+    if (file === undefined) return;
+    this.#write(
+      `],"version":${JSON.stringify(header.version)},` +
+        `"service_kind":${JSON.stringify(header.serviceKind)},` +
+        `"endpoint":${JSON.stringify(header.endpoint)}}\n`,
+    );
+    file.close();
+    this.#file = undefined;
+    Deno.renameSync(this.#tempPath, this.path);
+  }
+
+  #endExperiment(): void {
+    const experiment = this.#experiment;
+    if (experiment === undefined) return;
+    this.flush();
+    this.#experiment = undefined;
+    this.#write(
+      `],"window_boundaries":[${experiment.boundaries.join(",")}],` +
+        `"window_latency_histograms":${JSON.stringify(experiment.histograms)}}`,
+    );
+  }
+
+  #factsOf(prepared: PreparedRequest | undefined): RequestFacts {
+    if (prepared === undefined) return NO_FACTS;
+    let facts = this.#facts.get(prepared);
+    if (facts === undefined) {
+      const source = this.#sources.get(prepared);
+      facts = source ? factsOf(source) : NO_FACTS;
+      this.#facts.set(prepared, facts);
+    }
+    return facts;
+  }
+
+  #recordJson(i: number): string {
+    const facts = this.#factsOf(this.#requests[i]);
+    const error = this.#errors[i];
+    const outputs = this.#outputs[i];
+    let json = `{"timestamp":${wallClockText(this.#start[i])}`;
+    if (facts.sequenceId !== 0n) json += `,"sequence_id":${facts.sequenceId}`;
+    json += `,"request_inputs":${facts.inputsJson}`;
+    if (error === undefined) {
+      json += `,"response_timestamps":[${wallClockText(this.#end[i])}]` +
+        `,"response_outputs":[${outputs ? tensorsJson(outputs) : "{}"}]`;
+    } else {
+      json += `,"response_timestamps":[],"response_outputs":[],"error":${JSON.stringify(error)}`;
+    }
+    const intended = this.#intended[i];
+    if (!Number.isNaN(intended)) json += `,"intended_timestamp":${wallClockText(intended)}`;
+    return `${json}}`;
+  }
+
+  #write(text: string): void {
+    const file = this.#file;
+    if (file === undefined) return;
+    const bytes = encoder.encode(text);
+    let written = 0;
+    while (written < bytes.byteLength) written += file.writeSync(bytes.subarray(written));
+  }
+}
+
+/** A request of a profile export as read back (timestamps in ns since the epoch). */
+export interface ExportedRequest {
+  timestamp: bigint;
+  sequence_id?: number | bigint;
+  request_inputs: Record<string, unknown>;
+  response_timestamps: bigint[];
+  response_outputs: Record<string, unknown>[];
+  intended_timestamp?: bigint;
+  error?: string;
+}
+
+export interface ExportedExperiment {
+  experiment: { mode: "concurrency" | "request_rate"; value: number };
+  requests: ExportedRequest[];
+  window_boundaries: bigint[];
+  /** HdrHistogram compressed base64, one per window (inferperf only). */
+  window_latency_histograms?: string[];
+}
+
+export interface ProfileExport {
+  experiments: ExportedExperiment[];
+  version: string;
+  service_kind: string;
+  endpoint: string;
+}
+
+// The reviver's source text is in V8 but not yet in TypeScript's lib.
+const parseWithSource = JSON.parse as (
+  text: string,
+  reviver: (key: string, value: unknown, context?: { source?: string }) => unknown,
+) => unknown;
+
+/**
+ * Parses a profile export keeping nanosecond timestamps exact: integers
+ * beyond 2^53 become bigints. The structure is not validated.
+ */
+export function parseProfileExport(text: string): ProfileExport {
+  return parseWithSource(
+    text,
+    (_key, value, context) =>
+      typeof value === "number" && !Number.isSafeInteger(value) &&
+        context?.source !== undefined && /^-?\d+$/.test(context.source)
+        ? BigInt(context.source)
+        : value,
+  ) as ProfileExport;
+}

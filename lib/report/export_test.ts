@@ -1,0 +1,193 @@
+import assert from "node:assert/strict";
+import { encodeBytesElements } from "../input/codec.ts";
+import { LatencyHistogram } from "../measure/histogram.ts";
+import { Recorder } from "../measure/recorder.ts";
+import type { WindowData } from "../measure/types.ts";
+import type {
+  InferenceClient,
+  InferOptions,
+  PreparedRequest,
+  RequestTiming,
+  Tensor,
+} from "../protocol/types.ts";
+import {
+  exportTargetProblem,
+  parseProfileExport,
+  ProfileExportWriter,
+  tensorValueJson,
+  wallClockNs,
+} from "./export.ts";
+
+const HEADER = { version: "0.1.0", serviceKind: "triton", endpoint: "" };
+
+const f32 = (name: string, values: number[]): Tensor => ({
+  name,
+  datatype: "FP32",
+  shape: [values.length],
+  data: new Uint8Array(Float32Array.from(values).buffer),
+});
+
+const bytes = (name: string, values: string[]): Tensor => ({
+  name,
+  datatype: "BYTES",
+  shape: [values.length],
+  data: encodeBytesElements(values),
+});
+
+/** A client whose requests take `latencyMs` on a fake clock and echo "OUT" = first input element x 2. */
+function fakeClient(clock: { now: number }): InferenceClient & { statsCalls: number } {
+  return {
+    protocol: "http",
+    statsCalls: 0,
+    serverInfo: () => Promise.resolve({ name: "fake", version: "1", extensions: [] }),
+    modelInfo: () => Promise.reject(new Error("not needed")),
+    prepare: (request) => ({ byteLength: request.inputs.length }),
+    openSession: () =>
+      Promise.resolve({
+        infer(request: PreparedRequest, timing: RequestTiming, options?: InferOptions) {
+          timing.start = clock.now;
+          timing.sendEnd = timing.recvStart = clock.now + 0.5;
+          timing.end = clock.now += 2.5;
+          timing.responses = 1;
+          if (request.byteLength === 0) return Promise.reject(new Error("Server returned 500"));
+          return Promise.resolve(options?.decodeOutputs ? [f32("OUT", [3])] : undefined);
+        },
+        close() {},
+      }),
+    close: () => Promise.resolve(),
+  };
+}
+
+function window(startMs: number, endMs: number, latenciesUs: number[] = []): WindowData {
+  return { startMs, endMs, latenciesUs } as unknown as WindowData;
+}
+
+Deno.test("tensor values are written as perf_analyzer writes them", () => {
+  assert.equal(tensorValueJson(f32("x", [1.5])), "1.5");
+  assert.equal(tensorValueJson(f32("x", [1, NaN, Infinity])), '[1,"NaN","Infinity"]');
+  assert.equal(tensorValueJson(f32("x", [])), '""');
+  assert.equal(tensorValueJson(bytes("s", ['say "hi"'])), '"say \\"hi\\""');
+  assert.equal(tensorValueJson(bytes("s", ["a", "b"])), '["a","b"]');
+  const int64: Tensor = {
+    name: "i",
+    datatype: "INT64",
+    shape: [2],
+    data: new Uint8Array(BigInt64Array.from([2n ** 60n, -3n]).buffer),
+  };
+  assert.equal(tensorValueJson(int64), "[1152921504606846976,-3]");
+  assert.equal(tensorValueJson({ ...int64, data: new Uint8Array(3) }), "null");
+});
+
+Deno.test("an export round-trips: experiments, requests, outputs, errors, windows", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/profile.json`;
+    const writer = new ProfileExportWriter(path);
+    const clock = { now: 10 };
+    const client = writer.wrapClient(fakeClient(clock));
+    assert.equal(client.statsCalls, 0, "other members pass through");
+    const target = { model: "m", version: "" };
+    const plain = client.prepare({ inputs: [f32("IN", [1, 2])], outputs: [] }, target);
+    const sequenced = client.prepare({
+      inputs: [bytes("TEXT", ["hello"])],
+      outputs: [],
+      parameters: { sequence_id: 7, sequence_start: true },
+    }, target);
+    const failing = client.prepare({ inputs: [], outputs: [] }, target);
+    const session = await client.openSession();
+    const recorder = new Recorder({ sink: writer });
+    const timing = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
+    const send = async (request: PreparedRequest, intendedMs?: number) => {
+      try {
+        await session.infer(request, timing);
+        recorder.record(timing, intendedMs);
+      } catch (error) {
+        recorder.recordError((error as Error).message, timing);
+      }
+    };
+
+    await send(plain);
+    writer.beginExperiment("concurrency", 2);
+    await send(plain);
+    await send(sequenced);
+    writer.flush();
+    await send(failing);
+    recorder.recordError("Cannot connect");
+    writer.addWindow(window(9, 20, [2500]));
+    writer.addWindow(window(20, 30));
+    writer.beginExperiment("request_rate", 12.5);
+    await send(plain, 19.5);
+    assert.throws(() => Deno.statSync(path), Deno.errors.NotFound, "renamed only when done");
+    writer.finish(HEADER);
+    writer.finish(HEADER);
+    await send(plain);
+
+    const exported = parseProfileExport(await Deno.readTextFile(path));
+    assert.equal(exported.version, "0.1.0");
+    assert.equal(exported.service_kind, "triton");
+    assert.equal(exported.endpoint, "");
+    assert.equal(exported.experiments.length, 2);
+    const [first, second] = exported.experiments;
+    assert.deepEqual(first.experiment, { mode: "concurrency", value: 2 });
+    assert.deepEqual(first.window_boundaries, [wallClockNs(9), wallClockNs(20), wallClockNs(30)]);
+    assert.equal(first.window_latency_histograms!.length, 2);
+    assert.equal(LatencyHistogram.decode(first.window_latency_histograms![0]).count, 1);
+    assert.equal(first.requests.length, 4, "the request before any experiment is dropped");
+    assert.deepEqual(first.requests[0], {
+      timestamp: wallClockNs(12.5),
+      request_inputs: { IN: [1, 2] },
+      response_timestamps: [wallClockNs(15)],
+      response_outputs: [{ OUT: 3 }],
+    });
+    assert.equal(
+      first.requests[0].response_timestamps[0] - first.requests[0].timestamp,
+      2_500_000n,
+    );
+    assert.deepEqual(first.requests[1], {
+      timestamp: wallClockNs(15),
+      sequence_id: 7,
+      request_inputs: { TEXT: "hello" },
+      response_timestamps: [wallClockNs(17.5)],
+      response_outputs: [{ OUT: 3 }],
+    });
+    assert.deepEqual(first.requests[2], {
+      timestamp: wallClockNs(17.5),
+      request_inputs: {},
+      response_timestamps: [],
+      response_outputs: [],
+      error: "Server returned 500",
+    });
+    assert.equal(first.requests[3].error, "Cannot connect");
+    assert.deepEqual(first.requests[3].request_inputs, {});
+    assert.deepEqual(second.experiment, { mode: "request_rate", value: 12.5 });
+    assert.deepEqual(second.window_boundaries, []);
+    assert.equal(second.requests[0].intended_timestamp, wallClockNs(19.5));
+    assert.equal(second.requests.length, 1, "requests after finish() are not written");
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["profile.json"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("no file is written when no experiment started", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    new ProfileExportWriter(`${dir}/none.json`).finish(HEADER);
+    assert.deepEqual([...Deno.readDirSync(dir)], []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an existing export file is refused unless overwriting", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/exists.json`;
+    assert.equal(exportTargetProblem(path, false), undefined);
+    await Deno.writeTextFile(path, "{}");
+    assert.match(exportTargetProblem(path, false)!, /already exists.*--overwrite/);
+    assert.equal(exportTargetProblem(path, true), undefined);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,189 @@
+/**
+ * --report-html: one self-contained HTML file (inline data, style and
+ * script; no network access when opened) with the throughput-vs-latency
+ * curve, the stacked latency components of each level, latency percentiles
+ * per level and the per-window time series.
+ */
+import { LatencyHistogram, windowHistogram } from "../measure/histogram.ts";
+import type { LevelResult, LoadMode } from "../measure/types.ts";
+import { SCRIPT, STYLE } from "./_html_template.ts";
+import { latencyComponents, reportedWindows, windowFigures } from "./components.ts";
+import { formatGeneral } from "./format.ts";
+
+/** Percentiles of the distribution chart: log-spaced towards the tail, as HdrHistogram plots them. */
+export const DISTRIBUTION_PERCENTILES: readonly number[] = [50, 75, 90, 95, 99, 99.9, 99.99];
+
+/** The stacked parts of a level's average latency, bottom first. */
+export const COMPONENT_NAMES: readonly string[] = [
+  "Client send/recv",
+  "Network + server send/recv",
+  "Server queue",
+  "Server compute",
+];
+
+export interface HtmlReportContext {
+  /** inferperf's version. */
+  version: string;
+  model: { name: string; version: string };
+  mode: LoadMode;
+  batchSize: number;
+  /** --percentile: the latency levels are judged and plotted by; else the average. */
+  percentile?: number;
+  /** Why the sweep stopped early. */
+  note?: string;
+}
+
+/** What the page's script draws; exported for tests. */
+export interface HtmlReportData {
+  mode: LoadMode;
+  latencyLabel: string;
+  componentNames: readonly string[];
+  distributionPercentiles: readonly number[];
+  levels: Array<{
+    value: number;
+    label: string;
+    stable: boolean;
+    throughput: number;
+    latencyMs: number;
+    componentsMs: number[];
+    distributionMs: number[];
+    windows: Array<{
+      startS: number;
+      endS: number;
+      throughput: number;
+      avgLatencyMs: number;
+      reported: boolean;
+    }>;
+  }>;
+}
+
+const ms = (us: number) => us / 1000;
+
+export function htmlReportData(
+  results: readonly LevelResult[],
+  context: HtmlReportContext,
+): HtmlReportData {
+  const originMs = Math.min(...results.map((r) => r.windows[0]?.startMs ?? Infinity));
+  return {
+    mode: context.mode,
+    latencyLabel: context.percentile === undefined
+      ? "Average latency"
+      : `p${context.percentile} latency`,
+    componentNames: COMPONENT_NAMES,
+    distributionPercentiles: DISTRIBUTION_PERCENTILES,
+    levels: results.map((r) => {
+      const c = latencyComponents(r);
+      const reported = reportedWindows(r);
+      const histogram = LatencyHistogram.merge(reported.map(windowHistogram));
+      return {
+        value: r.value,
+        label: formatGeneral(r.value),
+        stable: r.stable,
+        throughput: r.client.throughput,
+        latencyMs: ms(
+          context.percentile === undefined
+            ? r.client.avgLatencyUs
+            : r.client.percentilesUs.get(context.percentile) ?? 0,
+        ),
+        componentsMs: [
+          c.clientSendUs + c.clientRecvUs,
+          c.networkUs,
+          c.serverQueueUs,
+          c.serverComputeInputUs + c.serverComputeInferUs + c.serverComputeOutputUs +
+          c.serverCacheHitUs + c.serverCacheMissUs,
+        ].map(ms),
+        distributionMs: histogram.percentilesNs(DISTRIBUTION_PERCENTILES).map((ns) => ns / 1e6),
+        windows: r.windows.map((w) => {
+          const figures = windowFigures(w, { batchSize: context.batchSize, percentiles: [] });
+          return {
+            startS: (w.startMs - originMs) / 1000,
+            endS: (w.endMs - originMs) / 1000,
+            throughput: figures.throughput,
+            avgLatencyMs: figures.meanNs / 1e6,
+            reported: reported.includes(w),
+          };
+        }),
+      };
+    }),
+  };
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** JSON that is safe inside a <script> element. */
+const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
+
+function section(name: string, title: string, caption: string): string {
+  return `<h2>${title}</h2>\n<p class="caption">${caption}</p>\n` +
+    `<div class="legend" id="legend-${name}"></div>\n<div id="chart-${name}"></div>\n`;
+}
+
+function levelTable(data: HtmlReportData, unit: string): string {
+  const rows = data.levels.map((l) =>
+    `<tr><td>${escapeHtml(l.label)}</td><td>${formatGeneral(l.throughput)}</td>` +
+    `<td>${formatGeneral(l.latencyMs)}</td>` +
+    `<td>${l.distributionMs.map((v) => formatGeneral(v)).join(" / ")}</td>` +
+    `<td>${l.stable ? "yes" : "no"}</td></tr>`
+  );
+  return `<table><thead><tr><th>${unit}</th><th>Throughput (infer/sec)</th>` +
+    `<th>${escapeHtml(data.latencyLabel)} (ms)</th>` +
+    `<th>p${DISTRIBUTION_PERCENTILES.join(" / p")} (ms)</th><th>Stable</th></tr></thead>` +
+    `<tbody>${rows.join("")}</tbody></table>\n`;
+}
+
+/** The complete HTML document. */
+export function renderHtmlReport(
+  results: readonly LevelResult[],
+  context: HtmlReportContext,
+): string {
+  const data = htmlReportData(results, context);
+  const unit = context.mode === "concurrency" ? "Concurrency" : "Request rate";
+  const model = `${context.model.name}${context.model.version ? ` v${context.model.version}` : ""}`;
+  const title = `inferperf report: ${model}`;
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+<div class="meta">inferperf ${escapeHtml(context.version)} · ${data.levels.length} load levels · ` +
+    `batch size ${context.batchSize}</div>
+${context.note ? `<p class="note">${escapeHtml(context.note)}</p>\n` : ""}${
+      section(
+        "throughput-latency",
+        "Throughput vs latency",
+        `${escapeHtml(data.latencyLabel)} against throughput, one point per load level.`,
+      )
+    }${
+      section(
+        "components",
+        "Latency components",
+        "Where the average latency goes at each level (the CSV's columns).",
+      )
+    }${
+      section(
+        "percentiles",
+        "Latency percentiles",
+        "Latency distribution of each level's reported windows (HdrHistogram).",
+      )
+    }${
+      section(
+        "window-throughput",
+        "Throughput per window",
+        "Every measurement window; filled points are the windows a level reports.",
+      )
+    }${
+      section("window-latency", "Latency per window", "Average latency of every window.")
+    }<h2>Levels</h2>
+${levelTable(data, unit)}<script type="application/json" id="inferperf-data">${
+      scriptJson(data)
+    }</script>
+<script>${SCRIPT}</script>
+</body>
+</html>
+`;
+}

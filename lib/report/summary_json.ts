@@ -1,0 +1,230 @@
+/**
+ * --summary-json: every figure the console report shows, per level, as JSON
+ * (the numbers behind the report, unrounded), plus what the report leaves
+ * out: every window and a mergeable latency histogram per level. Documented
+ * by docs/summary.schema.json.
+ */
+import { LatencyHistogram, windowHistogram } from "../measure/histogram.ts";
+import type {
+  ClientSummary,
+  LevelResult,
+  LoadMode,
+  OpenLoopSummary,
+  ServerSummary,
+  WindowData,
+} from "../measure/types.ts";
+import type { GpuMetrics } from "../measure/gpu_metrics.ts";
+import { latencyComponents, reportedWindows, windowFigures } from "./components.ts";
+
+/** Bumped when a field changes meaning or goes away (additions keep it). */
+export const SUMMARY_SCHEMA_VERSION = 1;
+
+export interface SummarySettings {
+  mode: LoadMode;
+  url: string;
+  protocol: string;
+  serviceKind: string;
+  batchSize: number;
+  measurementMode: "time_windows" | "count_windows";
+  measurementIntervalMs: number;
+  measurementRequestCount: number;
+  stabilityPercentage: number;
+  maxTrials: number;
+  /** --percentile; absent when levels are judged by the average latency. */
+  percentile?: number;
+  latencyThresholdMs: number;
+  requestCount: number;
+  warmupRequestCount: number;
+}
+
+export interface SummaryContext {
+  /** inferperf's version. */
+  version: string;
+  model: { name: string; version: string };
+  server?: { name: string; version: string };
+  settings: SummarySettings;
+  /** Why the sweep stopped early, as the console report says it. */
+  note?: string;
+  /** Percentiles each window reports (the level's percentiles). */
+  percentiles: readonly number[];
+}
+
+type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+const percentileObject = (map: Map<number, number>): Record<string, number> =>
+  Object.fromEntries([...map].sort((a, b) => a[0] - b[0]).map(([p, v]) => [String(p), v]));
+
+function clientJson(c: ClientSummary): Json {
+  return {
+    request_count: c.requestCount,
+    response_count: c.responseCount,
+    error_count: c.errorCount,
+    errors: c.errors.map(([message, count]) => ({ message, count })),
+    duration_ms: c.durationMs,
+    throughput: c.throughput,
+    response_throughput: c.responseThroughput,
+    avg_latency_us: c.avgLatencyUs,
+    std_latency_us: c.stdLatencyUs,
+    percentiles_us: percentileObject(c.percentilesUs),
+    avg_send_us: c.avgSendUs,
+    avg_recv_us: c.avgRecvUs,
+    avg_wait_us: c.avgWaitUs,
+    delayed_count: c.delayedCount,
+  };
+}
+
+function serverJson(s: ServerSummary): Json {
+  return {
+    model: s.model,
+    version: s.version,
+    inference_count: s.inferenceCount,
+    execution_count: s.executionCount,
+    success_count: s.successCount,
+    avg_request_us: s.avgRequestUs,
+    overhead_us: s.overheadUs,
+    queue_us: s.queueUs,
+    compute_input_us: s.computeInputUs,
+    compute_infer_us: s.computeInferUs,
+    compute_output_us: s.computeOutputUs,
+    cache_hit_count: s.cacheHitCount,
+    cache_hit_us: s.cacheHitUs,
+    cache_miss_count: s.cacheMissCount,
+    cache_miss_us: s.cacheMissUs,
+  };
+}
+
+function openLoopJson(o: OpenLoopSummary): Json {
+  return {
+    corrected_avg_latency_us: o.correctedAvgUs,
+    corrected_std_latency_us: o.correctedStdUs,
+    corrected_percentiles_us: percentileObject(o.correctedPercentilesUs),
+    send_count: o.sendCount,
+    send_rate: o.sendRate,
+    send_lag_p50_us: o.sendLagP50Us,
+    send_lag_p99_us: o.sendLagP99Us,
+    send_lag_max_us: o.sendLagMaxUs,
+    blocked_count: o.blockedCount,
+    max_send_lag_us: o.maxSendLagUs,
+    trustworthy: o.trustworthy,
+  };
+}
+
+/** Per GPU UUID: the four metrics of the "Server Prometheus Metrics" block. */
+function gpuJson(m: GpuMetrics): Json {
+  const uuids = new Set(
+    [m.utilization, m.powerWatts, m.memoryUsedBytes, m.memoryTotalBytes].flatMap((map) => [
+      ...map.keys(),
+    ]),
+  );
+  const value = (map: Map<string, number>, uuid: string): Json => map.get(uuid) ?? null;
+  return Object.fromEntries(
+    [...uuids].sort().map((uuid) => [uuid, {
+      utilization: value(m.utilization, uuid),
+      power_watts: value(m.powerWatts, uuid),
+      memory_used_bytes: value(m.memoryUsedBytes, uuid),
+      memory_total_bytes: value(m.memoryTotalBytes, uuid),
+    }]),
+  );
+}
+
+function windowJson(
+  w: WindowData,
+  options: {
+    originMs: number;
+    batchSize: number;
+    percentiles: readonly number[];
+    reported: boolean;
+  },
+): Json {
+  const f = windowFigures(w, options);
+  return {
+    start_ms: w.startMs - options.originMs,
+    end_ms: w.endMs - options.originMs,
+    reported: options.reported,
+    request_count: f.count,
+    error_count: w.errorCount,
+    throughput: f.throughput,
+    avg_latency_us: f.meanNs / 1000,
+    std_latency_us: f.stdDevNs / 1000,
+    percentiles_us: Object.fromEntries(
+      options.percentiles.map((p, i) => [String(p), f.percentilesNs[i] / 1000]),
+    ),
+  };
+}
+
+function levelJson(
+  r: LevelResult,
+  options: { originMs: number; batchSize: number; percentiles: readonly number[] },
+): Json {
+  const reported = reportedWindows(r);
+  const components = latencyComponents(r);
+  const level: Record<string, Json> = {
+    mode: r.mode,
+    value: r.value,
+    stable: r.stable,
+    client: clientJson(r.client),
+    latency_components_us: {
+      client_send: components.clientSendUs,
+      network_server_send_recv: components.networkUs,
+      server_queue: components.serverQueueUs,
+      server_compute_input: components.serverComputeInputUs,
+      server_compute_infer: components.serverComputeInferUs,
+      server_compute_output: components.serverComputeOutputUs,
+      server_cache_hit: components.serverCacheHitUs,
+      server_cache_miss: components.serverCacheMissUs,
+      client_recv: components.clientRecvUs,
+    },
+    latency_histogram: LatencyHistogram.merge(reported.map(windowHistogram)).encode(),
+    windows: r.windows.map((w) => windowJson(w, { ...options, reported: reported.includes(w) })),
+  };
+  if (r.server) level.server = r.server.map(serverJson);
+  if (r.metrics) level.gpu_metrics = gpuJson(r.metrics);
+  if (r.openLoop) level.open_loop = openLoopJson(r.openLoop);
+  return level;
+}
+
+/** The summary document (see docs/summary.schema.json). */
+export function buildSummary(
+  results: readonly LevelResult[],
+  context: SummaryContext,
+): Record<string, Json> {
+  const s = context.settings;
+  const originMs = Math.min(...results.map((r) => r.windows[0]?.startMs ?? Infinity));
+  const origin = Number.isFinite(originMs) ? originMs : 0;
+  const document: Record<string, Json> = {
+    schema_version: SUMMARY_SCHEMA_VERSION,
+    tool: { name: "inferperf", version: context.version },
+    run_start_unix_ms: performance.timeOrigin + origin,
+    model: context.model,
+    settings: {
+      mode: s.mode,
+      url: s.url,
+      protocol: s.protocol,
+      service_kind: s.serviceKind,
+      batch_size: s.batchSize,
+      measurement_mode: s.measurementMode,
+      measurement_interval_ms: s.measurementIntervalMs,
+      measurement_request_count: s.measurementRequestCount,
+      stability_percentage: s.stabilityPercentage,
+      max_trials: s.maxTrials,
+      percentile: s.percentile ?? null,
+      latency_threshold_ms: s.latencyThresholdMs,
+      request_count: s.requestCount,
+      warmup_request_count: s.warmupRequestCount,
+    },
+    levels: results.map((r) =>
+      levelJson(r, { originMs: origin, batchSize: s.batchSize, percentiles: context.percentiles })
+    ),
+  };
+  if (context.server) document.server = context.server;
+  if (context.note) document.note = context.note;
+  return document;
+}
+
+/** The summary as pretty-printed JSON text. */
+export function formatSummaryJson(
+  results: readonly LevelResult[],
+  context: SummaryContext,
+): string {
+  return `${JSON.stringify(buildSummary(results, context), null, 2)}\n`;
+}

@@ -1,0 +1,183 @@
+/**
+ * What makes a sweep point the best of its model: an objective (a metric to
+ * maximize or minimize) and constraints (bounds on metrics), as Model
+ * Analyzer's objectives and constraints.
+ */
+import { UsageError } from "../cli/config.ts";
+import type { LevelResult } from "../measure/types.ts";
+
+export interface Metric {
+  /** throughput, avg-latency or pN-latency. */
+  name: string;
+  /** What users read: "throughput", "p99 latency". */
+  label: string;
+  unit: "infer/sec" | "msec";
+  higherIsBetter: boolean;
+  /** The metric of a measured point; undefined when it was not measured (a percentile). */
+  value(result: LevelResult): number | undefined;
+}
+
+export interface Constraint {
+  metric: Metric;
+  bound: "min" | "max";
+  limit: number;
+}
+
+export interface Goals {
+  objective: Metric;
+  constraints: Constraint[];
+}
+
+const THROUGHPUT: Metric = {
+  name: "throughput",
+  label: "throughput",
+  unit: "infer/sec",
+  higherIsBetter: true,
+  value: (r) => r.client.throughput,
+};
+
+const AVG_LATENCY: Metric = {
+  name: "avg-latency",
+  label: "avg latency",
+  unit: "msec",
+  higherIsBetter: false,
+  value: (r) => r.client.avgLatencyUs / 1000,
+};
+
+/** The metric named `name`, or undefined. Latencies are in milliseconds, like -l. */
+export function parseMetric(name: string): Metric | undefined {
+  if (name === THROUGHPUT.name) return THROUGHPUT;
+  if (name === AVG_LATENCY.name) return AVG_LATENCY;
+  const match = /^p([1-9]\d?)-latency$/.exec(name);
+  if (!match) return undefined;
+  const p = Number(match[1]);
+  return {
+    name,
+    label: `p${p} latency`,
+    unit: "msec",
+    higherIsBetter: false,
+    value: (r) => {
+      const us = r.client.percentilesUs.get(p);
+      return us === undefined ? undefined : us / 1000;
+    },
+  };
+}
+
+const METRICS_HELP = "throughput, avg-latency or pN-latency (N from 1 to 99)";
+
+/** `min-METRIC=N` / `max-METRIC=N` entries, each possibly a comma-delimited list of them. */
+function parseConstraints(entries: readonly string[], errors: string[]): Constraint[] {
+  const constraints: Constraint[] = [];
+  for (const item of entries.flatMap((e) => e.split(",")).map((s) => s.trim())) {
+    if (item === "") continue;
+    const match = /^(min|max)-([a-z0-9-]+)\s*=\s*(.+)$/.exec(item);
+    const metric = match ? parseMetric(match[2]!) : undefined;
+    const limit = Number(match?.[3]);
+    if (!match || !metric || !Number.isFinite(limit) || limit < 0) {
+      errors.push(
+        `Invalid constraint "${item}" for --constraints: expected min-METRIC=N or max-METRIC=N ` +
+          `with METRIC ${METRICS_HELP} and N >= 0`,
+      );
+      continue;
+    }
+    constraints.push({ metric, bound: match[1] as "min" | "max", limit });
+  }
+  return constraints;
+}
+
+/**
+ * Parses --objective and --constraints; throws UsageError listing every
+ * problem. `percentiles` are the latency percentiles the points will have.
+ */
+export function parseGoals(
+  objective: string,
+  constraints: readonly string[],
+  options: { percentiles?: readonly number[] } = {},
+): Goals {
+  const errors: string[] = [];
+  const metric = parseMetric(objective);
+  if (!metric) {
+    errors.push(`Invalid value "${objective}" for --objective: expected ${METRICS_HELP}`);
+  }
+  const goals = {
+    objective: metric ?? THROUGHPUT,
+    constraints: parseConstraints(constraints, errors),
+  };
+  if (options.percentiles) {
+    const measured = new Set(options.percentiles);
+    for (const m of [goals.objective, ...goals.constraints.map((c) => c.metric)]) {
+      const p = /^p(\d+)-/.exec(m.name)?.[1];
+      if (p !== undefined && !measured.has(Number(p))) {
+        errors.push(
+          `Metric "${m.name}" needs --percentile ${p}: points report ${
+            [...measured].map((q) => `p${q}`).join(", ")
+          } latency`,
+        );
+      }
+    }
+  }
+  if (errors.length > 0) throw new UsageError(errors);
+  return goals;
+}
+
+/** `max-p99-latency=20`: the form --constraints takes, for checkpoints and reports. */
+export function constraintText(c: Constraint): string {
+  return `${c.bound}-${c.metric.name}=${c.limit}`;
+}
+
+/** Why `result` breaks a constraint, or undefined when it meets it. */
+function violation(result: LevelResult, c: Constraint): string | undefined {
+  const value = c.metric.value(result);
+  if (value === undefined) return `${c.metric.label} not measured`;
+  const ok = c.bound === "min" ? value >= c.limit : value <= c.limit;
+  if (ok) return undefined;
+  const shown = Number(value.toFixed(value < 10 ? 3 : 1));
+  return `${c.metric.label} ${shown} ${c.bound === "min" ? "<" : ">"} ${c.limit} ${c.metric.unit}`;
+}
+
+export interface Verdict {
+  /** Why the point can not be the best: unstable, failed requests, broken constraints. */
+  reasons: string[];
+  best: boolean;
+}
+
+/**
+ * Judges points: those that are stable, had no failed request, sent on time
+ * (open loop) and meet every constraint compete on the objective within their group (the model); the
+ * first of equal points wins.
+ */
+export function judge<T>(
+  points: readonly T[],
+  options: { goals: Goals; result: (point: T) => LevelResult; group: (point: T) => string },
+): Verdict[] {
+  const { goals } = options;
+  const verdicts = points.map((point): Verdict => {
+    const result = options.result(point);
+    const reasons: string[] = [];
+    if (!result.stable) reasons.push("unstable");
+    if (result.client.errorCount > 0) reasons.push(`${result.client.errorCount} failed requests`);
+    if (result.openLoop && !result.openLoop.trustworthy) {
+      reasons.push("send lag over --max-send-lag");
+    }
+    if (goals.objective.value(result) === undefined) {
+      reasons.push(`${goals.objective.label} not measured`);
+    }
+    for (const c of goals.constraints) {
+      const why = violation(result, c);
+      if (why) reasons.push(why);
+    }
+    return { reasons: [...new Set(reasons)], best: false };
+  });
+  const bestByGroup = new Map<string, { index: number; value: number }>();
+  points.forEach((point, index) => {
+    if (verdicts[index]!.reasons.length > 0) return;
+    const value = goals.objective.value(options.result(point))!;
+    const group = options.group(point);
+    const current = bestByGroup.get(group);
+    const better = !current ||
+      (goals.objective.higherIsBetter ? value > current.value : value < current.value);
+    if (better) bestByGroup.set(group, { index, value });
+  });
+  for (const { index } of bestByGroup.values()) verdicts[index]!.best = true;
+  return verdicts;
+}
