@@ -8,24 +8,23 @@ import denoConfig from "./deno.json" with { type: "json" };
 import {
   buildProfileConfig,
   buildServeConfig,
-  findMissingPermission,
-  formatHelp,
-  formatMissingPermission,
   parseArgv,
   type ProfileConfig,
   type RawOptions,
   UsageError,
   withConfigFile,
-} from "./lib/cli/mod.ts";
+} from "./lib/cli/config.ts";
+import { formatHelp } from "./lib/cli/help.ts";
+import { findMissingPermission, formatMissingPermission } from "./lib/cli/permissions.ts";
 import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
 import { InputError } from "./lib/profile/inputs.ts";
 import { Interrupt } from "./lib/profile/interrupt.ts";
 import { ReportSession } from "./lib/profile/report_session.ts";
+import { renderSweepHtmlReport, type SweepHtmlContext } from "./lib/report/sweep_html.ts";
 import { runProfile } from "./lib/profile/run.ts";
 import { SendLagError, sendLagError } from "./lib/profile/loads.ts";
 import { ConnectionError, InferError, TimeoutError } from "./lib/protocol/errors.ts";
-import { loadModelConfig, startServer, startServerInWorker } from "./lib/server/mod.ts";
 import {
   buildReportConfig,
   buildSweepConfig,
@@ -92,7 +91,7 @@ function describe(error: unknown): string {
 
 async function profile(config: ProfileConfig): Promise<number> {
   const interrupt = new Interrupt();
-  const report = new ReportSession(config);
+  const report = await ReportSession.open(config);
   const onSignal = () => {
     interrupt.trigger();
     if (interrupt.hard) {
@@ -124,15 +123,28 @@ async function profile(config: ProfileConfig): Promise<number> {
   return EXIT_OK;
 }
 
-/** Prints a sweep's summary and writes its CSV; the exit code says whether everything was measured. */
+/**
+ * Prints a sweep's summary and writes its CSV and HTML report; the exit code
+ * says whether everything was measured.
+ */
 function finishSweep(
   records: readonly PointRecord[],
-  options: { goals: Goals; csvFile: string; failures?: readonly PointFailure[] },
+  options: {
+    goals: Goals;
+    csvFile: string;
+    htmlFile: string;
+    failures?: readonly PointFailure[];
+    html: Omit<SweepHtmlContext, "goals" | "failures" | "version">;
+  },
 ): number {
   console.log(formatSweepSummary(records, options));
   if (records.length > 0) {
     Deno.writeTextFileSync(options.csvFile, formatSweepCsv(records, options));
-    console.log(`Results written to ${options.csvFile}`);
+    Deno.writeTextFileSync(
+      options.htmlFile,
+      renderSweepHtmlReport(records, { ...options, ...options.html, version: denoConfig.version }),
+    );
+    console.log(`Results written to ${options.csvFile} and ${options.htmlFile}`);
   }
   const failedRequests = records.reduce((n, r) => n + r.result.client.errorCount, 0);
   if (failedRequests > 0) printError(`${failedRequests} requests failed; see the Status column`);
@@ -192,7 +204,20 @@ async function sweep(config: SweepConfig): Promise<number> {
         ? `\nInterrupted: measured points are in ${store.latest}; run the same command again to resume.\n`
         : `\nSweep complete (points measured now: ${outcome.measured}, from the checkpoint: ${outcome.resumed}).\n`,
     );
-    return finishSweep(outcome.records, { ...config, failures: outcome.failures });
+    return finishSweep(outcome.records, {
+      ...config,
+      failures: outcome.failures,
+      html: {
+        ...(config.percentile === undefined ? {} : { percentile: config.percentile }),
+        ...(store.latest ? { source: store.latest } : {}),
+        ...(outcome.interrupted
+          ? {
+            note:
+              "Interrupted before the end of the sweep: the points not measured yet are missing.",
+          }
+          : {}),
+      },
+    });
   } finally {
     Deno.removeSignalListener("SIGINT", onSignal);
   }
@@ -212,11 +237,22 @@ function report(config: ReportConfig): number {
     config.constraints ?? store.storedGoals.constraints,
   );
   console.log(`Checkpoint ${store.loaded}\n`);
-  return finishSweep([...store.records.values()], { goals, csvFile: config.csvFile });
+  const percentile = store.storedSettings?.percentile;
+  return finishSweep([...store.records.values()], {
+    goals,
+    csvFile: config.csvFile,
+    htmlFile: config.htmlFile,
+    html: {
+      source: store.loaded,
+      ...(typeof percentile === "number" ? { percentile } : {}),
+    },
+  });
 }
 
 async function serve(raw: RawOptions): Promise<number> {
   const config = buildServeConfig(raw);
+  // The reference server (YAML, protobuf, HTTP/2) loads only for the commands that run it.
+  const { loadModelConfig, startServer } = await import("./lib/server/mod.ts");
   const models = config.models ? await loadModelConfig(config.models) : undefined;
   const read = (path: string, option: string) => {
     try {
@@ -241,11 +277,15 @@ async function serve(raw: RawOptions): Promise<number> {
     httpPort: config.httpPort,
     metricsPort: config.metricsPort,
     grpcPort: config.grpcPort,
+    ...(config.tfservingPort === undefined ? {} : { tfservingPort: config.tfservingPort }),
     ...(grpcTls ? { grpcTls } : {}),
   });
   const grpcKind = grpcTls === undefined ? "" : ca === undefined ? " (TLS)" : " (mutual TLS)";
+  const tfserving = server.tfservingPort === undefined
+    ? ""
+    : `, TF Serving gRPC on ${config.host}:${server.tfservingPort}`;
   console.log(
-    `Serving KServe v2 HTTP on ${server.addr}, gRPC on ${server.grpcAddr}${grpcKind}, metrics on ${config.host}:${server.metricsPort}/metrics (Ctrl-C to stop)`,
+    `Serving KServe v2, TorchServe and OpenAI-compatible HTTP on ${server.addr}, gRPC on ${server.grpcAddr}${grpcKind}${tfserving}, metrics on ${config.host}:${server.metricsPort}/metrics (Ctrl-C to stop)`,
   );
   await new Promise<void>((resolve) => {
     Deno.addSignalListener("SIGINT", resolve);
@@ -256,6 +296,7 @@ async function serve(raw: RawOptions): Promise<number> {
 }
 
 async function demo(raw: RawOptions): Promise<number> {
+  const { startServerInWorker } = await import("./lib/server/mod.ts");
   const server = await startServerInWorker();
   try {
     const openLoop = raw.has("request-rate-range") || raw.has("request-intervals");

@@ -4,6 +4,7 @@
  * Requests are counted by the server, so CPU per request is measured over the
  * steady middle of the run without start-up and teardown.
  */
+import { STABILITY_WINDOWS } from "../lib/measure/stability.ts";
 import type { ModelConfig } from "../lib/server/mod.ts";
 import * as inferperf from "./inferperf.ts";
 import type { CountedSample } from "./process.ts";
@@ -19,7 +20,7 @@ const SAMPLE_MS = 500;
 export type CostMode = "rate" | "concurrency";
 
 export interface ClientCostOptions {
-  /** Length of each run (ended by SIGINT, as Ctrl-C would). Default 30 s. */
+  /** Length of each run: three time windows. Default 30 s. */
   seconds?: number;
   /**
    * "rate": --request-rate-range against nginx (open loop, once it has
@@ -118,16 +119,15 @@ async function measureMode(
 ): Promise<{ rows: BenchRow[]; note: string; details: unknown }> {
   const plan = await planMode(mode, options);
   try {
-    // More requests than the run can send: SIGINT ends it after `seconds`, whatever the rate.
-    const count = Math.round(options.rate * options.seconds * 10);
-    const args = ["-u", plan.target.addr, ...plan.args, "--request-count", String(count)];
+    // Three windows that always count as stable: the run lasts `seconds` whatever the rate.
+    const windowMs = Math.round((options.seconds * 1000) / STABILITY_WINDOWS);
+    const args = ["-u", plan.target.addr, ...plan.args, "-p", String(windowMs), "-s", "1000"];
     if (options.exportDir) {
       args.push("--profile-export-file", `${options.exportDir}/${mode}.json`);
     }
     const run = await inferperf.profile([...args, ...options.args], {
       intervalMs: SAMPLE_MS,
       counter: () => plan.target.requestCount(),
-      interruptAfterMs: options.seconds * 1000,
     });
     const steady = steadyState(run.samples);
     if (steady === undefined) throw new Error("The client cost run was too short to measure");

@@ -3,11 +3,11 @@
  * same request bytes, both against a server that is never the bottleneck.
  */
 import * as inferperf from "./inferperf.ts";
-import { type ProcessSample } from "./process.ts";
+import { median, type ProcessSample } from "./process.ts";
 import { startProbe } from "./probe.ts";
 import type { HttpTarget } from "./targets.ts";
-import { type BenchRow, type CaseResult, ratio } from "./types.ts";
-import { parseRawRequest, runWrk } from "./wrk.ts";
+import type { BenchRow, CaseResult } from "./types.ts";
+import { parseRawRequest, type RawRequest, runWrk } from "./wrk.ts";
 
 /** 153,600 FP32 values: a 600 KiB tensor. */
 const LARGE_ELEMENTS = 153_600;
@@ -22,8 +22,10 @@ export interface HttpCapacityOptions {
   concurrencies?: number[];
   /** Concurrency of the 600 KB request. Default 16. */
   largeConcurrency?: number;
-  /** Measured seconds per tool and level. Default 5. */
+  /** Measured seconds per tool, level and round. Default 3. */
   seconds?: number;
+  /** Alternating wrk/inferperf rounds per level. Default 3. */
+  rounds?: number;
   /** wrk threads; default 1, the one event loop inferperf has. */
   wrkThreads?: number;
 }
@@ -32,6 +34,8 @@ interface Variant {
   label: string;
   args: string[];
   concurrency: number;
+  /** Issue 8's target applies (the small request at concurrency 64). */
+  targeted: boolean;
 }
 
 /** CPU use of a sampled run as a percentage of one core. */
@@ -53,20 +57,33 @@ async function captureRequest(args: readonly string[]): Promise<Uint8Array> {
   }
 }
 
-async function measureVariant(
+interface Round {
+  ratio: number;
+  inferperf: {
+    throughput: number;
+    p50Us: number;
+    p99Us: number;
+    requests: number;
+    warmup: number;
+    cpuPercent: number;
+    peakRssKb: number;
+  };
+  wrk: { throughput: number; p50Us: number; p99Us: number; errors: number; cpuPercent: number };
+}
+
+/** wrk, then inferperf for about as long, back to back so both see the same machine load. */
+async function measureRound(
   target: HttpTarget,
-  variant: Variant,
+  variant: Variant & { request: RawRequest },
   options: { seconds: number; wrk: string; wrkThreads: number },
-): Promise<{ row: BenchRow; details: unknown }> {
-  const request = parseRawRequest(await captureRequest(variant.args));
-  const wrkRun = await runWrk(options.wrk, request, {
-    url: `http://${target.addr}${request.path}`,
+): Promise<Round> {
+  const wrkRun = await runWrk(options.wrk, variant.request, {
+    url: `http://${target.addr}${variant.request.path}`,
     connections: variant.concurrency,
     threads: options.wrkThreads,
     seconds: options.seconds,
   });
-  // Sized from wrk's rate so both tools are measured for about the same time.
-  const count = Math.max(MIN_REQUESTS, Math.round(wrkRun.requestsPerSecond * options.seconds));
+  const requests = Math.max(MIN_REQUESTS, Math.round(wrkRun.requestsPerSecond * options.seconds));
   const warmup = Math.max(MIN_REQUESTS, Math.round(wrkRun.requestsPerSecond * WARMUP_SECONDS));
   const run = await inferperf.profile([
     "-u",
@@ -77,24 +94,65 @@ async function measureVariant(
     "--warmup-request-count",
     String(warmup),
     "--request-count",
-    String(count),
+    String(requests),
   ]);
   const level = run.levels[0];
-  const inferperfCpu = cpuPercent(run.samples);
-  const wrkCpu = cpuPercent(wrkRun.samples);
-  const r = ratio(level.throughput, wrkRun.requestsPerSecond);
-  const targeted = variant.concurrency === TARGET_CONCURRENCY && !variant.label.includes("600");
+  return {
+    ratio: level.throughput / wrkRun.requestsPerSecond,
+    inferperf: {
+      throughput: level.throughput,
+      p50Us: level.p50Us,
+      p99Us: level.p99Us,
+      requests,
+      warmup,
+      cpuPercent: cpuPercent(run.samples),
+      peakRssKb: Math.max(...run.samples.map((s) => s.hwmKb)),
+    },
+    wrk: {
+      throughput: wrkRun.requestsPerSecond,
+      p50Us: wrkRun.p50Us,
+      p99Us: wrkRun.p99Us,
+      errors: wrkRun.errors,
+      cpuPercent: cpuPercent(wrkRun.samples),
+    },
+  };
+}
+
+/** Medians over `rounds` rounds; the ratio is the median of the per-round ratios. */
+async function measureVariant(
+  target: HttpTarget,
+  variant: Variant,
+  options: { seconds: number; rounds: number; wrk: string; wrkThreads: number },
+): Promise<{ row: BenchRow; details: unknown }> {
+  const request = parseRawRequest(await captureRequest(variant.args));
+  const rounds: Round[] = [];
+  for (let i = 0; i < options.rounds; i++) {
+    rounds.push(await measureRound(target, { ...variant, request }, options));
+  }
+  const mid = (pick: (r: Round) => number) => median(rounds.map(pick));
+  const r = mid((x) => x.ratio);
+  const ratios = rounds.map((x) => x.ratio);
+  const errors = rounds.reduce((n, x) => n + x.wrk.errors, 0);
+  const ms = (us: number) => (us / 1000).toFixed(2);
+  const inferperfCpu = mid((x) => x.inferperf.cpuPercent);
+  const wrkCpu = mid((x) => x.wrk.cpuPercent);
+  const inferperfRate = mid((x) => x.inferperf.throughput);
+  const wrkRate = mid((x) => x.wrk.throughput);
+  // CPU time per request holds up better than throughput when other work competes for the cores.
+  const cpuUs = (percent: number, rate: number) => ((percent / 100) * 1e6 / rate).toFixed(1);
   const row: BenchRow = {
     name: `HTTP ${variant.label} c=${variant.concurrency}`,
     unit: "infer/s",
-    inferperf: level.throughput,
-    reference: wrkRun.requestsPerSecond,
+    inferperf: inferperfRate,
+    reference: wrkRate,
     referenceName: "wrk",
-    ...(r === undefined ? {} : { ratio: r }),
-    ...(targeted ? { target: `>= ${TARGET_RATIO} x wrk`, met: (r ?? 0) >= TARGET_RATIO } : {}),
-    note: `p50 ${(level.p50Us / 1000).toFixed(2)} vs ${(wrkRun.p50Us / 1000).toFixed(2)} ms, ` +
-      `CPU ${inferperfCpu.toFixed(0)}% vs ${wrkCpu.toFixed(0)}%` +
-      (wrkRun.errors > 0 ? `, wrk errors ${wrkRun.errors}` : ""),
+    ratio: r,
+    ...(variant.targeted ? { target: `>= ${TARGET_RATIO} x wrk`, met: r >= TARGET_RATIO } : {}),
+    note: `ratio ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)} ` +
+      `over ${rounds.length} rounds; p50 ${ms(mid((x) => x.inferperf.p50Us))} vs ` +
+      `${ms(mid((x) => x.wrk.p50Us))} ms; CPU ${cpuUs(inferperfCpu, inferperfRate)} vs ` +
+      `${cpuUs(wrkCpu, wrkRate)} µs/req (${inferperfCpu.toFixed(0)}% vs ${wrkCpu.toFixed(0)}% ` +
+      `of a core)` + (errors > 0 ? `; wrk errors ${errors}` : ""),
   };
   return {
     row,
@@ -102,23 +160,8 @@ async function measureVariant(
       variant: variant.label,
       concurrency: variant.concurrency,
       requestBytes: request.body.byteLength,
-      inferperf: {
-        throughput: level.throughput,
-        p50Us: level.p50Us,
-        p99Us: level.p99Us,
-        requests: count,
-        warmup,
-        cpuPercent: inferperfCpu,
-        peakRssKb: Math.max(...run.samples.map((s) => s.hwmKb)),
-      },
-      wrk: {
-        throughput: wrkRun.requestsPerSecond,
-        p50Us: wrkRun.p50Us,
-        p99Us: wrkRun.p99Us,
-        errors: wrkRun.errors,
-        cpuPercent: wrkCpu,
-        threads: Math.min(options.wrkThreads, variant.concurrency),
-      },
+      wrkThreads: Math.min(options.wrkThreads, variant.concurrency),
+      rounds,
     },
   };
 }
@@ -129,7 +172,8 @@ export async function httpCapacity(
   wrk: string,
   options: HttpCapacityOptions = {},
 ): Promise<CaseResult> {
-  const seconds = options.seconds ?? 5;
+  const seconds = options.seconds ?? 3;
+  const rounds = options.rounds ?? 3;
   const wrkThreads = options.wrkThreads ?? 1;
   const small = ["-m", "simple", "--input-data", "zero"];
   const variants: Variant[] = [
@@ -137,17 +181,19 @@ export async function httpCapacity(
       label: "small",
       args: small,
       concurrency,
+      targeted: concurrency === TARGET_CONCURRENCY,
     })),
     {
       label: "600 KiB",
       args: ["-m", "identity_fp32", "--input-data", "zero", "--shape", `INPUT0:${LARGE_ELEMENTS}`],
       concurrency: options.largeConcurrency ?? 16,
+      targeted: false,
     },
   ];
   const rows: BenchRow[] = [];
   const details: unknown[] = [];
   for (const variant of variants) {
-    const measured = await measureVariant(target, variant, { seconds, wrk, wrkThreads });
+    const measured = await measureVariant(target, variant, { seconds, rounds, wrk, wrkThreads });
     rows.push(measured.row);
     details.push(measured.details);
   }
@@ -160,8 +206,9 @@ export async function httpCapacity(
     rows,
     notes: [
       `Server: ${server}.`,
-      `wrk -t ${wrkThreads} replays the exact request inferperf sends (captured), ${seconds} s per level; ` +
-      `inferperf runs the CLI with --warmup-request-count and --request-count sized to the same duration.`,
+      `wrk -t ${wrkThreads} replays the exact request inferperf sends (captured); per level, ` +
+      `${rounds} rounds of wrk for ${seconds} s then the inferperf CLI with --warmup-request-count ` +
+      `and --request-count sized to the same duration; medians shown.`,
     ],
     details,
   };

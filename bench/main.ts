@@ -18,8 +18,9 @@ import type { BenchRow, CaseResult } from "./types.ts";
 
 const USAGE = `Usage: deno task bench [options]
 
-  --cases LIST            comma-separated, in this order: http,grpc,rate,cost,startup (default all)
-  --seconds N             HTTP capacity: measured seconds per tool and level (default 5)
+  --cases LIST            any of http,grpc,rate,cost,startup, run in the order given (default all)
+  --seconds N             HTTP capacity: measured seconds per tool, level and round (default 3)
+  --rounds N              HTTP capacity: alternating wrk/inferperf rounds per level (default 3)
   --concurrency LIST      HTTP capacity levels (default 1,16,64)
   --wrk-threads N         wrk threads (default 1: inferperf runs one event loop)
   --grpc-seconds N        gRPC capacity: measured seconds per tool (default 3)
@@ -41,6 +42,7 @@ const ALL_CASES = ["http", "grpc", "rate", "cost", "startup"];
 const RATE_TARGET_MAX = 5000;
 const RATE_TARGET_ERROR_PCT = 1;
 const RATE_TARGET_LAG_US = 1000;
+const RATE_WARMUP_MS = 1000;
 
 function positive(name: string, text: string): number {
   const value = Number(text);
@@ -50,12 +52,21 @@ function positive(name: string, text: string): number {
   return value;
 }
 
+function positiveInt(name: string, text: string): number {
+  const value = positive(name, text);
+  if (!Number.isInteger(value)) {
+    throw new RangeError(`Option --${name} needs a whole number, got "${text}"`);
+  }
+  return value;
+}
+
 function parseOptions(args: string[]) {
   const { values } = parseArgs({
     args,
     options: {
       cases: { type: "string", default: ALL_CASES.join(",") },
-      seconds: { type: "string", default: "5" },
+      seconds: { type: "string", default: "3" },
+      rounds: { type: "string", default: "3" },
       concurrency: { type: "string", default: "1,16,64" },
       "wrk-threads": { type: "string", default: "1" },
       "grpc-seconds": { type: "string", default: "3" },
@@ -80,16 +91,17 @@ function parseOptions(args: string[]) {
     help: values.help,
     cases,
     seconds: positive("seconds", values.seconds),
-    concurrencies: values.concurrency.split(",").map((c) => positive("concurrency", c)),
-    wrkThreads: positive("wrk-threads", values["wrk-threads"]),
+    rounds: positiveInt("rounds", values.rounds),
+    concurrencies: values.concurrency.split(",").map((c) => positiveInt("concurrency", c)),
+    wrkThreads: positiveInt("wrk-threads", values["wrk-threads"]),
     grpcSeconds: positive("grpc-seconds", values["grpc-seconds"]),
-    rates: values.rates.split(",").map((r) => positive("rates", r)),
+    rates: values.rates.split(",").map((r) => positiveInt("rates", r)),
     rateSeconds: positive("rate-seconds", values["rate-seconds"]),
     costSeconds: positive("cost-seconds", values["cost-seconds"]),
     costModes: costModes as CostMode[] | undefined,
-    costRate: positive("cost-rate", values["cost-rate"]),
-    costConcurrency: positive("cost-concurrency", values["cost-concurrency"]),
-    startupRuns: positive("startup-runs", values["startup-runs"]),
+    costRate: positiveInt("cost-rate", values["cost-rate"]),
+    costConcurrency: positiveInt("cost-concurrency", values["cost-concurrency"]),
+    startupRuns: positiveInt("startup-runs", values["startup-runs"]),
     out: values.out,
   };
 }
@@ -106,6 +118,7 @@ async function runHttp(options: Options): Promise<CaseResult> {
     return await httpCapacity(target, wrk, {
       concurrencies: options.concurrencies,
       seconds: options.seconds,
+      rounds: options.rounds,
       wrkThreads: options.wrkThreads,
     });
   } finally {
@@ -117,6 +130,7 @@ async function runRate(options: Options): Promise<CaseResult> {
   const results = await rateAccuracy({
     rates: options.rates,
     durationMs: options.rateSeconds * 1000,
+    warmupMs: RATE_WARMUP_MS,
   });
   const rows = results.flatMap((r): BenchRow[] => {
     const targeted = r.rate <= RATE_TARGET_MAX;
@@ -153,7 +167,7 @@ async function runRate(options: Options): Promise<CaseResult> {
     rows,
     notes: [
       `In-process open-loop load (lib/load/rate.ts) against the reference server on a second thread, ` +
-      `${options.rateSeconds} s per rate after 1 s of warmup.`,
+      `${options.rateSeconds} s per rate after ${RATE_WARMUP_MS / 1000} s of warmup.`,
     ],
     details: results,
   };

@@ -111,8 +111,6 @@ export interface SampleOptions {
   cwd?: string;
   /** Read before each sample, e.g. the requests a server has answered. */
   counter?: () => Promise<number>;
-  /** Sends SIGINT after this long (inferperf then finishes its window and reports). */
-  interruptAfterMs?: number;
 }
 
 /**
@@ -143,11 +141,7 @@ export async function runSampled(
       await new Promise((r) => setTimeout(r, options.intervalMs));
     }
   })();
-  const interrupt = options.interruptAfterMs === undefined
-    ? undefined
-    : setTimeout(() => child.kill("SIGINT"), options.interruptAfterMs);
   const output = await child.output();
-  clearTimeout(interrupt);
   done = true;
   await sampling;
   return {

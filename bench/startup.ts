@@ -63,7 +63,7 @@ export async function startup(options: StartupOptions = {}): Promise<CaseResult>
       inferperf: value,
       reference: floor,
       referenceName: "deno run (empty module)",
-      ...(ratio(value, floor) === undefined ? {} : { ratio: ratio(value, floor) }),
+      ratio: ratio(value, floor),
       target: `< ${TARGET_MS} ms`,
       met: value < TARGET_MS,
       note,

@@ -19,6 +19,7 @@ import { InferError, TimeoutError } from "../lib/protocol/errors.ts";
 import type { InferRequest, ModelInfo, RequestTiming } from "../lib/protocol/types.ts";
 import { PeriodicLoad } from "../lib/load/periodic.ts";
 import { Recorder } from "../lib/measure/recorder.ts";
+import { type ExportedRequest, parseProfileExport } from "../lib/report/export.ts";
 
 function within(actual: number, expected: number, tolerance: number, what: string): void {
   assert.ok(
@@ -111,6 +112,8 @@ Deno.test("unary gRPC: Little's law on the slow model and perf_analyzer's gRPC r
 
 Deno.test("streaming a decoupled model: 5 responses per request, first and last latency", async () => {
   await withServer(async (server) => {
+    const dir = await Deno.makeTempDir();
+    const exportFile = `${dir}/profile.json`;
     const r = await runCli([
       "-m",
       "decoupled",
@@ -124,8 +127,22 @@ Deno.test("streaming a decoupled model: 5 responses per request, first and last 
       // One window of a fixed count: timer-paced responses stabilize slowly on a busy machine.
       "--request-count",
       "300",
+      "--profile-export-file",
+      exportFile,
     ]);
     assert.equal(r.code, 0, r.stderr + r.stdout);
+    // The export stamps each response as it arrives.
+    const [experiment] = parseProfileExport(await Deno.readTextFile(exportFile)).experiments;
+    await Deno.remove(dir, { recursive: true });
+    assert.equal(experiment.requests.length, 300);
+    for (const request of experiment.requests) {
+      const times = request.response_timestamps;
+      assert.equal(times.length, 5);
+      assert.equal(request.response_outputs.length, 5);
+      assert.ok(times.every((t, i) => t >= (i === 0 ? request.timestamp : times[i - 1])));
+      // 2 ms apart on the server.
+      assert.ok(times[4] - times[0] >= 6_000_000n, `${times[4] - times[0]} ns from first to last`);
+    }
     assert.match(r.stdout, /Using asynchronous calls for inference/);
     const number = (pattern: RegExp) => Number(pattern.exec(r.stdout)?.[1]);
     const requests = number(/ {4}Throughput: ([\d.]+) infer\/sec/);
@@ -317,6 +334,7 @@ Deno.test("periodic mode from the command line: seed 000's example, launches see
       "max_tokens:256:int",
     ]);
     assert.equal(r.code, 0, r.stderr + r.stdout);
+    assert.match(r.stdout, /^Periodic concurrency: 10:100:30, request period 10$/m);
     const number = (pattern: RegExp) => Number(pattern.exec(r.stdout)?.[1]);
     assert.equal(number(/Request count: (\d+)/), 100);
     within(
@@ -327,9 +345,9 @@ Deno.test("periodic mode from the command line: seed 000's example, launches see
     );
     // Sends cluster into the launched sets: a set goes out at once, the next after 9+ gaps of 3 ms.
     const exported = JSON.parse(await Deno.readTextFile(`${dir}/profile.json`));
-    const sends = (exported.experiments[0].requests as Array<{ timestamp: number }>)
-      .map((q) => q.timestamp / 1e6)
-      .sort((a, b) => a - b);
+    const requests = exported.experiments[0].requests as ExportedRequest[];
+    assert.ok(requests.every((q) => q.response_timestamps.length === 12), "every response");
+    const sends = requests.map((q) => Number(q.timestamp) / 1e6).sort((a, b) => a - b);
     const sets = [1];
     for (let i = 1; i < sends.length; i++) {
       if (sends[i] - sends[i - 1] > 15) sets.push(1);

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { type ModelConfig, startServerInWorker } from "../lib/server/mod.ts";
+import { parseProfileExport } from "../lib/report/export.ts";
 import { parseCsv, runCli } from "./_helpers.ts";
 
 const FP32_16 = {
@@ -107,6 +108,56 @@ Deno.test("open-loop load end to end", async (t) => {
         assert.equal(parseCsv(await Deno.readTextFile(csv))[1][0], "500");
       });
 
+      await t.step("a fixed schedule sends each step at its timestamp, as one window", async () => {
+        // Ten sends 10 ms apart, a pause, ten more 5 ms apart; INPUT0 holds the step number.
+        const timestamps = Array.from({ length: 20 }, (_, i) => i < 10 ? i * 10 : 250 + i * 5);
+        const steps = timestamps.map((timestamp, i) => ({ INPUT0: Array(16).fill(i), timestamp }));
+        const trace = `${dir}/trace.json`;
+        await Deno.writeTextFile(trace, JSON.stringify({ data: steps }));
+        const exportFile = `${dir}/fixed.json`;
+        const run = await runCli([
+          ..."-m fast --fixed-schedule --ignore-send-lag".split(" "),
+          ...["--input-data", trace, "--profile-export-file", exportFile, "-u", url],
+        ]);
+        assert.equal(run.code, 0, run.stderr + run.stdout);
+        assert.match(run.stdout, /^ {4}Request count: 20$/m);
+        assert.match(run.stdout, /^ {4}Send rate: [\d.]+ req\/sec \(20 sends\)$/m);
+        const [experiment] = parseProfileExport(await Deno.readTextFile(exportFile)).experiments;
+        assert.equal(experiment.window_boundaries.length, 2, "one window");
+        const sends = experiment.requests
+          .map((r) => ({ due: r.intended_timestamp!, sent: r.timestamp, step: r.request_inputs }))
+          .sort((a, b) => Number(a.due - b.due));
+        assert.deepEqual(sends.map((s) => (s.step.INPUT0 as number[])[0]), [...timestamps.keys()]);
+        sends.forEach((s, i) => {
+          const dueMs = Number(s.due - sends[0].due) / 1e6;
+          assert.ok(Math.abs(dueMs - timestamps[i]) < 0.001, `step ${i} due at ${dueMs} ms`);
+          assert.ok(s.sent >= s.due, `step ${i} left before it was due`);
+        });
+        const duration = experiment.window_boundaries[1] - experiment.window_boundaries[0];
+        assert.ok(duration >= 345_000_000n, `the window covers the schedule: ${duration} ns`);
+      });
+
+      await t.step("a fixed schedule needs a timestamp in every step, in send order", async () => {
+        const steps = [{ INPUT0: Array(16).fill(0), timestamp: 5 }, { INPUT0: Array(16).fill(1) }];
+        const trace = `${dir}/untimed.json`;
+        await Deno.writeTextFile(trace, JSON.stringify({ data: steps }));
+        const args = ["-m", "fast", "--fixed-schedule", "--input-data", trace, "-u", url];
+        const untimed = await runCli(args);
+        assert.equal(untimed.code, 99);
+        assert.match(
+          untimed.stderr,
+          /error: "[^"]*untimed\.json" data\[1\]: no "timestamp": --fixed-schedule sends/,
+        );
+        steps[1] = { ...steps[1], timestamp: 3 };
+        await Deno.writeTextFile(trace, JSON.stringify({ data: steps }));
+        const backwards = await runCli(args);
+        assert.equal(backwards.code, 99);
+        assert.match(
+          backwards.stderr,
+          /data\[1\]: "timestamp" 3 is earlier than 5 of "[^"]*untimed\.json" data\[0\]/,
+        );
+      });
+
       await t.step(
         "a server stall: the client keeps sending and both latencies see it",
         async () => {
@@ -163,6 +214,34 @@ Deno.test("open-loop load end to end", async (t) => {
           assert.equal(open.code, 0, open.stderr + open.stdout);
           assert.doesNotMatch(open.stdout, /Failed requests/);
         }
+      });
+
+      await t.step("validation data checks the responses of sequences", async () => {
+        // Two streams, one per sequence: the model answers each step with the running sum.
+        const data = (last: number) => ({
+          data: [[{ INPUT: [1, 2, 3, 4] }, { INPUT: [1, 1, 1, 1] }], [{ INPUT: [5, 5, 5, 5] }]],
+          validation_data: [
+            [{ OUTPUT: [1, 2, 3, 4] }, { OUTPUT: [2, 3, 4, 5] }],
+            [{ OUTPUT: [5, 5, 5, last] }],
+          ],
+        });
+        const run = async (file: string, ids: string) => {
+          await Deno.writeTextFile(
+            `${dir}/${file}`,
+            JSON.stringify(data(file === "good.json" ? 5 : 6)),
+          );
+          return await runCli([
+            ..."-m acc --concurrency-range 2 --request-count 12".split(" "),
+            ...["--input-data", `${dir}/${file}`, "--sequence-id-range", ids, "-u", url],
+          ]);
+        };
+        const good = await run("good.json", "300:399");
+        assert.equal(good.code, 0, good.stderr + good.stdout);
+        assert.doesNotMatch(good.stdout, /Failed requests/);
+        const bad = await run("bad.json", "400:499");
+        assert.equal(bad.code, 99, bad.stderr + bad.stdout);
+        // Every third request plays the second stream: 4 of 12.
+        assert.match(bad.stdout, /Failed requests: 4\n +4 x Output doesn't match expected output/);
       });
 
       await t.step("a client that reuses a live sequence id is caught", async () => {

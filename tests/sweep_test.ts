@@ -2,7 +2,8 @@
  * Sweeps end to end: the CLI in a child process against the reference
  * server, interrupted with Ctrl-C (once, and three times) at different points
  * and resumed until complete. The resumed sweep must end with the same points
- * as an uninterrupted one, with checkpoints numbered as seed 003 says.
+ * as an uninterrupted one, with checkpoints numbered as seed 003 says. The
+ * sweep and `inferperf report` write the CSV and the HTML report.
  */
 import assert from "node:assert/strict";
 import { type CliResult, parseCsv, runCli, withServer } from "./_helpers.ts";
@@ -66,6 +67,16 @@ const readCheckpoint = (file: string): Checkpoint => JSON.parse(Deno.readTextFil
 const keys = (c: Checkpoint) => c.points.map((p) => JSON.stringify(p.point)).sort();
 const files = (dir: string) =>
   [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.endsWith(".ckpt")).sort();
+/** A sweep's HTML report: a row per point, the best of each model highlighted, both charts. */
+function assertHtmlReport(html: string, expected: { points: number }): void {
+  assert.match(html, /<title>inferperf sweep report<\/title>/);
+  const table = /<tbody>([^]*?)<\/tbody>/.exec(html)?.[1] ?? "";
+  assert.equal(table.match(/<tr/g)?.length, expected.points);
+  assert.equal(table.match(/<tr class="best">/g)?.length, 2);
+  assert.match(html, /id="chart-curve"/);
+  assert.match(html, /id="chart-components"/);
+}
+
 /** The summary's point table, from its heading to the blank line after it. */
 const table = (stdout: string) => /Measured points: \d+[^]*?\n\n/.exec(stdout)?.[0];
 
@@ -88,6 +99,8 @@ Deno.test("sweeps: Ctrl-C once and three times, resume, checkpoints, report", as
         baseline.stdout,
         /^Best point per model \(highest throughput; constraints: max-p99-latency=50\):\n {2}slow, /m,
       );
+      assert.match(baseline.stdout, /Results written to .*results\.csv and .*report\.html/);
+      assertHtmlReport(Deno.readTextFileSync(`${root}/baseline/report.html`), { points: 4 });
 
       const dir = `${root}/resumed`;
       // Once, during the first point: it finishes, is saved, and the sweep stops.
@@ -132,8 +145,18 @@ Deno.test("sweeps: Ctrl-C once and three times, resume, checkpoints, report", as
       assert.deepEqual(files(dir), ["0.ckpt", "1.ckpt", "2.ckpt"], "no change, no checkpoint");
 
       // The report reads the checkpoint: the same table, a CSV row per point.
-      const report = await runCli(["report", "--checkpoint-directory", dir, "-f", `${root}/r.csv`]);
+      const report = await runCli([
+        "report",
+        "--checkpoint-directory",
+        dir,
+        "-f",
+        `${root}/r.csv`,
+        "--report-html",
+        `${root}/r.html`,
+      ]);
       assert.equal(report.code, 0, report.stderr);
+      assertHtmlReport(Deno.readTextFileSync(`${root}/r.html`), { points: 4 });
+      assert.match(Deno.readTextFileSync(`${root}/r.html`), /from .*resumed\/2\.ckpt/);
       assert.equal(table(report.stdout), table(again.stdout));
       const [header, ...rows] = parseCsv(Deno.readTextFileSync(`${root}/r.csv`));
       assert.deepEqual(header!.slice(0, 5), [

@@ -2,7 +2,7 @@
  * argv -> typed configuration. Every problem is collected and reported at
  * once (k6 style), each naming the option and the value.
  */
-import { parseArgs } from "node:util";
+import { tokenize, type TokenOptions } from "./_argv.ts";
 import {
   type Command,
   type OptionDef,
@@ -17,8 +17,9 @@ import type { LoadMode, MeasurementOptions } from "../measure/types.ts";
 import { MAX_SEQUENCE_ID } from "../load/sequences.ts";
 import { parseRange, type Range } from "./range.ts";
 import { defaultMetricsUrl, parseMetricsUrl } from "../measure/metrics_scraper.ts";
-import { exportTargetProblem } from "../report/export.ts";
+import { exportTargetProblem } from "../report/export_target.ts";
 import type { ParameterValue } from "../protocol/types.ts";
+import { OPENAI_ENDPOINTS, type SyntheticPrompts } from "../input/llm_data.ts";
 
 /** A configuration error; `errors` holds every problem found. */
 export class UsageError extends Error {
@@ -43,11 +44,10 @@ export interface ParsedArgs {
 const REPEATABLE: ReadonlySet<OptionType> = new Set(["list", "comma-list", "dict"]);
 const COMMANDS: readonly string[] = ["profile", "serve", "demo", "report"] satisfies Command[];
 
-const PARSE_OPTIONS = Object.fromEntries(
+const TOKEN_OPTIONS: TokenOptions = Object.fromEntries(
   OPTIONS.map((o) => [o.name, {
     type: o.type === "boolean" || o.type === "count" ? "boolean" as const : "string" as const,
     ...(o.short ? { short: o.short } : {}),
-    ...(REPEATABLE.has(o.type) || o.type === "count" ? { multiple: true } : {}),
   }]),
 );
 
@@ -56,13 +56,7 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
   const first = argv[0];
   const command = (first !== undefined && COMMANDS.includes(first) ? first : "profile") as Command;
   const args = command === first ? argv.slice(1) : argv;
-  const { tokens } = parseArgs({
-    args: [...args],
-    options: PARSE_OPTIONS,
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
+  const tokens = tokenize(args, TOKEN_OPTIONS);
   const errors: string[] = [];
   const options: RawOptions = new Map();
   for (const token of tokens) {
@@ -70,7 +64,6 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
       errors.push(`Unexpected argument "${token.value}"`);
       continue;
     }
-    if (token.kind !== "option") continue;
     const def = OPTIONS.find((o) => o.name === token.name);
     if (!def) {
       errors.push(`Unknown option "${token.rawName}"`);
@@ -104,6 +97,18 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
   return { command, options };
 }
 
+/** The command line's options on top of its --config file's, if one was given. */
+export async function withConfigFile(parsed: ParsedArgs): Promise<RawOptions> {
+  const cli = new Map(parsed.options);
+  const path = cli.get("config");
+  cli.delete("config");
+  if (path === undefined) return cli;
+  // The YAML parser loads only for a config file: about 20 ms of start-up from source.
+  const { readConfigFile } = await import("./yaml.ts");
+  const file = await readConfigFile(String(path), { command: parsed.command });
+  return new Map([...file, ...cli]);
+}
+
 /** --sequence-* options: how requests of sequence models are grouped. */
 export interface SequenceConfig {
   /** Live sequences an open-loop load cycles through (--num-of-sequences). */
@@ -122,6 +127,11 @@ export interface LoadConfig {
   requestDistribution: "constant" | "poisson";
   /** --request-intervals file; loadMode is then "custom_intervals". */
   requestIntervals?: string;
+  /**
+   * --fixed-schedule: each input-data step is sent at its timestamp, as one
+   * window; loadMode is then "custom_intervals" (a single open-loop level).
+   */
+  fixedSchedule: boolean;
   maxInflight: number;
   maxSendLagMs: number;
   ignoreSendLag: boolean;
@@ -145,8 +155,10 @@ function parseSequenceIds(r: Reader): { start: number; end: number } {
 }
 
 function parseLoad(r: Reader, raw: RawOptions): LoadConfig {
+  const fixedSchedule = r.flag("fixed-schedule");
   const modes = ["concurrency-range", "request-rate-range", "request-intervals"]
-    .filter((name) => raw.has(name));
+    .filter((name) => raw.has(name))
+    .concat(fixedSchedule ? ["fixed-schedule"] : []);
   if (modes.length > 1) {
     r.errors.push(
       `Options ${modes.map((m) => `--${m}`).join(", ")} can not be used together: ` +
@@ -157,12 +169,13 @@ function parseLoad(r: Reader, raw: RawOptions): LoadConfig {
   return {
     loadMode: raw.has("request-rate-range")
       ? "request_rate"
-      : requestIntervals !== undefined
+      : requestIntervals !== undefined || fixedSchedule
       ? "custom_intervals"
       : "concurrency",
     requestRate: r.range("request-rate-range", "1", { integer: false }),
     requestDistribution: r.string("request-distribution") as "constant" | "poisson",
     requestIntervals,
+    fixedSchedule,
     maxInflight: r.bounded("max-inflight", (n) => n >= 1, "an integer >= 1"),
     maxSendLagMs: r.bounded("max-send-lag", (n) => n > 0, "a number > 0"),
     ignoreSendLag: r.flag("ignore-send-lag"),
@@ -300,14 +313,17 @@ const HTTPS_SSL_OPTIONS = [
 
 function parseProtocol(
   r: Reader,
-  options: { raw: RawOptions; protocol: "http" | "grpc"; url: string },
+  options: { raw: RawOptions; protocol: "http" | "grpc"; url: string; serviceKind: string },
 ): ProtocolConfig {
   const { raw, protocol } = options;
   const errors = r.errors;
   const given = (names: string[]) => names.filter((n) => raw.has(n)).map((n) => `--${n}`);
   const grpc = protocol === "grpc";
   const streaming = r.flag("streaming");
-  if (streaming && !grpc) errors.push("Option --streaming needs -i grpc (HTTP has no streams)");
+  // OpenAI-compatible servers stream over HTTP (server-sent events).
+  if (streaming && !grpc && options.serviceKind !== "openai") {
+    errors.push("Option --streaming needs -i grpc (HTTP has no streams)");
+  }
   if (raw.has("grpc-compression-algorithm") && !grpc) {
     errors.push("Option --grpc-compression-algorithm needs -i grpc");
   }
@@ -323,7 +339,12 @@ function parseProtocol(
     const range = r.range("periodic-concurrency-range", "1");
     const requestPeriod = r.bounded("request-period", (n) => n >= 1, "an integer >= 1");
     periodic = { range, requestPeriod };
-    const others = given(["concurrency-range", "request-rate-range", "request-intervals"]);
+    const others = given([
+      "concurrency-range",
+      "request-rate-range",
+      "request-intervals",
+      "fixed-schedule",
+    ]);
     if (others.length > 0) {
       errors.push(
         `Option --periodic-concurrency-range can not be used with ${others.join(", ")}: ` +
@@ -460,13 +481,144 @@ function parseExports(r: Reader, url: string): ExportConfig {
   };
 }
 
+/** --service-kind and the options that go with it. */
+export interface ServiceConfig {
+  serviceKind: "triton" | "tfserving" | "torchserve" | "openai";
+  /** --endpoint of --service-kind openai; "" otherwise. */
+  endpoint: string;
+  /** --model-signature-name (tfserving). */
+  modelSignatureName: string;
+  /** --shared-memory ("cuda" is refused: it needs a GPU). */
+  sharedMemory: "none" | "system";
+  outputSharedMemorySize: number;
+  /** --service-kind openai without payload files: the prompts to make up. */
+  syntheticPrompts: SyntheticPrompts;
+}
+
+/** perf_analyzer's default -u of --service-kind tfserving (TF Serving's gRPC port). */
+const TFSERVING_URL = "localhost:8500";
+
+/** Options that only --service-kind openai takes. */
+const LLM_OPTIONS = [
+  "synthetic-input-tokens-mean",
+  "synthetic-input-tokens-stddev",
+  "output-tokens-mean",
+  "num-prompts",
+];
+
+function parseService(
+  r: Reader,
+  raw: RawOptions,
+): ServiceConfig & { protocol: "http" | "grpc" } {
+  const errors = r.errors;
+  const kind = r.string("service-kind")!;
+  let protocol = r.string("protocol") as "http" | "grpc";
+  if (kind === "triton_c_api") {
+    errors.push(
+      'Value "triton_c_api" of --service-kind is not supported: inferperf measures servers over ' +
+        "HTTP or gRPC, while the C API runs Triton inside the benchmark process",
+    );
+  } else if (kind === "tfserving") {
+    if (raw.has("protocol") && protocol !== "grpc") {
+      errors.push("--service-kind tfserving needs -i grpc (TF Serving's Predict API is gRPC)");
+    }
+    protocol = "grpc";
+  } else if ((kind === "torchserve" || kind === "openai") && protocol !== "http") {
+    errors.push(`--service-kind ${kind} needs -i http`);
+  }
+  const endpoint = (r.string("endpoint") ?? "").replace(/^\/+/, "");
+  if (kind === "openai") {
+    if (!(OPENAI_ENDPOINTS as readonly string[]).includes(endpoint)) {
+      errors.push(
+        raw.has("endpoint")
+          ? `Invalid value "${raw.get("endpoint")}" for --endpoint: expected ${
+            OPENAI_ENDPOINTS.join(" or ")
+          }`
+          : `--service-kind openai needs --endpoint (${OPENAI_ENDPOINTS.join(" or ")})`,
+      );
+    }
+  } else if (raw.has("endpoint")) {
+    errors.push("Option --endpoint applies to --service-kind openai only");
+  }
+  if (raw.has("model-signature-name") && kind !== "tfserving") {
+    errors.push("Option --model-signature-name applies to --service-kind tfserving only");
+  }
+  const llmGiven = LLM_OPTIONS.filter((n) => raw.has(n));
+  if (llmGiven.length > 0 && kind !== "openai") {
+    errors.push(
+      `Options ${llmGiven.map((n) => `--${n}`).join(", ")} apply to --service-kind openai only`,
+    );
+  }
+  const sharedMemory = r.string("shared-memory");
+  if (sharedMemory === "cuda") {
+    errors.push(
+      'Value "cuda" of --shared-memory needs CUDA (an NVIDIA GPU and its driver, with the server ' +
+        "on the same machine), which inferperf does not use: use --shared-memory system",
+    );
+  } else if (sharedMemory === "system" && kind !== "triton") {
+    errors.push(
+      "--shared-memory system needs --service-kind triton (shared memory is a Triton extension)",
+    );
+  }
+  const outputTokens = raw.has("output-tokens-mean")
+    ? r.bounded("output-tokens-mean", (n) => n >= 1, "an integer >= 1")
+    : undefined;
+  return {
+    protocol,
+    serviceKind: kind === "triton_c_api" ? "triton" : kind as ServiceConfig["serviceKind"],
+    endpoint: kind === "openai" ? endpoint : "",
+    modelSignatureName: r.string("model-signature-name")!,
+    sharedMemory: sharedMemory === "system" ? "system" : "none",
+    outputSharedMemorySize: r.bounded(
+      "output-shared-memory-size",
+      (n) => n >= 1,
+      "an integer >= 1",
+    ),
+    syntheticPrompts: {
+      inputTokensMean: r.bounded("synthetic-input-tokens-mean", (n) => n >= 1, "an integer >= 1"),
+      inputTokensStddev: r.bounded(
+        "synthetic-input-tokens-stddev",
+        (n) => n >= 0,
+        "an integer >= 0",
+      ),
+      ...(outputTokens === undefined ? {} : { outputTokens }),
+      count: r.bounded("num-prompts", (n) => n >= 1, "an integer >= 1"),
+      streaming: r.flag("streaming"),
+    },
+  };
+}
+
+/** Input data each service kind needs. */
+function checkServiceInput(
+  r: Reader,
+  options: { service: ServiceConfig; inputData: InputDataSpec },
+): void {
+  const { service, inputData } = options;
+  const errors = r.errors;
+  if (service.serviceKind === "torchserve" && inputData.paths.length === 0) {
+    errors.push(
+      "--service-kind torchserve needs --input-data FILE.json naming the file to send, e.g. " +
+        '{"data": [{"TORCHSERVE_INPUT": ["kitten_small.jpg"]}]}',
+    );
+  }
+  if (
+    service.serviceKind === "openai" &&
+    (inputData.mode !== undefined || inputData.perInput.size > 0)
+  ) {
+    errors.push(
+      "--service-kind openai takes payload files in --input-data " +
+        '({"data": [{"payload": [{...}]}]}), or none for synthetic prompts ' +
+        "(--synthetic-input-tokens-mean); not generated tensors",
+    );
+  }
+}
+
 export interface ProfileConfig
-  extends MeasurementOptions, LoadConfig, ProtocolConfig, ExportConfig {
+  extends MeasurementOptions, LoadConfig, ProtocolConfig, ExportConfig, ServiceConfig {
   model: string;
   modelVersion: string;
   url: string;
   protocol: "http" | "grpc";
-  serviceKind: string;
   composingModels: Array<{ name: string; version: string }>;
   concurrency: Range;
   binarySearch: boolean;
@@ -619,6 +771,8 @@ export interface ServeConfig {
   httpPort: number;
   metricsPort: number;
   grpcPort: number;
+  /** --tfserving-port: a second gRPC port (TF Serving's 8500); undefined for -1 (none). */
+  tfservingPort?: number;
   /** PEM files of the gRPC TLS certificate chain, its key and the CAs of client certificates. */
   grpcCertificateFile?: string;
   grpcPrivateKeyFile?: string;
@@ -635,6 +789,11 @@ export function buildServeConfig(raw: RawOptions): ServeConfig {
     httpPort: port("http-port"),
     metricsPort: port("metrics-port"),
     grpcPort: port("grpc-port"),
+    tfservingPort: r.bounded(
+      "tfserving-port",
+      (n) => n >= -1 && n <= 65535,
+      "a port from 0 to 65535, or -1 for none",
+    ),
     grpcCertificateFile: r.string("grpc-certificate-file"),
     grpcPrivateKeyFile: r.string("grpc-private-key-file"),
     grpcClientCaFile: r.string("grpc-client-ca-file"),
@@ -646,7 +805,8 @@ export function buildServeConfig(raw: RawOptions): ServeConfig {
     r.errors.push("Option --grpc-client-ca-file needs --grpc-certificate-file (mutual TLS is TLS)");
   }
   if (r.errors.length > 0) throw new UsageError(r.errors);
-  return config;
+  const { tfservingPort, ...rest } = config;
+  return tfservingPort === -1 ? rest : { ...rest, tfservingPort };
 }
 
 /** Converts and validates raw options; throws UsageError listing every problem. */
@@ -659,15 +819,9 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
       errors.push(`Option ${optionLabel(name)} applies to sweeps (--profile-models) only`);
     }
   }
-  const protocol = r.string("protocol") as "http" | "grpc";
+  const { protocol, ...service } = parseService(r, raw);
   const model = r.string("model-name");
   if (!model) errors.push("Option -m/--model-name is required");
-  const serviceKind = r.string("service-kind")!;
-  if (serviceKind !== "triton") {
-    errors.push(
-      `Value "${serviceKind}" of --service-kind is not supported yet (only "triton" is; others come with service kinds)`,
-    );
-  }
   const concurrency = r.range("concurrency-range", "1");
   const latencyThresholdMs = r.bounded("latency-threshold", (n) => n >= 0, "a number >= 0");
   const binarySearch = r.flag("binary-search");
@@ -701,20 +855,25 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
   } catch (error) {
     errors.push((error as RangeError).message);
   }
-  const sharedMemory = r.string("shared-memory");
-  if (sharedMemory !== "none") {
-    errors.push(
-      `Value "${sharedMemory}" of --shared-memory is not supported yet (it comes with service kinds)`,
-    );
-  }
-  const url = r.string("url") ?? (protocol === "grpc" ? "localhost:8001" : "localhost:8000");
-  const protocolConfig = parseProtocol(r, { raw, protocol, url });
+  checkServiceInput(r, { service, inputData });
+  const url = r.string("url") ??
+    (service.serviceKind === "tfserving"
+      ? TFSERVING_URL
+      : protocol === "grpc"
+      ? "localhost:8001"
+      : "localhost:8000");
+  const protocolConfig = parseProtocol(r, {
+    raw,
+    protocol,
+    url,
+    serviceKind: service.serviceKind,
+  });
   const config: ProfileConfig = {
     model: model ?? "",
     modelVersion: r.string("model-version") ?? "",
     url,
     protocol,
-    serviceKind,
+    ...service,
     composingModels: parseComposing(r.string("bls-composing-models")),
     concurrency,
     ...load,
@@ -750,8 +909,13 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
     verbose: r.count("verbose"),
     ...parseExports(r, url),
   };
+  if (config.fixedSchedule && config.batchSize > 1) {
+    errors.push(
+      "Option --fixed-schedule sends one input-data step per request: it can not be used " +
+        `with -b ${config.batchSize}`,
+    );
+  }
   r.number("max-threads");
-  r.number("output-shared-memory-size");
   if (errors.length > 0) throw new UsageError(errors);
   return config;
 }

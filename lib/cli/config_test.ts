@@ -125,9 +125,9 @@ Deno.test("sweep rules: open end needs a threshold; binary search needs both", (
 });
 
 Deno.test("options of features still to come fail clearly instead of being ignored", () => {
-  const errors = usageErrors(() => config("-m", "x", "--fixed-schedule", "-i", "grpc"));
+  const errors = usageErrors(() => config("-m", "x", "--trace-level", "TIMESTAMPS"));
   assert.deepEqual(errors, [
-    "Option --fixed-schedule is not supported yet (it comes with open-loop load (request rate, intervals, schedules))",
+    "Option --trace-level is not supported yet (it comes with exporters (profile export, server metrics))",
   ]);
 });
 
@@ -187,6 +187,7 @@ Deno.test("subcommands, their options and help/version are recognised", () => {
     httpPort: 0,
     metricsPort: 8002,
     grpcPort: 8001,
+    tfservingPort: 8500,
     grpcCertificateFile: undefined,
     grpcPrivateKeyFile: undefined,
     grpcClientCaFile: undefined,
@@ -451,6 +452,19 @@ Deno.test("open-loop modes: rate ranges are floats, modes exclude each other", (
     usageErrors(() => config("-m", "x", "--request-intervals", "i.txt", "--binary-search")),
     ["Option --binary-search needs an end in --request-rate-range and a -l/--latency-threshold"],
   );
+  const fixed = config("-m", "x", "--fixed-schedule", "--input-data", "trace.json");
+  assert.equal(fixed.fixedSchedule, true);
+  assert.equal(fixed.loadMode, "custom_intervals");
+  assert.equal(config("-m", "x").fixedSchedule, false);
+  assert.deepEqual(
+    usageErrors(() =>
+      config("-m", "x", "--fixed-schedule", "--request-rate-range", "5", "-b", "2")
+    ),
+    [
+      "Options --request-rate-range, --fixed-schedule can not be used together: each chooses a load mode",
+      "Option --fixed-schedule sends one input-data step per request: it can not be used with -b 2",
+    ],
+  );
   assert.match(
     usageErrors(() => config("-m", "x", "--max-inflight", "0", "--max-send-lag", "0")).join("\n"),
     /--max-inflight: expected an integer >= 1\n.*--max-send-lag: expected a number > 0/,
@@ -564,4 +578,96 @@ Deno.test("commands: report, profile --config; comma-lists and dicts collect eve
     constraints: ["max-p99-latency=20", "min-throughput=5"],
   });
   assert.throws(() => parseArgv(["serve", "--profile-models", "a"]), /does not apply/);
+});
+
+Deno.test("service kinds: defaults, the protocol each needs and the options that go with it", () => {
+  const tf = config("-m", "resnet50", "--service-kind", "tfserving");
+  assert.equal(tf.protocol, "grpc");
+  assert.equal(tf.url, "localhost:8500");
+  assert.equal(tf.modelSignatureName, "serving_default");
+  const torch = config("-m", "r", "--service-kind", "torchserve", "--input-data", "data.json");
+  assert.equal(torch.serviceKind, "torchserve");
+  const llm = config(
+    "-m",
+    "llm",
+    "--service-kind",
+    "openai",
+    "--endpoint",
+    "/v1/chat/completions",
+    "--streaming",
+    "--output-tokens-mean",
+    "16",
+  );
+  assert.equal(llm.endpoint, "v1/chat/completions");
+  assert.equal(llm.streaming, true);
+  assert.deepEqual(llm.syntheticPrompts, {
+    inputTokensMean: 550,
+    inputTokensStddev: 0,
+    outputTokens: 16,
+    count: 100,
+    streaming: true,
+  });
+  assert.deepEqual(
+    usageErrors(() => config("-m", "x", "--service-kind", "tfserving", "-i", "http")),
+    ["--service-kind tfserving needs -i grpc (TF Serving's Predict API is gRPC)"],
+  );
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--service-kind", "torchserve")), [
+    "--service-kind torchserve needs --input-data FILE.json naming the file to send, e.g. " +
+    '{"data": [{"TORCHSERVE_INPUT": ["kitten_small.jpg"]}]}',
+  ]);
+  assert.deepEqual(
+    usageErrors(() =>
+      config("-m", "x", "--service-kind", "openai", "-i", "grpc", "--input-data", "zero")
+    ),
+    [
+      "--service-kind openai needs -i http",
+      "--service-kind openai needs --endpoint (v1/chat/completions or v1/completions)",
+      "--service-kind openai takes payload files in --input-data " +
+      '({"data": [{"payload": [{...}]}]}), or none for synthetic prompts ' +
+      "(--synthetic-input-tokens-mean); not generated tensors",
+    ],
+  );
+  assert.deepEqual(
+    usageErrors(() =>
+      config(
+        "-m",
+        "x",
+        "--endpoint",
+        "v1/embeddings",
+        "--model-signature-name",
+        "s",
+        "--num-prompts",
+        "2",
+      )
+    ),
+    [
+      "Option --endpoint applies to --service-kind openai only",
+      "Option --model-signature-name applies to --service-kind tfserving only",
+      "Options --num-prompts apply to --service-kind openai only",
+    ],
+  );
+  assert.match(
+    usageErrors(() => config("-m", "x", "--service-kind", "triton_c_api"))[0],
+    /"triton_c_api" of --service-kind is not supported/,
+  );
+});
+
+Deno.test("shared memory: system for Triton over HTTP and gRPC; cuda needs CUDA", () => {
+  const c = config("-m", "x", "-i", "grpc", "--shared-memory", "system");
+  assert.equal(c.sharedMemory, "system");
+  assert.equal(c.outputSharedMemorySize, 102400);
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--shared-memory", "cuda")), [
+    'Value "cuda" of --shared-memory needs CUDA (an NVIDIA GPU and its driver, with the server ' +
+    "on the same machine), which inferperf does not use: use --shared-memory system",
+  ]);
+  assert.deepEqual(
+    usageErrors(() =>
+      config("-m", "x", "--service-kind", "tfserving", "--shared-memory", "system")
+    ),
+    ["--shared-memory system needs --service-kind triton (shared memory is a Triton extension)"],
+  );
+  assert.deepEqual(
+    usageErrors(() => config("-m", "x", "--output-shared-memory-size", "0")),
+    ['Invalid value "0" for --output-shared-memory-size: expected an integer >= 1'],
+  );
 });

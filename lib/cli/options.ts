@@ -61,8 +61,6 @@ export const GROUPS = [
 ] as const;
 export type Group = typeof GROUPS[number];
 
-const OPEN_LOOP = "open-loop load (request rate, intervals, schedules)";
-const SERVICE_KINDS = "service kinds (TF Serving, TorchServe, OpenAI, shared memory)";
 const EXPORTS = "exporters (profile export, server metrics)";
 
 export const OPTIONS: readonly OptionDef[] = [
@@ -107,23 +105,23 @@ export const OPTIONS: readonly OptionDef[] = [
     default: "triton",
     group: "Target",
     choices: ["triton", "tfserving", "torchserve", "openai", "triton_c_api"],
-    help: "Kind of server: triton (any KServe v2 server), tfserving, torchserve, openai.",
+    help:
+      "Kind of server: triton (any KServe v2 server), tfserving (gRPC Predict; default -u localhost:8500), torchserve (HTTP /predictions/MODEL with the file --input-data names), openai (--endpoint; token metrics). triton_c_api is not supported.",
   },
   {
     name: "endpoint",
     type: "string",
     group: "Target",
     valueName: "PATH",
-    pending: SERVICE_KINDS,
-    help: "Endpoint for --service-kind openai, e.g. v1/chat/completions.",
+    help:
+      "Endpoint of --service-kind openai: v1/chat/completions or v1/completions (after the URL of -u).",
   },
   {
     name: "model-signature-name",
     type: "string",
     default: "serving_default",
     group: "Target",
-    pending: SERVICE_KINDS,
-    help: "Signature name of a TF Serving model.",
+    help: "Signature of the TF Serving model to call (--service-kind tfserving).",
   },
   {
     name: "bls-composing-models",
@@ -185,8 +183,8 @@ export const OPTIONS: readonly OptionDef[] = [
     name: "fixed-schedule",
     type: "boolean",
     group: "Load",
-    pending: OPEN_LOOP,
-    help: "Send each input-data entry at its timestamp (ms).",
+    help:
+      'Open loop: send the input-data steps in order, each at its "timestamp" (ms from the start), measured as one window that ends when the schedule is done.',
   },
   {
     name: "binary-search",
@@ -253,7 +251,7 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "boolean",
     group: "Load",
     help:
-      "Send requests over a gRPC bidirectional stream (implies --async); required by decoupled models.",
+      "Send requests over a gRPC bidirectional stream (implies --async); required by decoupled models. With --service-kind openai: synthetic prompts ask for streamed answers.",
   },
   {
     name: "request-parameter",
@@ -424,14 +422,48 @@ export const OPTIONS: readonly OptionDef[] = [
     default: "none",
     group: "Input data",
     choices: ["none", "system", "cuda"],
-    help: "Pass tensors through shared memory.",
+    help:
+      "Pass tensors through shared memory registered with the server (Triton, HTTP or gRPC): system is POSIX shared memory (/dev/shm); cuda needs a CUDA GPU and is not supported.",
   },
   {
     name: "output-shared-memory-size",
     type: "int",
     default: 102400,
     group: "Input data",
-    help: "Bytes of shared memory reserved for each output.",
+    help: "Bytes of shared memory reserved for each output of each request.",
+  },
+  {
+    name: "synthetic-input-tokens-mean",
+    type: "int",
+    default: 550,
+    group: "Input data",
+    valueName: "N",
+    help:
+      "Synthetic prompts (--service-kind openai without --input-data): N words on average, a word being about a token.",
+  },
+  {
+    name: "synthetic-input-tokens-stddev",
+    type: "int",
+    default: 0,
+    group: "Input data",
+    valueName: "N",
+    help: "Standard deviation of the synthetic prompt length, in words.",
+  },
+  {
+    name: "output-tokens-mean",
+    type: "int",
+    group: "Input data",
+    valueName: "N",
+    help: "The max_tokens of synthetic prompts. Default: the server's choice.",
+  },
+  {
+    name: "num-prompts",
+    type: "int",
+    default: 100,
+    group: "Input data",
+    valueName: "N",
+    help:
+      "Distinct synthetic prompts, sent round-robin (with --streaming they ask for a streamed answer).",
   },
   {
     name: "input-tensor-format",
@@ -626,8 +658,9 @@ export const OPTIONS: readonly OptionDef[] = [
     type: "string",
     group: "Output",
     valueName: "FILE.html",
+    commands: ["profile", "demo", "report"],
     help:
-      "Write a self-contained HTML report: throughput vs latency, latency components, percentiles and per-window charts.",
+      "Write a self-contained HTML report: throughput vs latency, latency components, percentiles and per-window charts. Sweeps and inferperf report write one by default (report.html in the checkpoint directory) with the best points, a curve per series and every point.",
   },
   {
     name: "summary-json",
@@ -660,7 +693,8 @@ export const OPTIONS: readonly OptionDef[] = [
     default: 8000,
     group: "Reference server (inferperf serve)",
     commands: ["serve"],
-    help: "Port of the KServe v2 HTTP endpoint.",
+    help:
+      "Port of the HTTP endpoint: KServe v2, TorchServe (/predictions) and the OpenAI API (/v1).",
   },
   {
     name: "metrics-port",
@@ -676,7 +710,16 @@ export const OPTIONS: readonly OptionDef[] = [
     default: 8001,
     group: "Reference server (inferperf serve)",
     commands: ["serve"],
-    help: "Port of the KServe v2 gRPC endpoint.",
+    help: "Port of the gRPC endpoint: KServe v2 and TF Serving's PredictionService.",
+  },
+  {
+    name: "tfserving-port",
+    type: "int",
+    default: 8500,
+    group: "Reference server (inferperf serve)",
+    commands: ["serve"],
+    help:
+      "A second gRPC port, TF Serving's default, for --service-kind tfserving without -u (-1: none).",
   },
   {
     name: "grpc-certificate-file",

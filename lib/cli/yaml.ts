@@ -6,7 +6,7 @@
  * line.
  */
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
-import { type ParsedArgs, type RawOptions, type RawValue, UsageError } from "./config.ts";
+import { type RawOptions, type RawValue, UsageError } from "./config.ts";
 import { type Command, type OptionDef, OPTIONS, PROFILE_COMMANDS } from "./options.ts";
 
 /** Options that only make sense typed by hand. */
@@ -232,14 +232,4 @@ export async function readConfigFile(
     throw new UsageError([`Can not read the config file "${path}": ${(e as Error).message}`]);
   }
   return parseConfigYaml(text, { file: path, command: options.command });
-}
-
-/** The command line's options on top of its --config file's, if one was given. */
-export async function withConfigFile(parsed: ParsedArgs): Promise<RawOptions> {
-  const cli = new Map(parsed.options);
-  const path = cli.get("config");
-  cli.delete("config");
-  if (path === undefined) return cli;
-  const file = await readConfigFile(String(path), { command: parsed.command });
-  return new Map([...file, ...cli]);
 }

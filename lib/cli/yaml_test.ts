@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { buildProfileConfig, parseArgv, UsageError } from "./config.ts";
+import { buildProfileConfig, parseArgv, UsageError, withConfigFile } from "./config.ts";
 import { formatHelp } from "./help.ts";
 import { OPTIONS } from "./options.ts";
-import { parseConfigYaml, placeholders, readConfigFile, withConfigFile } from "./yaml.ts";
+import { parseConfigYaml, placeholders, readConfigFile } from "./yaml.ts";
 
 const PLACEHOLDERS = new URL("../../fixtures/sweep/placeholders.yaml", import.meta.url).pathname;
 

@@ -4,12 +4,10 @@
  */
 import type { Recorder } from "../measure/recorder.ts";
 import { ConnectionError } from "../protocol/errors.ts";
-import type { OutputCheck } from "../input/validation.ts";
 import type {
   InferenceClient,
   InferOptions,
   InferSession,
-  PreparedRequest,
   RequestTiming,
 } from "../protocol/types.ts";
 import type { RequestFeed } from "./feed.ts";
@@ -18,10 +16,11 @@ import type { RequestFeed } from "./feed.ts";
 const CONNECTION_RETRY_MS = 50;
 
 export interface ConcurrencyLoadOptions {
-  /** Worker i takes its requests from lane i (its own sequence on sequence models). */
+  /**
+   * Worker i takes its requests from lane i (its own sequence on sequence
+   * models); a request with a check has its response decoded and validated.
+   */
   feed: RequestFeed;
-  /** Output validation: the response of a request with a check is decoded; a mismatch fails it. */
-  checks?: ReadonlyMap<PreparedRequest, OutputCheck>;
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
@@ -29,7 +28,6 @@ const DECODE: InferOptions = { decodeOutputs: true };
 export class ConcurrencyLoad {
   readonly #client: InferenceClient;
   readonly #feed: RequestFeed;
-  readonly #checks: ReadonlyMap<PreparedRequest, OutputCheck> | undefined;
   readonly #idle: InferSession[] = [];
   #recorder: Recorder | undefined;
   #running = false;
@@ -39,7 +37,6 @@ export class ConcurrencyLoad {
   constructor(client: InferenceClient, options: ConcurrencyLoadOptions) {
     this.#client = client;
     this.#feed = options.feed;
-    this.#checks = options.checks;
   }
 
   /**
@@ -84,13 +81,14 @@ export class ConcurrencyLoad {
       const request = feed.next(lane);
       try {
         session ??= await this.#client.openSession();
-        const check = this.#checks?.get(request);
+        const check = feed.check(request);
         const outputs = await session.infer(request, timing, check && DECODE);
         const mismatch = check?.(outputs ?? []);
         if (mismatch === undefined) this.#recorder!.record(timing);
-        else this.#recorder!.recordError(mismatch);
+        else this.#recorder!.recordError(mismatch, timing);
       } catch (e) {
-        this.#recorder!.recordError(e instanceof Error ? e.message : String(e));
+        // A request that had a session was sent (or tried): its timing dates it in the export.
+        this.#recorder!.recordError(e instanceof Error ? e.message : String(e), session && timing);
         if (e instanceof ConnectionError) {
           await new Promise((r) => setTimeout(r, CONNECTION_RETRY_MS));
         }

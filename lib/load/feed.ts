@@ -1,8 +1,9 @@
 /**
- * Where each send takes its request from. Plain loads cycle through the
- * prepared requests; sequence loads keep one stream per lane (see
- * sequences.ts), whose requests must be sent in order.
+ * Where each send takes its request from, and the check of its response.
+ * Plain loads cycle through the prepared requests; sequence loads keep one
+ * stream per lane (see sequences.ts), whose requests must be sent in order.
  */
+import type { OutputCheck } from "../input/validation.ts";
 import type { PreparedRequest } from "../protocol/types.ts";
 
 export interface RequestFeed {
@@ -15,6 +16,11 @@ export interface RequestFeed {
   readonly sequences: boolean;
   /** The request of the next send on `lane`. */
   next(lane: number): PreparedRequest;
+  /**
+   * Output validation of a request this feed returned: its response is
+   * decoded and a mismatch fails it. Undefined without validation data.
+   */
+  check(request: PreparedRequest): OutputCheck | undefined;
 }
 
 /** Independent requests, taken in turn (the input-data steps). */
@@ -22,16 +28,25 @@ export class RoundRobinFeed implements RequestFeed {
   readonly lanes = 1;
   readonly sequences = false;
   readonly #requests: readonly PreparedRequest[];
+  readonly #checks: ReadonlyMap<PreparedRequest, OutputCheck> | undefined;
   #next = 0;
 
-  constructor(requests: readonly PreparedRequest[]) {
+  constructor(
+    requests: readonly PreparedRequest[],
+    checks?: ReadonlyMap<PreparedRequest, OutputCheck>,
+  ) {
     if (requests.length === 0) throw new RangeError("At least one request is needed");
     this.#requests = requests;
+    this.#checks = checks;
   }
 
   next(): PreparedRequest {
     const request = this.#requests[this.#next];
     this.#next = (this.#next + 1) % this.#requests.length;
     return request;
+  }
+
+  check(request: PreparedRequest): OutputCheck | undefined {
+    return this.#checks?.get(request);
   }
 }

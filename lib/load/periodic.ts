@@ -97,7 +97,11 @@ export class PeriodicLoad {
       });
       recorder.record(timing);
     } catch (error) {
-      recorder.recordError(error instanceof Error ? error.message : String(error));
+      // A request that had a session was sent (or tried): its timing dates it in the export.
+      recorder.recordError(
+        error instanceof Error ? error.message : String(error),
+        session && timing,
+      );
     } finally {
       // A request that ends (or fails) short of the period must not stall the pattern.
       reach();

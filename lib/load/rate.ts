@@ -8,13 +8,11 @@
  * is counted as blocked, and the latency from its intended time shows what
  * the wait cost.
  */
-import type { OutputCheck } from "../input/validation.ts";
 import type { Recorder } from "../measure/recorder.ts";
 import type {
   InferenceClient,
   InferOptions,
   InferSession,
-  PreparedRequest,
   RequestTiming,
 } from "../protocol/types.ts";
 import type { RequestFeed } from "./feed.ts";
@@ -25,13 +23,12 @@ import type { Schedule } from "./schedule.ts";
 export const DEFAULT_MAX_INFLIGHT = 1000;
 
 export interface RateLoadOptions {
+  /** A request with a check has its response decoded and validated; a mismatch fails it. */
   feed: RequestFeed;
   /** Requests (and connections) in flight at most. */
   maxInflight: number;
   /** At most one request of a sequence in flight (--serial-sequences). */
   serialSequences?: boolean;
-  /** Output validation: the response of a request with a check is decoded; a mismatch fails it. */
-  checks?: ReadonlyMap<PreparedRequest, OutputCheck>;
   /** See Pacer. */
   spinMs?: number;
 }
@@ -61,7 +58,6 @@ export class RateLoad {
   readonly #maxInflight: number;
   readonly #serial: boolean;
   readonly #spinMs: number | undefined;
-  readonly #checks: ReadonlyMap<PreparedRequest, OutputCheck> | undefined;
   readonly #idle: Slot[] = [];
   /** Serial sequences: 1 while a lane has a request in flight. */
   readonly #laneBusy: Uint8Array;
@@ -91,7 +87,6 @@ export class RateLoad {
     this.#maxInflight = options.maxInflight;
     this.#serial = (options.serialSequences ?? false) && options.feed.sequences;
     this.#spinMs = options.spinMs;
-    this.#checks = options.checks;
     this.#laneBusy = new Uint8Array(options.feed.lanes);
   }
 
@@ -188,15 +183,19 @@ export class RateLoad {
       slot.session ??= await this.#client.openSession();
       sent = true;
       recorder.recordSend(intendedMs, performance.now(), blocked);
-      const check = this.#checks?.get(request);
+      const check = this.#feed.check(request);
       const outputs = await slot.session.infer(request, slot.timing, check && DECODE);
       const mismatch = check?.(outputs ?? []);
       if (mismatch === undefined) recorder.record(slot.timing, intendedMs);
-      else recorder.recordError(mismatch);
+      else recorder.recordError(mismatch, slot.timing);
     } catch (e) {
       // A refused connection still counts as a send that left (and failed) now.
       if (!sent) recorder.recordSend(intendedMs, performance.now(), blocked);
-      recorder.recordError(e instanceof Error ? e.message : String(e));
+      // A sent request's timing dates it in the export.
+      recorder.recordError(
+        e instanceof Error ? e.message : String(e),
+        sent ? slot.timing : undefined,
+      );
     }
     this.#idle.push(slot);
     if (this.#serial) this.#laneBusy[lane] = 0;

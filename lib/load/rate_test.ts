@@ -170,3 +170,36 @@ Deno.test("serial sequences keep one request per sequence in flight", async () =
   assert.ok(recorder.rotate().blockedCount >= 4);
   load.close();
 });
+
+Deno.test("each prepared request of a sequence keeps the output check of its input-data step", () => {
+  const prepare = (r: InferRequest) => ({ byteLength: 0, parameters: r.parameters }) as FakeRequest;
+  const [a0, a1, b0] = [() => undefined, () => "mismatch", () => undefined];
+  const feed = new SequenceFeed(
+    [[{ inputs: [], outputs: [] }, { inputs: [], outputs: [] }], [{ inputs: [], outputs: [] }]],
+    prepare,
+    {
+      count: 1,
+      length: 1,
+      variationPct: 0,
+      idRange: { start: 1, end: 100 },
+      rng: Math.random,
+      checks: [[a0, a1], [b0]],
+    },
+  );
+  // Streams are played one per sequence, each sequence with fresh preparations.
+  const sent = Array.from({ length: 6 }, () => feed.next(0));
+  assert.deepEqual(sent.map((r) => feed.check(r)), [a0, a1, b0, a0, a1, b0]);
+  assert.notEqual(sent[0], sent[3]);
+  assert.throws(
+    () =>
+      new SequenceFeed([[{ inputs: [], outputs: [] }]], prepare, {
+        count: 1,
+        length: 1,
+        variationPct: 0,
+        idRange: { start: 1, end: 100 },
+        rng: Math.random,
+        checks: [[a0, a1]],
+      }),
+    /The checks must align with the streams' requests/,
+  );
+});

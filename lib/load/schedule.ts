@@ -104,6 +104,14 @@ export function parseIntervals(text: string, source: string): number[] {
   return intervals;
 }
 
+/**
+ * The average send rate of a fixed schedule, requests per second (the level's
+ * value in reports): its sends over the time to the last one, at least 1 ms.
+ */
+export function fixedScheduleRate(timestampsMs: readonly number[]): number {
+  return (timestampsMs.length * 1000) / Math.max(1, timestampsMs[timestampsMs.length - 1]);
+}
+
 /** The average send rate of intervals, requests per second (the level's value in reports). */
 export function intervalsRate(intervalsUs: readonly number[]): number {
   const totalUs = intervalsUs.reduce((sum, us) => sum + us, 0);

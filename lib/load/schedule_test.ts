@@ -3,6 +3,7 @@ import { mulberry32 } from "../input/generate.ts";
 import {
   constantSchedule,
   fixedSchedule,
+  fixedScheduleRate,
   intervalSchedule,
   intervalsRate,
   parseIntervals,
@@ -58,6 +59,8 @@ Deno.test("the same seed gives the same Poisson schedule", () => {
 Deno.test("a fixed schedule sends at its timestamps, then ends", () => {
   assert.deepEqual(take(fixedSchedule([0, 5, 5, 12]), 6), [0, 5, 5, 12, Infinity, Infinity]);
   assert.throws(() => fixedSchedule([3, 2]), /must not decrease: 2 follows 3/);
+  assert.equal(fixedScheduleRate([0, 5, 5, 12]), 4 / 0.012);
+  assert.equal(fixedScheduleRate([0, 0]), 2000, "a burst counts as 1 ms");
 });
 
 Deno.test("bad rates and interval files are rejected with the line", () => {

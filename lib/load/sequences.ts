@@ -11,9 +11,11 @@
  * The request bytes differ per sequence and position, so they are prepared
  * when first needed and cached for the lane's current sequence: a sequence of
  * one input-data step costs at most three preparations (start, middle, end),
- * however long it is.
+ * however long it is. Each preparation inherits the output check of its
+ * input-data step, so validation works on sequences too.
  */
 import type { Rng } from "../input/generate.ts";
+import type { OutputCheck } from "../input/validation.ts";
 import type { InferRequest, PreparedRequest } from "../protocol/types.ts";
 import type { RequestFeed } from "./feed.ts";
 
@@ -31,6 +33,8 @@ export interface SequenceOptions {
   idRange: { start: number; end: number };
   /** Source of the length variation. */
   rng: Rng;
+  /** Output checks aligned with the streams' requests (validation data), where given. */
+  checks?: readonly (readonly (OutputCheck | undefined)[])[];
 }
 
 const START = 1;
@@ -38,8 +42,9 @@ const END = 2;
 
 interface Lane {
   id: number;
-  /** The input-data stream of the current sequence. */
+  /** The input-data stream of the current sequence, and the checks of its requests. */
   stream: readonly InferRequest[];
+  checks: readonly (OutputCheck | undefined)[] | undefined;
   length: number;
   /** Index of the next request in the sequence. */
   step: number;
@@ -57,6 +62,8 @@ export class SequenceFeed implements RequestFeed {
   readonly #lanes: Lane[] = [];
   /** Ids of sequences started and not yet ended, so a wrapped-around id never joins a live one. */
   readonly #live = new Set<number>();
+  /** Checks by prepared request, weakly: an entry goes with its sequence's preparations. */
+  readonly #checks = new WeakMap<PreparedRequest, OutputCheck>();
   #counter = 0;
   #stream = 0;
 
@@ -72,6 +79,9 @@ export class SequenceFeed implements RequestFeed {
     if (!(Number.isInteger(start) && Number.isInteger(end) && start >= 1 && end >= start)) {
       throw new RangeError(`Invalid sequence id range "${start}:${end}"`);
     }
+    if (options.checks?.some((c, i) => c.length !== streams[i]?.length)) {
+      throw new RangeError("The checks must align with the streams' requests");
+    }
     if (!(options.length >= 1 && options.count >= 1)) {
       throw new RangeError("Sequences need a length >= 1 and a count >= 1");
     }
@@ -86,6 +96,7 @@ export class SequenceFeed implements RequestFeed {
     const state = this.#lanes[lane] ??= {
       id: 0,
       stream: this.#streams[0],
+      checks: this.#options.checks?.[0],
       length: 0,
       step: 0,
       prepared: new Array(this.#steps * 4),
@@ -96,13 +107,24 @@ export class SequenceFeed implements RequestFeed {
     if (flags & END) this.#live.delete(state.id);
     const data = step % state.stream.length;
     const key = data * 4 + flags;
-    return state.prepared[key] ??= this.#prepareStep(state.stream[data], state.id, flags);
+    let prepared = state.prepared[key];
+    if (prepared === undefined) {
+      prepared = state.prepared[key] = this.#prepareStep(state.stream[data], state.id, flags);
+      const check = state.checks?.[data];
+      if (check !== undefined) this.#checks.set(prepared, check);
+    }
+    return prepared;
+  }
+
+  check(request: PreparedRequest): OutputCheck | undefined {
+    return this.#checks.get(request);
   }
 
   #begin(state: Lane): void {
     state.id = this.#nextId();
     if (this.#streams.length > 1) {
       state.stream = this.#streams[this.#stream];
+      state.checks = this.#options.checks?.[this.#stream];
       this.#stream = (this.#stream + 1) % this.#streams.length;
       state.length = state.stream.length;
     } else state.length = this.#length();

@@ -168,3 +168,19 @@ export function windowHistogram(
 ): LatencyHistogram {
   return window.histogram ?? LatencyHistogram.fromMicroseconds(window.latenciesUs);
 }
+
+/**
+ * A window's figures from its histogram, so that windows need not keep their
+ * samples: throughput (valid requests x batch size per second) and latency.
+ */
+export function windowFigures(
+  window: WindowData,
+  options: { batchSize: number; percentiles: readonly number[] },
+): HistogramSummary & { throughput: number } {
+  const latency = windowHistogram(window).summary(options.percentiles);
+  const seconds = (window.endMs - window.startMs) / 1000;
+  return {
+    ...latency,
+    throughput: seconds > 0 ? (latency.count * options.batchSize) / seconds : 0,
+  };
+}

@@ -4,15 +4,17 @@
  */
 import type { ModelStatistics } from "../protocol/types.ts";
 import type { Interrupt } from "../profile/interrupt.ts";
+import type { LatencyHistogram } from "./histogram.ts";
 import { summarizeOpenLoop } from "./open_loop.ts";
 import { Recorder } from "./recorder.ts";
-import { isStable, stabilizingLatencyUs, windowThroughput } from "./stability.ts";
+import { summarizeTokens } from "./tokens.ts";
 import {
-  REPORTED_PERCENTILES,
-  statisticsDelta,
-  summarizeClient,
-  summarizeServer,
-} from "./stats.ts";
+  isStable,
+  STABILITY_WINDOWS,
+  stabilizingLatencyUs,
+  windowThroughput,
+} from "./stability.ts";
+import { statisticsDelta, summarizeClient, summarizeServer } from "./stats.ts";
 import type {
   LevelResult,
   LoadMode,
@@ -41,6 +43,8 @@ export interface LevelOptions extends MeasurementOptions {
   interrupt: Interrupt;
   /** Receives every completed request, warmup included (the profile export). */
   requestSink?: RequestSink;
+  /** Makes each window's latency histogram (for exports); without it windows have none. */
+  newHistogram?: () => LatencyHistogram;
   /** Open-loop modes: --max-send-lag, the send-lag p99 above which a level is untrustworthy. */
   maxSendLagMs?: number;
 }
@@ -66,11 +70,10 @@ function summarize(
   all: WindowData[],
   options: LevelOptions & { stable: boolean },
 ): LevelResult {
-  const percentiles = options.percentile !== undefined &&
-      !REPORTED_PERCENTILES.includes(options.percentile)
-    ? [...REPORTED_PERCENTILES, options.percentile]
-    : REPORTED_PERCENTILES;
+  // Each summary adds perf_analyzer's percentiles to these.
+  const percentiles = options.percentile === undefined ? [] : [options.percentile];
   const deltas = merged.map((w) => w.serverStats).filter((s) => s !== undefined);
+  const llm = summarizeTokens(merged, { percentiles });
   return {
     mode: options.mode,
     value: options.value,
@@ -86,7 +89,27 @@ function summarize(
         maxSendLagMs: options.maxSendLagMs ?? DEFAULT_MAX_SEND_LAG_MS,
       }),
     }),
+    ...(llm ? { llm } : {}),
   };
+}
+
+/**
+ * Drops a window's exact samples (8 bytes per request and array) once no
+ * summary needs them, so memory is bounded by the level, not the run. The
+ * reports that read per-window latencies (export, summary JSON, HTML) read
+ * the window's histogram, which runs with those reports record.
+ */
+function releaseSamples(window: WindowData): void {
+  window.latenciesUs.length = 0;
+  window.correctedLatenciesUs.length = 0;
+  window.sendLagsUs.length = 0;
+  window.tokens = undefined;
+}
+
+/** `result` after its windows' exact samples were released. */
+function released(result: LevelResult): LevelResult {
+  result.windows.forEach(releaseSamples);
+  return result;
 }
 
 async function snapshot(options: LevelOptions): Promise<ModelStatistics[] | undefined> {
@@ -105,7 +128,7 @@ async function snapshot(options: LevelOptions): Promise<ModelStatistics[] | unde
  * A soft interrupt ends the level after the current window.
  */
 export async function measureLevel(load: LevelLoad, options: LevelOptions): Promise<LevelResult> {
-  const recorder = new Recorder({ sink: options.requestSink });
+  const recorder = new Recorder({ sink: options.requestSink, newHistogram: options.newHistogram });
   const { interrupt } = options;
   if (options.warmupRequestCount > 0) {
     load.start({ recorder, limit: options.warmupRequestCount });
@@ -123,7 +146,7 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
     if (before && after) window.serverStats = statisticsDelta(before, after);
     options.onWindow?.(window, 0);
     if (window.latenciesUs.length === 0) throw new NoValidRequestsError(window);
-    return summarize([window], [window], { ...options, stable: true });
+    return released(summarize([window], [window], { ...options, stable: true }));
   }
 
   const windows: WindowData[] = [];
@@ -144,7 +167,11 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
       windows.push(window);
       options.onWindow?.(window, trial);
       if (window.latenciesUs.length === 0) throw new NoValidRequestsError(window);
-      const recent = windows.slice(-3);
+      // Only the last three windows can still be merged into the result.
+      if (windows.length > STABILITY_WINDOWS) {
+        releaseSamples(windows[windows.length - 1 - STABILITY_WINDOWS]);
+      }
+      const recent = windows.slice(-STABILITY_WINDOWS);
       const stable = recent.length === 3 && isStable(
         recent.map((w) => ({
           throughput: windowThroughput(w, options.batchSize),
@@ -152,11 +179,13 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
         })),
         { stabilityPercentage: options.stabilityPercentage },
       );
-      if (stable) return summarize(recent, windows, { ...options, stable: true });
+      if (stable) return released(summarize(recent, windows, { ...options, stable: true }));
       if (interrupt.soft) break;
     }
   } finally {
     await interrupt.race(load.stop());
   }
-  return summarize(windows.slice(-3), windows, { ...options, stable: false });
+  return released(
+    summarize(windows.slice(-STABILITY_WINDOWS), windows, { ...options, stable: false }),
+  );
 }

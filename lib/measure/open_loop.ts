@@ -4,20 +4,8 @@
  * intended time already contains the send lag, so no further correction
  * (such as HdrHistogram's expected-interval filling) is applied.
  */
-import { mean, percentile, REPORTED_PERCENTILES, sampleStdDev } from "./stats.ts";
+import { mean, percentile, pooledSorted, sampleStdDev, withReported } from "./stats.ts";
 import type { OpenLoopSummary, WindowData } from "./types.ts";
-
-function pooled(windows: readonly WindowData[], values: (w: WindowData) => number[]): Float64Array {
-  let count = 0;
-  for (const w of windows) count += values(w).length;
-  const all = new Float64Array(count);
-  let offset = 0;
-  for (const w of windows) {
-    all.set(values(w), offset);
-    offset += values(w).length;
-  }
-  return all.sort();
-}
 
 export interface OpenLoopOptions {
   /** Percentiles besides 50, 90, 95 and 99 (the --percentile value). */
@@ -30,8 +18,8 @@ export function summarizeOpenLoop(
   windows: readonly WindowData[],
   options: OpenLoopOptions,
 ): OpenLoopSummary {
-  const corrected = pooled(windows, (w) => w.correctedLatenciesUs);
-  const lags = pooled(windows, (w) => w.sendLagsUs);
+  const corrected = pooledSorted(windows, (w) => w.correctedLatenciesUs);
+  const lags = pooledSorted(windows, (w) => w.sendLagsUs);
   let sendCount = 0;
   let blockedCount = 0;
   let durationMs = 0;
@@ -40,8 +28,7 @@ export function summarizeOpenLoop(
     blockedCount += w.blockedCount;
     durationMs += w.endMs - w.startMs;
   }
-  const wanted = [...new Set([...REPORTED_PERCENTILES, ...(options.percentiles ?? [])])]
-    .sort((a, b) => a - b);
+  const wanted = withReported(options.percentiles);
   const at = (sorted: Float64Array, p: number) => sorted.length > 0 ? percentile(sorted, p) : 0;
   const correctedAvgUs = mean(corrected);
   const sendLagP99Us = at(lags, 99);

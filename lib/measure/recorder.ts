@@ -4,8 +4,15 @@
  * any moment without waiting for in-flight requests (they carry over).
  */
 import type { RequestTiming } from "../protocol/types.ts";
-import { LatencyHistogram } from "./histogram.ts";
-import type { CompletedRequest, RequestSink, WindowData } from "./types.ts";
+import type { LatencyHistogram } from "./histogram.ts";
+import {
+  type CompletedRequest,
+  isTokenTiming,
+  type RequestSink,
+  type TokenTiming,
+  type TokenWindowData,
+  type WindowData,
+} from "./types.ts";
 
 /** Distinct error messages kept per window; the rest are grouped so a flood of unique messages stays bounded. */
 const MAX_ERROR_KINDS = 50;
@@ -13,10 +20,10 @@ const OTHER_ERRORS = "(other errors)";
 /** perf_analyzer calls a send "delayed" when it leaves more than this late. */
 const DELAYED_SEND_MS = 1;
 
-/** A window as the recorder fills it: always with a histogram. */
-type RecordedWindow = WindowData & { histogram: LatencyHistogram };
-
-function emptyWindow(startMs: number): RecordedWindow {
+function emptyWindow(
+  startMs: number,
+  newHistogram: (() => LatencyHistogram) | undefined,
+): WindowData {
   return {
     startMs,
     endMs: startMs,
@@ -34,15 +41,49 @@ function emptyWindow(startMs: number): RecordedWindow {
     sendCount: 0,
     sendLagsUs: [],
     blockedCount: 0,
-    histogram: new LatencyHistogram(),
+    histogram: newHistogram?.(),
   };
 }
 
+function emptyTokens(): TokenWindowData {
+  return {
+    ttftUs: [],
+    itlUs: [],
+    outputTokens: [],
+    inputTokens: [],
+    tokensPerSecond: [],
+    correctedTtftUs: [],
+    correctedTokensPerSecond: [],
+    usageCount: 0,
+  };
+}
+
+/** A valid token-streaming request's figures (genai-perf's definitions). */
+function recordTokens(w: WindowData, timing: TokenTiming, intendedMs: number | undefined): void {
+  const t = w.tokens ??= emptyTokens();
+  const first = timing.firstResponse ?? timing.end;
+  const tokens = timing.outputTokens;
+  t.ttftUs.push((first - timing.start) * 1000);
+  // Gaps are seen only when the tokens arrived in several chunks (not in one answer).
+  t.itlUs.push(
+    tokens > 1 && timing.responses > 1 ? ((timing.end - first) * 1000) / (tokens - 1) : NaN,
+  );
+  t.outputTokens.push(tokens);
+  t.inputTokens.push(timing.inputTokens);
+  t.tokensPerSecond.push((tokens * 1000) / (timing.end - timing.start));
+  if (timing.usage) t.usageCount++;
+  if (intendedMs !== undefined) {
+    t.correctedTtftUs.push((first - intendedMs) * 1000);
+    t.correctedTokensPerSecond.push((tokens * 1000) / (timing.end - intendedMs));
+  }
+}
+
 export class Recorder {
-  #window: RecordedWindow = emptyWindow(performance.now());
+  #window: WindowData;
   #target = Infinity;
   #onTarget: (() => void) | undefined;
   readonly #sink: RequestSink | undefined;
+  readonly #newHistogram: (() => LatencyHistogram) | undefined;
   /** Refilled for every request handed to the sink, so forwarding allocates nothing. */
   readonly #completed: CompletedRequest = {
     timing: undefined,
@@ -50,9 +91,18 @@ export class Recorder {
     error: undefined,
   };
 
-  /** `sink` receives every completed request too (the profile export). */
-  constructor(options: { sink?: RequestSink } = {}) {
+  /**
+   * `sink` receives every completed request too (the profile export).
+   * `newHistogram`: each window also records its latencies into a histogram
+   * made by it, for the reports that export or merge them; a factory so that
+   * runs without those reports never load the histogram library.
+   */
+  constructor(
+    options: { sink?: RequestSink; newHistogram?: () => LatencyHistogram } = {},
+  ) {
     this.#sink = options.sink;
+    this.#newHistogram = options.newHistogram;
+    this.#window = emptyWindow(performance.now(), this.#newHistogram);
   }
 
   /** Valid requests recorded in the current window so far. */
@@ -74,13 +124,14 @@ export class Recorder {
     const w = this.#window;
     const latencyMs = timing.end - timing.start;
     w.latenciesUs.push(latencyMs * 1000);
-    w.histogram.recordMs(latencyMs);
+    w.histogram?.recordMs(latencyMs);
     if (intendedMs !== undefined) w.correctedLatenciesUs.push((timing.end - intendedMs) * 1000);
     w.sendUsSum += (timing.sendEnd - timing.start) * 1000;
     w.waitUsSum += (timing.recvStart - timing.sendEnd) * 1000;
     w.recvUsSum += (timing.end - timing.recvStart) * 1000;
     w.responseCount += timing.responses;
     w.firstResponseUsSum! += ((timing.firstResponse ?? timing.end) - timing.start) * 1000;
+    if (isTokenTiming(timing)) recordTokens(w, timing, intendedMs);
     const sink = this.#sink;
     if (sink) {
       const c = this.#completed;
@@ -136,12 +187,12 @@ export class Recorder {
     const now = performance.now();
     const done = this.#window;
     done.endMs = now;
-    this.#window = emptyWindow(now);
+    this.#window = emptyWindow(now, this.#newHistogram);
     this.#target = Infinity;
     this.#onTarget?.();
     this.#onTarget = undefined;
     // A finished window records no more: its histogram shrinks to a few KB (about 1 ms of work).
-    done.histogram.freeze();
+    done.histogram?.freeze();
     return done;
   }
 

@@ -3,7 +3,7 @@
  * on the stabilizing latency (the mean, or the --percentile latency).
  */
 import { mean, percentile } from "./stats.ts";
-import type { WindowData } from "./types.ts";
+import type { ClientSummary, WindowData } from "./types.ts";
 
 /** The figures of one window that stability compares. */
 export interface WindowFigures {
@@ -39,6 +39,11 @@ export function stabilizingLatencyUs(window: WindowData, percentileValue?: numbe
   if (percentileValue === undefined) return mean(window.latenciesUs);
   if (window.latenciesUs.length === 0) return 0;
   return percentile(Float64Array.from(window.latenciesUs).sort(), percentileValue);
+}
+
+/** A level's stabilizing latency: its `percentile` latency when given, else the average. */
+export function stabilizingLatency(client: ClientSummary, percentile?: number): number {
+  return percentile === undefined ? client.avgLatencyUs : client.percentilesUs.get(percentile)!;
 }
 
 function withinSpread(values: readonly number[], limit: number): boolean {

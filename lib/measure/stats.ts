@@ -8,6 +8,11 @@ import type { ClientSummary, ServerSummary, WindowData } from "./types.ts";
 /** Percentiles every report shows. */
 export const REPORTED_PERCENTILES: readonly number[] = [50, 90, 95, 99];
 
+/** REPORTED_PERCENTILES and `percentiles` (--percentile), ascending, each once. */
+export function withReported(percentiles: readonly number[] = []): number[] {
+  return [...new Set([...REPORTED_PERCENTILES, ...percentiles])].sort((a, b) => a - b);
+}
+
 /**
  * The p-th percentile of ascending samples: the sample at index
  * round(p/100 x (n-1)), halves rounded up, as perf_analyzer picks it.
@@ -35,6 +40,22 @@ export function sampleStdDev(values: ArrayLike<number>, average = mean(values)):
   let squares = 0;
   for (let i = 0; i < values.length; i++) squares += (values[i] - average) ** 2;
   return Math.sqrt(squares / (values.length - 1));
+}
+
+/** The `values` of every window in one ascending array. */
+export function pooledSorted(
+  windows: readonly WindowData[],
+  values: (w: WindowData) => readonly number[],
+): Float64Array {
+  let count = 0;
+  for (const w of windows) count += values(w).length;
+  const all = new Float64Array(count);
+  let offset = 0;
+  for (const w of windows) {
+    all.set(values(w), offset);
+    offset += values(w).length;
+  }
+  return all.sort();
 }
 
 export interface ClientSummaryOptions {
@@ -72,16 +93,9 @@ export function summarizeClient(
       errors.set(message, (errors.get(message) ?? 0) + count);
     }
   }
-  const pooled = new Float64Array(requestCount);
-  let offset = 0;
-  for (const w of windows) {
-    pooled.set(w.latenciesUs, offset);
-    offset += w.latenciesUs.length;
-  }
-  pooled.sort();
+  const pooled = pooledSorted(windows, (w) => w.latenciesUs);
   const avgLatencyUs = mean(pooled);
-  const wanted = [...new Set([...REPORTED_PERCENTILES, ...(options.percentiles ?? [])])]
-    .sort((a, b) => a - b);
+  const wanted = withReported(options.percentiles);
   const seconds = durationMs / 1000;
   const perRequest = (sum: number) => requestCount > 0 ? sum / requestCount : 0;
   return {

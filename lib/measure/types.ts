@@ -45,6 +45,51 @@ export interface WindowData {
    * exports and merging; absent in windows not built by a Recorder.
    */
   histogram?: LatencyHistogram;
+  /** Token-streaming (LLM) requests: their per-request token figures. */
+  tokens?: TokenWindowData;
+}
+
+/**
+ * The timing of a token-streaming request (--service-kind openai), which the
+ * session fills beside RequestTiming's fields: `firstResponse` is the first
+ * token's arrival and `responses` counts the chunks that carried output.
+ */
+export interface TokenTiming extends RequestTiming {
+  /** Output tokens: the server's usage count, else the chunks with output. */
+  outputTokens: number;
+  /** Prompt tokens from the server's usage field; -1 when it sent none. */
+  inputTokens: number;
+  /** The counts came from the server's usage field (else from counted chunks). */
+  usage: boolean;
+}
+
+export function isTokenTiming(timing: RequestTiming): timing is TokenTiming {
+  return (timing as Partial<TokenTiming>).outputTokens !== undefined;
+}
+
+/**
+ * Token figures of a window's valid token-streaming requests, one entry per
+ * request in completion order (arrays of doubles: 8 bytes per request each).
+ */
+export interface TokenWindowData {
+  /** Time to first token from the send, microseconds. */
+  ttftUs: number[];
+  /**
+   * Mean gap between tokens, (end - first token) / (output tokens - 1); NaN
+   * with fewer than two tokens or when they came in one chunk.
+   */
+  itlUs: number[];
+  outputTokens: number[];
+  /** -1 where the server reported none. */
+  inputTokens: number[];
+  /** Output tokens / end-to-end seconds of each request. */
+  tokensPerSecond: number[];
+  /** Open-loop modes: time to first token from the intended send time, microseconds. */
+  correctedTtftUs: number[];
+  /** Open-loop modes: output tokens / seconds from the intended send time. */
+  correctedTokensPerSecond: number[];
+  /** Requests whose counts came from the usage field. */
+  usageCount: number;
 }
 
 export type LoadMode = "concurrency" | "request_rate" | "custom_intervals";
@@ -122,6 +167,47 @@ export interface LevelResult {
   openLoop?: OpenLoopSummary;
   /** --collect-metrics: GPU metrics scraped during the windows `client` summarizes. */
   metrics?: GpuMetrics;
+  /** Token-streaming (LLM) figures over the same windows as `client`. */
+  llm?: LlmSummary;
+}
+
+/** A distribution of per-request values. */
+export interface Distribution {
+  avg: number;
+  std: number;
+  min: number;
+  max: number;
+  /** Percentile -> value; the same percentiles as ClientSummary.percentilesUs. */
+  percentiles: Map<number, number>;
+}
+
+/**
+ * Beyond perf_analyzer: what an LLM benchmark reports (genai-perf's figures)
+ * for token-streaming requests. Latencies in microseconds.
+ */
+export interface LlmSummary {
+  requestCount: number;
+  /** Valid requests per second. */
+  requestThroughput: number;
+  timeToFirstTokenUs: Distribution;
+  /** Over requests whose tokens came in several chunks; absent when there were none. */
+  interTokenLatencyUs?: Distribution;
+  endToEndLatencyUs: Distribution;
+  outputTokens: Distribution;
+  /** Absent when the server reported no prompt tokens. */
+  inputTokens?: Distribution;
+  /** Output tokens per second of each request. */
+  outputTokensPerSecond: Distribution;
+  /** All output tokens over the windows' duration. */
+  outputTokenThroughput: number;
+  /** Where the token counts came from: the usage field, counted chunks, or both. */
+  tokenSource: "usage" | "chunks" | "mixed";
+  /** Open-loop modes: the same measured from the intended send time. */
+  corrected?: {
+    timeToFirstTokenUs: Distribution;
+    endToEndLatencyUs: Distribution;
+    outputTokensPerSecond: Distribution;
+  };
 }
 
 /**

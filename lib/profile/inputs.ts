@@ -85,6 +85,33 @@ export function batchRequest(
   return plan(model, makeBatch(steps, { batched: model.maxBatchSize > 0 }), options.tolerance);
 }
 
+/**
+ * --fixed-schedule: when each step is due, ms from the start of the load,
+ * from the steps' "timestamp" in file order. Throws an InputError naming the
+ * step without a timestamp or whose timestamp is earlier than the previous one.
+ */
+export function scheduleTimestamps(dataSet: DataSet): number[] {
+  const steps = dataSet.streams.flat();
+  const timestamps: number[] = [];
+  steps.forEach((step, i) => {
+    const ms = step.timestampMs;
+    if (ms === undefined) {
+      throw new InputError(
+        `${step.where}: no "timestamp": --fixed-schedule sends each input-data step at its ` +
+          '"timestamp" (ms), so every step of a JSON --input-data file needs one',
+      );
+    }
+    if (i > 0 && ms < timestamps[i - 1]) {
+      throw new InputError(
+        `${step.where}: "timestamp" ${ms} is earlier than ${timestamps[i - 1]} of ` +
+          `${steps[i - 1].where}: --fixed-schedule needs the steps in send order`,
+      );
+    }
+    timestamps.push(ms);
+  });
+  return timestamps;
+}
+
 /** Loads the data and builds the requests; throws an InputError before anything is sent. */
 export async function buildRequests(model: ModelInfo, options: InputOptions): Promise<RequestPlan> {
   checkBatchSize(model, options.batchSize);

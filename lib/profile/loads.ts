@@ -12,6 +12,8 @@ import { type RequestFeed, RoundRobinFeed } from "../load/feed.ts";
 import { RateLoad } from "../load/rate.ts";
 import {
   constantSchedule,
+  fixedSchedule,
+  fixedScheduleRate,
   intervalSchedule,
   intervalsRate,
   parseIntervals,
@@ -22,13 +24,8 @@ import { SequenceFeed } from "../load/sequences.ts";
 import type { LevelLoad } from "../measure/level.ts";
 import type { LevelResult, LoadMode } from "../measure/types.ts";
 import type { OutputCheck } from "../input/validation.ts";
-import type {
-  InferenceClient,
-  InferRequest,
-  ModelInfo,
-  PreparedRequest,
-} from "../protocol/types.ts";
-import { InputError } from "./inputs.ts";
+import type { InferenceClient, ModelInfo, PreparedRequest } from "../protocol/types.ts";
+import { InputError, type PlannedRequest } from "./inputs.ts";
 
 /** Seeds of the Poisson gaps and sequence lengths: runs repeat exactly. */
 const SCHEDULE_SEED = 0x5eed;
@@ -39,6 +36,8 @@ export interface LoadPlan {
   /** The levels to sweep: concurrencies or request rates. */
   range: Range;
   level(value: number): LevelLoad;
+  /** --fixed-schedule: each level is one window of exactly this many requests. */
+  requestCount?: number;
   close(): void;
 }
 
@@ -46,14 +45,16 @@ export interface LoadPlanOptions {
   config: ProfileConfig;
   model: ModelInfo;
   /**
-   * The requests of each input-data stream (sequence models prepare them per
-   * sequence; several streams are played back one per sequence).
+   * The requests of each input-data stream with their checks (sequence models
+   * prepare them per sequence; several streams are played back one per sequence).
    */
-  streams: readonly (readonly InferRequest[])[];
+  streams: readonly (readonly PlannedRequest[])[];
   /** The same requests prepared, for models without sequences. */
   prepared: readonly PreparedRequest[];
   /** Output validation of prepared requests. */
   checks?: ReadonlyMap<PreparedRequest, OutputCheck>;
+  /** --fixed-schedule: when each send is due, ms from the start of the load. */
+  timestampsMs?: readonly number[];
 }
 
 /** Open-loop levels whose send-lag p99 exceeded --max-send-lag: exit code 4. */
@@ -83,7 +84,7 @@ export function sendLagError(
 function createFeed(client: InferenceClient, options: LoadPlanOptions): RequestFeed {
   const { config, model, streams } = options;
   const target = { model: config.model, version: config.modelVersion };
-  if (!model.sequence) return new RoundRobinFeed(options.prepared);
+  if (!model.sequence) return new RoundRobinFeed(options.prepared, options.checks);
   const { start, end } = config.sequences.idRange;
   const live = config.loadMode === "concurrency"
     ? Math.max(config.concurrency.start, config.concurrency.end)
@@ -94,10 +95,16 @@ function createFeed(client: InferenceClient, options: LoadPlanOptions): RequestF
         "run at once",
     );
   }
-  return new SequenceFeed(streams, (r) => client.prepare(r, target), {
-    ...config.sequences,
-    rng: mulberry32(SEQUENCE_SEED),
-  });
+  const validated = streams.some((s) => s.some((p) => p.check !== undefined));
+  return new SequenceFeed(
+    streams.map((s) => s.map((p) => p.request)),
+    (r) => client.prepare(r, target),
+    {
+      ...config.sequences,
+      rng: mulberry32(SEQUENCE_SEED),
+      ...(validated ? { checks: streams.map((s) => s.map((p) => p.check)) } : {}),
+    },
+  );
 }
 
 async function readIntervals(path: string): Promise<number[]> {
@@ -126,9 +133,8 @@ export async function planLoad(
     ? undefined
     : await readIntervals(config.requestIntervals);
   const feed = createFeed(client, options);
-  const checks = options.checks;
   if (mode === "concurrency") {
-    const load = new ConcurrencyLoad(client, { feed, ...(checks ? { checks } : {}) });
+    const load = new ConcurrencyLoad(client, { feed });
     return {
       mode,
       range: config.concurrency,
@@ -144,16 +150,22 @@ export async function planLoad(
     feed,
     maxInflight: config.maxInflight,
     serialSequences: config.sequences.serial,
-    ...(checks ? { checks } : {}),
   });
   const rng = mulberry32(SCHEDULE_SEED);
+  const fixed = options.timestampsMs;
   const schedule = (value: number): Schedule =>
-    intervals !== undefined
+    fixed !== undefined
+      ? fixedSchedule(fixed)
+      : intervals !== undefined
       ? intervalSchedule(intervals)
       : config.requestDistribution === "poisson"
       ? poissonSchedule(value, rng)
       : constantSchedule(value);
-  const rate = intervals === undefined ? undefined : intervalsRate(intervals);
+  const rate = fixed !== undefined
+    ? fixedScheduleRate(fixed)
+    : intervals === undefined
+    ? undefined
+    : intervalsRate(intervals);
   return {
     mode,
     range: rate === undefined ? config.requestRate : { start: rate, end: rate, step: 1 },
@@ -161,6 +173,12 @@ export async function planLoad(
       start: (o) => load.start(schedule(value), o),
       stop: () => load.stop(),
       drained: () => load.drained(),
+    }),
+    // A finite schedule is measured whole: --request-count can only shorten it.
+    ...(fixed === undefined ? {} : {
+      requestCount: config.requestCount > 0
+        ? Math.min(config.requestCount, fixed.length)
+        : fixed.length,
     }),
     close: () => load.close(),
   };

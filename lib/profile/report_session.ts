@@ -4,25 +4,40 @@
  * `finish()` is synchronous so a second Ctrl-C can still write what exists.
  */
 import type { ProfileConfig } from "../cli/config.ts";
-import { REPORTED_PERCENTILES, summarizeClient } from "../measure/stats.ts";
+import { REPORTED_PERCENTILES, summarizeClient, withReported } from "../measure/stats.ts";
 import type { LevelResult, WindowData } from "../measure/types.ts";
+import type { LatencyHistogram } from "../measure/histogram.ts";
 import {
-  formatCsv,
-  formatGeneral,
   formatLevel,
   formatPass,
   formatSettings,
-  formatSummaryJson,
   formatSummaryTable,
-  ProfileExportWriter,
-  renderHtmlReport,
   type Settings,
-} from "../report/mod.ts";
+} from "../report/console.ts";
+import { formatCsv } from "../report/csv.ts";
+import type { ProfileExportWriter } from "../report/export.ts";
+import { formatGeneral } from "../report/format.ts";
+import type { renderHtmlReport } from "../report/html.ts";
+import type { formatSummaryJson } from "../report/summary_json.ts";
 import type { RunEvents } from "./run.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import type { ModelInfo, ServerInfo } from "../protocol/types.ts";
 
 const encoder = new TextEncoder();
+
+/**
+ * The writers of the report files a run asks for. They load the histogram
+ * library (about 20 ms of start-up), so ReportSession.open() imports them
+ * only for those runs.
+ */
+interface FileWriters {
+  /** --profile-export-file: written as the run goes. */
+  export?: ProfileExportWriter;
+  summaryJson?: typeof formatSummaryJson;
+  reportHtml?: typeof renderHtmlReport;
+  /** The windows' latency histograms, which the three files carry. */
+  newHistogram?: () => LatencyHistogram;
+}
 
 /** A one-line progress display on a terminal; silent when stderr is piped. */
 class ProgressLine {
@@ -55,16 +70,36 @@ export class ReportSession {
   readonly #progress: ProgressLine;
   #decoupled = false;
   #finished = false;
-  /** --profile-export-file: written as the run goes. */
+  readonly #files: FileWriters;
   readonly #export: ProfileExportWriter | undefined;
   #target: { server: ServerInfo; model: ModelInfo } | undefined;
 
-  constructor(config: ProfileConfig) {
+  /** A session for `config`, with the writers of the files it asks for loaded. */
+  static async open(config: ProfileConfig): Promise<ReportSession> {
+    const { profileExportFile, summaryJson, reportHtml } = config;
+    const [exporter, summary, html, histogram] = await Promise.all([
+      profileExportFile ? import("../report/export.ts") : undefined,
+      summaryJson ? import("../report/summary_json.ts") : undefined,
+      reportHtml ? import("../report/html.ts") : undefined,
+      profileExportFile || summaryJson || reportHtml
+        ? import("../measure/histogram.ts")
+        : undefined,
+    ]);
+    return new ReportSession(config, {
+      ...(exporter && profileExportFile
+        ? { export: new exporter.ProfileExportWriter(profileExportFile) }
+        : {}),
+      ...(summary ? { summaryJson: summary.formatSummaryJson } : {}),
+      ...(html ? { reportHtml: html.renderHtmlReport } : {}),
+      ...(histogram ? { newHistogram: () => new histogram.LatencyHistogram() } : {}),
+    });
+  }
+
+  private constructor(config: ProfileConfig, files: FileWriters) {
     this.#config = config;
     this.#progress = new ProgressLine(config.verbose === 0);
-    this.#export = config.profileExportFile
-      ? new ProfileExportWriter(config.profileExportFile)
-      : undefined;
+    this.#files = files;
+    this.#export = files.export;
     this.events = {
       ready: ({ server, model }) => {
         this.#target = { server, model };
@@ -88,6 +123,7 @@ export class ReportSession {
         console.error(`warning: ${message}`);
       },
       requests: this.#export,
+      ...(files.newHistogram ? { newHistogram: files.newHistogram } : {}),
     };
   }
 
@@ -108,7 +144,7 @@ export class ReportSession {
     this.#export?.finish({
       version: denoConfig.version,
       serviceKind: this.#config.serviceKind,
-      endpoint: "",
+      endpoint: this.#config.endpoint,
     });
     if (note) this.#print(`${note}\n\n`);
     if (this.results.length === 0) return;
@@ -132,31 +168,30 @@ export class ReportSession {
   /** --summary-json and --report-html. */
   #writeReports(note: string | undefined): void {
     const c = this.#config;
-    if (!c.summaryJson && !c.reportHtml) return;
+    const { summaryJson, reportHtml } = this.#files;
+    if (!summaryJson && !reportHtml) return;
     const model = {
       name: this.#target?.model.name ?? c.model,
       version: this.#target?.model.version ?? c.modelVersion,
     };
-    if (c.summaryJson) {
+    if (summaryJson && c.summaryJson) {
       const server = this.#target?.server;
       Deno.writeTextFileSync(
         c.summaryJson,
-        formatSummaryJson(this.results, {
+        summaryJson(this.results, {
           version: denoConfig.version,
           model,
           ...(server ? { server: { name: server.name, version: server.version } } : {}),
           settings: { ...c, mode: c.loadMode },
           ...(note ? { note } : {}),
-          percentiles: c.percentile === undefined
-            ? REPORTED_PERCENTILES
-            : [...REPORTED_PERCENTILES, c.percentile],
+          percentiles: withReported(c.percentile === undefined ? [] : [c.percentile]),
         }),
       );
     }
-    if (c.reportHtml) {
+    if (reportHtml && c.reportHtml) {
       Deno.writeTextFileSync(
         c.reportHtml,
-        renderHtmlReport(this.results, {
+        reportHtml(this.results, {
           version: denoConfig.version,
           model,
           mode: c.loadMode,
@@ -197,6 +232,7 @@ export class ReportSession {
       protocol: this.#config.protocol,
       percentile: this.#config.percentile,
       decoupled: this.#decoupled,
+      periodic: this.#config.periodic,
     };
   }
 

@@ -6,12 +6,10 @@ import { type ProfileConfig, UsageError } from "../cli/config.ts";
 import type { OutputCheck } from "../input/validation.ts";
 import { sweep, type SweepOutcome } from "../load/sweep.ts";
 import { measureLevel } from "../measure/level.ts";
-import type { ClientSummary, LevelResult, WindowData } from "../measure/types.ts";
+import type { LatencyHistogram } from "../measure/histogram.ts";
+import { stabilizingLatency } from "../measure/stability.ts";
+import type { LevelResult, RequestSink, WindowData } from "../measure/types.ts";
 import { KServeHttpClient } from "../protocol/kserve_http.ts";
-import { GrpcClient } from "../protocol/grpc/client.ts";
-import { PeriodicLoad } from "../load/periodic.ts";
-import { Recorder } from "../measure/recorder.ts";
-import { REPORTED_PERCENTILES, summarizeClient } from "../measure/stats.ts";
 import { grpcTls, httpsTls } from "./tls.ts";
 import {
   hasStatistics,
@@ -22,11 +20,22 @@ import {
   type PreparedRequest,
   type ServerInfo,
 } from "../protocol/types.ts";
-import { batchRequest, buildRequests, type RequestPlan } from "./inputs.ts";
+import {
+  batchRequest,
+  type PlannedRequest,
+  type RequestPlan,
+  scheduleTimestamps,
+} from "./inputs.ts";
 import { planLoad } from "./loads.ts";
+import {
+  buildServiceRequests,
+  createServiceClient,
+  openSharedMemory,
+  type SharedMemorySession,
+} from "./service_kinds.ts";
+import { runPeriodic } from "./periodic.ts";
 import type { Interrupt } from "./interrupt.ts";
 import { MetricsScraper } from "../measure/metrics_scraper.ts";
-import type { RequestSink } from "../measure/types.ts";
 import { reportedWindows } from "../report/components.ts";
 
 export interface RunEvents {
@@ -42,6 +51,8 @@ export interface RunEvents {
   warning?(message: string): void;
   /** Sees every request of the run (the profile export). */
   requests?: RequestTracer;
+  /** Makes each window's latency histogram, for the reports that carry them. */
+  newHistogram?: () => LatencyHistogram;
 }
 
 /** A RequestSink that also sees, through the client it wraps, what each request sent and got. */
@@ -62,23 +73,16 @@ export interface RunOutcome extends SweepOutcome {
   model: ModelInfo;
 }
 
-/** Live counters for a progress display, read on a timer outside the load loop. */
-export interface Progress {
-  level: number;
-  window: number;
-}
-
-/** The latency a level is judged by: the chosen percentile, else the average. */
-export function stabilizingLatency(client: ClientSummary, percentile?: number): number {
-  return percentile === undefined ? client.avgLatencyUs : client.percentilesUs.get(percentile)!;
-}
-
 /** The KServe client of -i: HTTP (with --ssl-https-*) or gRPC (with --ssl-grpc-*). */
-export function createClient(config: ProfileConfig): InferenceClient {
+export async function createClient(config: ProfileConfig): Promise<InferenceClient> {
   const timeout = config.requestTimeoutMs > 0 ? { requestTimeoutMs: config.requestTimeoutMs } : {};
+  // Loaded for gRPC runs only: protobuf, HTTP/2 and zlib would add about 30 ms to every start-up.
+  const grpc = config.protocol === "grpc" ? await import("../protocol/grpc/client.ts") : undefined;
   try {
-    if (config.protocol === "grpc") {
-      return new GrpcClient({
+    const service = await createServiceClient(config, timeout);
+    if (service) return service;
+    if (grpc) {
+      return new grpc.GrpcClient({
         url: config.url,
         headers: config.headers,
         compression: config.grpcCompression,
@@ -110,39 +114,6 @@ function withParameters(request: InferRequest, config: ProfileConfig): InferRequ
   return { ...request, parameters };
 }
 
-/**
- * Periodic concurrency mode: one experiment instead of a sweep; its result
- * covers every request of the pattern as one window.
- */
-async function runPeriodic(
-  client: InferenceClient,
-  options: {
-    config: ProfileConfig;
-    requests: PreparedRequest[];
-    interrupt: Interrupt;
-    sink?: RequestSink;
-  },
-): Promise<LevelResult> {
-  const { config, interrupt } = options;
-  const periodic = config.periodic!;
-  const recorder = new Recorder({ sink: options.sink });
-  const load = new PeriodicLoad(client, { ...periodic, requests: options.requests });
-  recorder.rotate();
-  await interrupt.race(load.run(recorder));
-  const window = recorder.rotate();
-  const percentiles = config.percentile === undefined ? [] : [config.percentile];
-  return {
-    mode: "concurrency",
-    value: periodic.range.end,
-    client: summarizeClient([window], {
-      batchSize: config.batchSize,
-      percentiles: [...REPORTED_PERCENTILES, ...percentiles],
-    }),
-    stable: true,
-    windows: [window],
-  };
-}
-
 /** Statistics of the profiled model and its composing models, when the server offers them. */
 function statisticsSource(
   client: InferenceClient,
@@ -165,11 +136,13 @@ function statisticsSource(
 function sequenceStreams(
   model: ModelInfo,
   options: { plan: RequestPlan; tolerance: number },
-): InferRequest[][] {
+): PlannedRequest[][] {
   const { plan, tolerance } = options;
-  if (!model.sequence || plan.dataSet.streams.length < 2) return [plan.requests];
+  if (!model.sequence || plan.dataSet.streams.length < 2) {
+    return [plan.requests.map((request, i) => ({ request, check: plan.checks?.[i] }))];
+  }
   return plan.dataSet.streams.map((steps) =>
-    steps.map((step) => batchRequest(model, [step], { tolerance }).request)
+    steps.map((step) => batchRequest(model, [step], { tolerance }))
   );
 }
 
@@ -179,7 +152,7 @@ export async function runProfile(
 ): Promise<RunOutcome> {
   const { interrupt, events = {} } = options;
   const tracer = events.requests;
-  const base = options.client ?? createClient(config);
+  const base = options.client ?? await createClient(config);
   const client = tracer ? tracer.wrapClient(base) : base;
   // Scraping runs on its own timer, started once the model is known; levels take its samples.
   const scraper = config.collectMetrics
@@ -188,12 +161,17 @@ export async function runProfile(
       onWarning: (message) => events.warning?.(message),
     })
     : undefined;
+  let shared: SharedMemorySession | undefined;
   try {
     const server = await client.serverInfo();
     const model = await client.modelInfo(config.model, config.modelVersion);
-    const plan = await buildRequests(model, config);
+    const plan = await buildServiceRequests(model, config);
+    // Every request is built from the plan's tensor data, so the plan's requests place them all.
+    shared = await openSharedMemory(client, { config, server, requests: plan.requests });
+    const place = (r: InferRequest) => withParameters(shared?.place(r) ?? r, config);
+    const timestampsMs = config.fixedSchedule ? scheduleTimestamps(plan.dataSet) : undefined;
     const requests = plan.requests.map((r) =>
-      client.prepare(withParameters(r, config), {
+      client.prepare(place(r), {
         model: config.model,
         version: config.modelVersion,
       })
@@ -206,7 +184,14 @@ export async function runProfile(
     if (config.periodic !== undefined) {
       events.levelStart?.(config.periodic.range.end);
       const result = withMetrics(
-        await runPeriodic(client, { config, requests, interrupt, sink: tracer }),
+        await runPeriodic(client, {
+          ...config,
+          periodic: config.periodic,
+          requests,
+          interrupt,
+          sink: tracer,
+          newHistogram: events.newHistogram,
+        }),
         scraper,
       );
       events.window?.(result.windows[0], { level: result.value, index: 0 });
@@ -217,10 +202,11 @@ export async function runProfile(
       config,
       model,
       streams: sequenceStreams(model, { plan, tolerance: config.validationTolerance }).map((s) =>
-        s.map((r) => withParameters(r, config))
+        s.map((p) => ({ ...p, request: place(p.request) }))
       ),
       prepared: requests,
       checks,
+      ...(timestampsMs ? { timestampsMs } : {}),
     });
     try {
       const outcome = await sweep(async (value) => {
@@ -235,6 +221,8 @@ export async function runProfile(
             ...(statistics ? { statistics } : {}),
             onWindow: (w, index) => events.window?.(w, { level: value, index }),
             requestSink: tracer,
+            ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),
+            newHistogram: events.newHistogram,
           }),
           scraper,
         );
@@ -254,6 +242,7 @@ export async function runProfile(
     }
   } finally {
     await scraper?.close();
+    await shared?.release();
     await client.close();
   }
 }

@@ -6,7 +6,7 @@
  * those bytes and reads the response on its own keep-alive connection.
  */
 import { type Datatype, isDatatype } from "../input/datatype.ts";
-import { tensorFromJson, tensorToJson } from "../input/codec.ts";
+import { parseJsonExact, tensorFromJson, tensorToJson } from "../input/codec.ts";
 import { InferError, ProtocolError } from "./errors.ts";
 import {
   buildRequest,
@@ -33,6 +33,14 @@ import type {
   Tensor,
   TensorSpec,
 } from "./types.ts";
+import {
+  placementOf,
+  refParameters,
+  type SharedMemoryControl,
+  type SharedMemoryRegion,
+  type SharedOutputReader,
+  sharedOutputReader,
+} from "./shm.ts";
 
 export type TensorFormat = "binary" | "json";
 
@@ -74,13 +82,8 @@ export function parseKServeUrl(url: string): { endpoint: Endpoint; basePath: str
   return { endpoint, basePath: match[3].replace(/\/+$/, "") };
 }
 
-// JSON.rawJSON and the reviver's source text are in V8 but not yet in TypeScript's lib.
+// JSON.rawJSON is in V8 but not yet in TypeScript's lib.
 const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
-const parseWithSource = JSON.parse as (
-  text: string,
-  reviver: (key: string, value: unknown, context?: { source?: string }) => unknown,
-) => unknown;
-const INTEGER_TEXT = /^-?\d+$/;
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
@@ -93,18 +96,11 @@ function stringify(value: unknown): string {
   });
 }
 
-/** JSON.parse that keeps integers beyond 2^53 exact, as bigints. */
+/** A JSON body with integers beyond 2^53 kept exact; malformed JSON is a ProtocolError. */
 function parseJson(bytes: Uint8Array, what: string): unknown {
   const text = decoder.decode(bytes);
   try {
-    return parseWithSource(
-      text,
-      (_key, value, context) =>
-        typeof value === "number" && !Number.isSafeInteger(value) &&
-          context?.source !== undefined && INTEGER_TEXT.test(context.source)
-          ? BigInt(context.source)
-          : value,
-    );
+    return parseJsonExact(text);
   } catch (error) {
     const preview = JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}...` : text);
     throw new ProtocolError(`Invalid JSON in ${what}: ${preview}`, { cause: error });
@@ -156,13 +152,21 @@ function asShape(value: unknown, what: string): number[] {
 
 const MAX_ERROR_TEXT = 500;
 
-/** The server's `{"error": ...}` message (or body text) as an InferError. */
+/**
+ * The server's `{"error": "..."}` message (OpenAI-style servers: `{"error":
+ * {"message": "..."}}`), or the body text, as an InferError.
+ */
 export function serverError(status: number, body: Uint8Array): InferError {
   const text = decoder.decode(body).trim();
   let message = text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}...` : text;
   try {
     const parsed: unknown = JSON.parse(text);
     if (isObject(parsed) && typeof parsed.error === "string") message = parsed.error;
+    else if (
+      isObject(parsed) && isObject(parsed.error) && typeof parsed.error.message === "string"
+    ) {
+      message = parsed.error.message;
+    }
   } catch {
     // Not JSON (a proxy's error page, say): the text itself is the message.
   }
@@ -174,7 +178,7 @@ function isSuccess(status: number): boolean {
 }
 
 /** Header fields with `extra` overriding `base` regardless of case. */
-function mergeHeaders(
+export function mergeHeaders(
   base: Record<string, string>,
   extra: Record<string, string>,
 ): Record<string, string> {
@@ -189,13 +193,20 @@ function mergeHeaders(
 /** A request encoded once: the complete HTTP/1.1 request bytes. */
 class PreparedHttpRequest implements PreparedRequest {
   readonly byteLength: number;
-  constructor(readonly bytes: Uint8Array) {
+  constructor(readonly bytes: Uint8Array, readonly shared?: SharedOutputReader) {
     this.byteLength = bytes.byteLength;
   }
 }
 
-/** Output tensors of an infer response (binary tensor extension or JSON `data`). */
-export function decodeInferResponse(body: Uint8Array, jsonLength: number): Tensor[] {
+/**
+ * Output tensors of an infer response (binary tensor extension, JSON `data`,
+ * or, with `shared`, outputs the server wrote to shared memory).
+ */
+export function decodeInferResponse(
+  body: Uint8Array,
+  jsonLength: number,
+  shared?: SharedOutputReader,
+): Tensor[] {
   const headerEnd = jsonLength >= 0 ? jsonLength : body.byteLength;
   if (headerEnd > body.byteLength) {
     throw new ProtocolError(
@@ -222,7 +233,11 @@ export function decodeInferResponse(body: Uint8Array, jsonLength: number): Tenso
     } else if (Array.isArray(output.data)) {
       data = tensorFromJson(datatype, output.data.flat(Infinity));
     } else {
-      throw new ProtocolError(`The response has neither data nor binary_data_size for ${what}`);
+      const fromShared = shared?.({ name, datatype, shape });
+      if (fromShared === undefined) {
+        throw new ProtocolError(`The response has neither data nor binary_data_size for ${what}`);
+      }
+      data = fromShared;
     }
     return { name, datatype, shape, data };
   });
@@ -265,7 +280,7 @@ class KServeHttpSession implements InferSession {
     // Decoding is the caller's post-processing, not part of the measured exchange.
     timing.end = performance.now();
     timing.responses = 1;
-    return decodeInferResponse(body, jsonLength);
+    return decodeInferResponse(body, jsonLength, request.shared);
   }
 
   close(): void {
@@ -322,7 +337,7 @@ function parseTensorSpecs(value: unknown, what: string, batched: boolean): Tenso
   });
 }
 
-export class KServeHttpClient implements InferenceClient, StatisticsSource {
+export class KServeHttpClient implements InferenceClient, StatisticsSource, SharedMemoryControl {
   readonly protocol = "http" as const;
   readonly #endpoint: Endpoint;
   readonly #basePath: string;
@@ -398,8 +413,22 @@ export class KServeHttpClient implements InferenceClient, StatisticsSource {
     return asArray(stats.model_stats, "model_stats").map(parseModelStatistics);
   }
 
+  async registerSystemSharedMemory(region: SharedMemoryRegion): Promise<void> {
+    await this.#post(
+      `${this.#basePath}/v2/systemsharedmemory/region/${encodeURIComponent(region.name)}/register`,
+      { key: region.key, offset: region.offset, byte_size: region.byteSize },
+    );
+  }
+
+  async unregisterSystemSharedMemory(name: string): Promise<void> {
+    const region = name === "" ? "" : `/region/${encodeURIComponent(name)}`;
+    await this.#post(`${this.#basePath}/v2/systemsharedmemory${region}/unregister`);
+  }
+
   prepare(request: InferRequest, target: { model: string; version: string }): PreparedRequest {
-    const binaryInput = this.#inputFormat === "binary";
+    const placement = placementOf(request);
+    // Tensors in shared memory leave only the JSON header to send.
+    const binaryInput = this.#inputFormat === "binary" && placement === undefined;
     const binaryOutput = this.#outputFormat === "binary";
     const parameters: Record<string, ParameterValue> = {};
     // JSON numbers carry no int/uint/double distinction: typed parameters go as their value.
@@ -408,8 +437,15 @@ export class KServeHttpClient implements InferenceClient, StatisticsSource {
     }
     if (binaryOutput && request.outputs.length === 0) parameters.binary_data_output = true;
     const header: JsonObject = {
-      inputs: request.inputs.map((t) =>
-        binaryInput
+      inputs: request.inputs.map((t, i) =>
+        placement !== undefined
+          ? {
+            name: t.name,
+            datatype: t.datatype,
+            shape: t.shape,
+            parameters: refParameters(placement.inputs[i]),
+          }
+          : binaryInput
           ? {
             name: t.name,
             datatype: t.datatype,
@@ -425,9 +461,11 @@ export class KServeHttpClient implements InferenceClient, StatisticsSource {
       ),
     };
     if (request.outputs.length > 0) {
-      header.outputs = request.outputs.map((name) => ({
+      header.outputs = request.outputs.map((name, i) => ({
         name,
-        parameters: { binary_data: binaryOutput },
+        parameters: placement === undefined
+          ? { binary_data: binaryOutput }
+          : refParameters(placement.outputs[i]),
       }));
     }
     if (Object.keys(parameters).length > 0) header.parameters = parameters;
@@ -452,7 +490,7 @@ export class KServeHttpClient implements InferenceClient, StatisticsSource {
       headers: mergeHeaders(headers, this.#headers),
       body,
     });
-    return new PreparedHttpRequest(bytes);
+    return new PreparedHttpRequest(bytes, sharedOutputReader(request));
   }
 
   async openSession(): Promise<InferSession> {
@@ -474,6 +512,14 @@ export class KServeHttpClient implements InferenceClient, StatisticsSource {
 
   #get(path: string): Promise<HttpResponse> {
     return this.#control.request("GET", path, { headers: this.#headers });
+  }
+
+  async #post(path: string, body?: JsonObject): Promise<void> {
+    const response = await this.#control.request("POST", path, {
+      headers: mergeHeaders({ "Content-Type": "application/json" }, this.#headers),
+      ...(body === undefined ? {} : { body: encoder.encode(JSON.stringify(body)) }),
+    });
+    if (!isSuccess(response.status)) throw serverError(response.status, response.body);
   }
 
   async #getJson(path: string): Promise<unknown> {

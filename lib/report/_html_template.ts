@@ -27,11 +27,56 @@ table { border-collapse: collapse; margin-top: 8px; }
 th, td { padding: 3px 10px; text-align: right; border-bottom: 1px solid var(--grid); }
 th { color: var(--muted); font-weight: 600; }
 .error { color: #b00020; font-weight: 600; }
+.scroll { overflow-x: auto; }
+th.text, td.text { text-align: left; white-space: nowrap; }
+tr.best td { background: #e7f5e9; font-weight: 600; }
+td.missing { color: var(--muted); }
 `;
 
-export const SCRIPT = String.raw`
-(function () {
-  "use strict";
+export const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** JSON that is safe inside a <script> element. */
+const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
+
+/** A chart's heading, caption, legend and the element its script draws into. */
+export function chartSection(name: string, title: string, caption: string): string {
+  return `<h2>${title}</h2>\n<p class="caption">${caption}</p>\n` +
+    `<div class="legend" id="legend-${name}"></div>\n<div id="chart-${name}"></div>\n`;
+}
+
+/**
+ * A complete page: the title, `body` (HTML), then `data` as the
+ * inferperf-data JSON that `script` reads.
+ */
+export function htmlPage(
+  title: string,
+  body: string,
+  options: { data: unknown; script: string },
+): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+${body}<script type="application/json" id="inferperf-data">${scriptJson(options.data)}</script>
+<script>${options.script}</script>
+</body>
+</html>
+`;
+}
+
+/**
+ * Drawing helpers shared by the reports' scripts, pasted inside each
+ * script's function scope: `data` (the page's inferperf-data JSON), frame,
+ * point, line, legend, render...
+ */
+export const CHART_HELPERS = String.raw`
   var NS = "http://www.w3.org/2000/svg";
   var COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
     "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
@@ -69,32 +114,41 @@ export const SCRIPT = String.raw`
     var span = d1 - d0 || 1;
     return function (v) { return r0 + (v - d0) / span * (r1 - r0); };
   }
-  /** An empty chart with axes; returns the svg and the scales. */
+  /**
+   * An empty chart with axes; returns the svg and the scales. Options beyond
+   * the axes: height and left (margin) for tall charts with long row labels,
+   * xTicks/yTicks to replace the automatic ticks ([] for none), xGrid for
+   * vertical grid lines.
+   */
   function frame(name, options) {
     var host = document.getElementById("chart-" + name);
-    var svg = el("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H,
+    var h = options.height || H, m = { l: options.left || M.l, r: M.r, t: M.t, b: M.b };
+    var svg = el("svg", { viewBox: "0 0 " + W + " " + h, width: W, height: h,
       "data-chart": name, role: "img", "aria-label": options.title }, host);
     var x0 = options.x[0], x1 = options.x[1], y0 = options.y[0], y1 = options.y[1];
     var xTicks = options.xTicks || ticks(x0, x1, 8);
-    var yTicks = ticks(y0, y1, 6);
+    var yTicks = options.yTicks || ticks(y0, y1, 6);
     if (xTicks.length > 0) x1 = Math.max(x1, xTicks[xTicks.length - 1]);
-    y1 = Math.max(y1, yTicks[yTicks.length - 1]);
-    var x = linear(x0, x1, M.l, W - M.r), y = linear(y0, y1, H - M.b, M.t);
+    if (yTicks.length > 0) y1 = Math.max(y1, yTicks[yTicks.length - 1]);
+    var x = linear(x0, x1, m.l, W - m.r), y = linear(y0, y1, h - m.b, m.t);
     yTicks.forEach(function (v) {
-      el("line", { x1: M.l, x2: W - M.r, y1: y(v), y2: y(v), "class": "grid" }, svg);
-      el("text", { x: M.l - 6, y: y(v) + 4, "text-anchor": "end" }, svg, fmt(v));
+      el("line", { x1: m.l, x2: W - m.r, y1: y(v), y2: y(v), "class": "grid" }, svg);
+      el("text", { x: m.l - 6, y: y(v) + 4, "text-anchor": "end" }, svg, fmt(v));
     });
     xTicks.forEach(function (v) {
-      el("line", { x1: x(v), x2: x(v), y1: H - M.b, y2: H - M.b + 4, "class": "axis" }, svg);
-      el("text", { x: x(v), y: H - M.b + 16, "text-anchor": "middle" }, svg,
+      if (options.xGrid) el("line", { x1: x(v), x2: x(v), y1: m.t, y2: h - m.b, "class": "grid" }, svg);
+      el("line", { x1: x(v), x2: x(v), y1: h - m.b, y2: h - m.b + 4, "class": "axis" }, svg);
+      el("text", { x: x(v), y: h - m.b + 16, "text-anchor": "middle" }, svg,
         options.xLabel ? options.xLabel(v) : fmt(v));
     });
-    el("line", { x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b, "class": "axis" }, svg);
-    el("line", { x1: M.l, x2: M.l, y1: M.t, y2: H - M.b, "class": "axis" }, svg);
-    el("text", { x: (M.l + W - M.r) / 2, y: H - 10, "text-anchor": "middle", "class": "title" },
+    el("line", { x1: m.l, x2: W - m.r, y1: h - m.b, y2: h - m.b, "class": "axis" }, svg);
+    el("line", { x1: m.l, x2: m.l, y1: m.t, y2: h - m.b, "class": "axis" }, svg);
+    el("text", { x: (m.l + W - m.r) / 2, y: h - 10, "text-anchor": "middle", "class": "title" },
       svg, options.xTitle);
-    el("text", { x: 14, y: (M.t + H - M.b) / 2, "text-anchor": "middle", "class": "title",
-      transform: "rotate(-90 14 " + (M.t + H - M.b) / 2 + ")" }, svg, options.yTitle);
+    if (options.yTitle) {
+      el("text", { x: 14, y: (m.t + h - m.b) / 2, "text-anchor": "middle", "class": "title",
+        transform: "rotate(-90 14 " + (m.t + h - m.b) / 2 + ")" }, svg, options.yTitle);
+    }
     return { svg: svg, x: x, y: y };
   }
   function point(svg, attrs, tip) {
@@ -119,7 +173,25 @@ export const SCRIPT = String.raw`
     });
   }
   function max(values) { return values.reduce(function (a, b) { return Math.max(a, b); }, 0); }
+  /** Draws the charts; marks the page rendered, or says why the charts are missing. */
+  function render(draw) {
+    try {
+      draw();
+      document.documentElement.setAttribute("data-rendered", "true");
+    } catch (error) {
+      var p = document.createElement("p");
+      p.className = "error";
+      p.setAttribute("data-render-error", "");
+      p.textContent = "The charts could not be drawn: " + error;
+      document.body.insertBefore(p, document.body.firstChild);
+    }
+  }
+`;
 
+export const SCRIPT = String.raw`
+(function () {
+  "use strict";
+${CHART_HELPERS}
   var levels = data.levels;
   var byValue = levels.slice().sort(function (a, b) { return a.value - b.value; });
   var unit = data.mode === "concurrency" ? "concurrency" : "request rate";
@@ -210,19 +282,12 @@ export const SCRIPT = String.raw`
     }));
   }
 
-  try {
+  render(function () {
     throughputLatency();
     components();
     percentiles();
     windows("window-throughput", function (w) { return w.throughput; }, "Throughput (infer/sec)");
     windows("window-latency", function (w) { return w.avgLatencyMs; }, "Avg latency (ms)");
-    document.documentElement.setAttribute("data-rendered", "true");
-  } catch (error) {
-    var p = document.createElement("p");
-    p.className = "error";
-    p.setAttribute("data-render-error", "");
-    p.textContent = "The charts could not be drawn: " + error;
-    document.body.insertBefore(p, document.body.firstChild);
-  }
+  });
 })();
 `;

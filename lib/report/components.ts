@@ -2,7 +2,6 @@
  * Where a level's average latency goes, split as perf_analyzer's CSV columns
  * split it (and its spreadsheet stacks them). Microseconds, unrounded.
  */
-import { type HistogramSummary, windowHistogram } from "../measure/histogram.ts";
 import { STABILITY_WINDOWS } from "../measure/stability.ts";
 import type { LevelResult, ServerSummary, WindowData } from "../measure/types.ts";
 
@@ -52,20 +51,4 @@ export function latencyComponents(
  */
 export function reportedWindows(result: Pick<LevelResult, "windows">): WindowData[] {
   return result.windows.slice(-STABILITY_WINDOWS);
-}
-
-/**
- * A window's figures from its histogram, so that windows need not keep their
- * samples: throughput (valid requests x batch size per second) and latency.
- */
-export function windowFigures(
-  window: WindowData,
-  options: { batchSize: number; percentiles: readonly number[] },
-): HistogramSummary & { throughput: number } {
-  const latency = windowHistogram(window).summary(options.percentiles);
-  const seconds = (window.endMs - window.startMs) / 1000;
-  return {
-    ...latency,
-    throughput: seconds > 0 ? (latency.count * options.batchSize) / seconds : 0,
-  };
 }

@@ -6,7 +6,9 @@
 import type { GpuMetrics } from "../measure/gpu_metrics.ts";
 import type {
   ClientSummary,
+  Distribution,
   LevelResult,
+  LlmSummary,
   LoadMode,
   OpenLoopSummary,
   ServerSummary,
@@ -110,10 +112,22 @@ export interface LevelFormatOptions {
   verbose?: boolean;
   /** --collect-metrics: GPU metrics merged over the level's stable windows. */
   metrics?: GpuMetrics;
+  /**
+   * --periodic-concurrency-range: the result is the whole launch pattern
+   * (perf_analyzer reports no level in this mode; the heading says what ran).
+   */
+  periodic?: { range: { start: number; end: number; step: number }; requestPeriod: number };
 }
 
 /** The level's heading; perf_analyzer prints none for --request-intervals. */
-function heading(result: LevelResult): string[] {
+function heading(result: LevelResult, options: LevelFormatOptions): string[] {
+  const periodic = options.periodic;
+  if (periodic) {
+    const { start, end, step } = periodic.range;
+    return [
+      `Periodic concurrency: ${start}:${end}:${step}, request period ${periodic.requestPeriod}`,
+    ];
+  }
   if (result.mode === "concurrency") return [`Request concurrency: ${result.value}`];
   if (result.mode === "request_rate") {
     return [`Request Rate: ${formatGeneral(result.value)} inference requests per seconds`];
@@ -185,6 +199,60 @@ function openLoopLines(o: OpenLoopSummary, options: LevelFormatOptions): string[
       `    [UNTRUSTWORTHY] The p99 send lag (${wholeUs(o.sendLagP99Us)} usec) exceeds ` +
         `--max-send-lag (${wholeUs(o.maxSendLagUs)} usec): the client sent late, so latencies ` +
         "from the send understate the server's; the corrected latencies include the lag.",
+    );
+  }
+  return out;
+}
+
+/** `avg A usec (min B, p50 C, ..., max D usec)`; counts and rates without the unit. */
+function distributionText(d: Distribution, unit: "usec" | "none"): string {
+  const value = unit === "usec" ? wholeUs : formatGeneral;
+  const suffix = unit === "usec" ? " usec" : "";
+  const parts = [...d.percentiles.keys()].sort((a, b) => a - b)
+    .map((p) => `p${p} ${value(d.percentiles.get(p)!)}`);
+  parts.unshift(`min ${value(d.min)}`);
+  parts.push(`max ${value(d.max)}`);
+  return `avg ${value(d.avg)}${suffix} (${parts.join(", ")}${suffix})`;
+}
+
+const TOKEN_SOURCES: Record<LlmSummary["tokenSource"], string> = {
+  usage: "token counts from the server's usage field",
+  chunks: "token counts are counted chunks: the server sent no usage field",
+  mixed: "token counts from the usage field where sent, else counted chunks",
+};
+
+/**
+ * Beyond perf_analyzer, token-streaming (LLM) levels: genai-perf's figures.
+ * Inter-token latency is (end - first token) / (output tokens - 1).
+ */
+function llmLines(l: LlmSummary): string[] {
+  const out = [
+    `  LLM (${TOKEN_SOURCES[l.tokenSource]}): `,
+    `    Request throughput: ${formatGeneral(l.requestThroughput)} requests/sec`,
+    `    Output token throughput: ${formatGeneral(l.outputTokenThroughput)} tokens/sec`,
+    `    Time to first token: ${distributionText(l.timeToFirstTokenUs, "usec")}`,
+  ];
+  if (l.interTokenLatencyUs) {
+    out.push(`    Inter-token latency: ${distributionText(l.interTokenLatencyUs, "usec")}`);
+  }
+  out.push(
+    `    End-to-end latency: ${distributionText(l.endToEndLatencyUs, "usec")}`,
+    `    Output tokens per request: ${distributionText(l.outputTokens, "none")}`,
+  );
+  if (l.inputTokens) {
+    out.push(`    Input tokens per request: ${distributionText(l.inputTokens, "none")}`);
+  }
+  out.push(
+    `    Output tokens/sec per request: ${distributionText(l.outputTokensPerSecond, "none")}`,
+  );
+  const c = l.corrected;
+  if (c) {
+    out.push(
+      `    Corrected time to first token: ${distributionText(c.timeToFirstTokenUs, "usec")}`,
+      `    Corrected end-to-end latency: ${distributionText(c.endToEndLatencyUs, "usec")}`,
+      `    Corrected output tokens/sec per request: ${
+        distributionText(c.outputTokensPerSecond, "none")
+      }`,
     );
   }
   return out;
@@ -321,10 +389,10 @@ function metricsLines(m: GpuMetrics): string[] {
 /**
  * One load level's block. Beyond perf_analyzer, failed requests are listed
  * after the client figures ("Failed requests: N", then the most frequent
- * messages).
+ * messages), and token-streaming (LLM) levels end with an "LLM" block.
  */
 export function formatLevel(result: LevelResult, options: LevelFormatOptions): string {
-  const out = [...heading(result), ...clientLines(result.client, options)];
+  const out = [...heading(result, options), ...clientLines(result.client, options)];
   if (result.openLoop) {
     const failed = out.findIndex((line) => line.startsWith("    Failed requests: "));
     out.splice(failed < 0 ? out.length : failed, 0, ...openLoopLines(result.openLoop, options));
@@ -336,6 +404,7 @@ export function formatLevel(result: LevelResult, options: LevelFormatOptions): s
     out.push("  Server: ", ...serverLines(top, composing, { depth: 1, cache }));
   }
   if (options.metrics) out.push(...metricsLines(options.metrics));
+  if (result.llm) out.push(...llmLines(result.llm));
   return lines(out);
 }
 

@@ -191,6 +191,13 @@ Deno.test("formatLevel: gRPC, verbose and request-rate variants", () => {
   );
   const custom = formatLevel(level("custom_intervals", 3.5, client()), { protocol: "http" });
   assert.ok(custom.startsWith("  Client: \n"));
+  const periodic = formatLevel(level("concurrency", 100, client()), {
+    protocol: "grpc",
+    periodic: { range: { start: 10, end: 100, step: 30 }, requestPeriod: 10 },
+  });
+  assert.ok(
+    periodic.startsWith("Periodic concurrency: 10:100:30, request period 10\n  Client: \n"),
+  );
 });
 
 Deno.test("formatLevel: an extra percentile joins the percentile lines in order", () => {

@@ -3,8 +3,15 @@
  * throughput, times in whole microseconds.
  */
 import type { GpuMetrics } from "../measure/gpu_metrics.ts";
-import type { LevelResult, LoadMode, OpenLoopSummary, ServerSummary } from "../measure/types.ts";
-import { REPORTED_PERCENTILES } from "../measure/stats.ts";
+import type {
+  Distribution,
+  LevelResult,
+  LlmSummary,
+  LoadMode,
+  OpenLoopSummary,
+  ServerSummary,
+} from "../measure/types.ts";
+import { withReported } from "../measure/stats.ts";
 import { accountedUs, latencyComponents } from "./components.ts";
 import { formatGeneral, wholeUs } from "./format.ts";
 
@@ -53,10 +60,7 @@ const levelCell = (r: LevelResult) =>
   r.mode === "concurrency" ? String(r.value) : formatGeneral(r.value);
 
 function percentileColumns(percentile: number | undefined): number[] {
-  const all = percentile === undefined
-    ? REPORTED_PERCENTILES
-    : [...REPORTED_PERCENTILES, percentile];
-  return [...new Set(all)].sort((a, b) => a - b);
+  return withReported(percentile === undefined ? [] : [percentile]);
 }
 
 function serverCells(s: ServerSummary | undefined, cache: boolean): number[] {
@@ -114,10 +118,65 @@ function openLoopCells(
   ];
 }
 
+/** Beyond perf_analyzer, token-streaming (LLM) levels: genai-perf's figures, times in usec. */
+function llmColumns(percentiles: readonly number[], openLoop: boolean): string[] {
+  const latency = (name: string) => [
+    `Avg ${name}`,
+    ...percentiles.map((p) => `p${p} ${name}`),
+  ];
+  const columns = [
+    "Request Throughput",
+    "Output Token Throughput",
+    ...latency("Time To First Token"),
+    ...latency("Inter Token Latency"),
+    "Avg Output Tokens",
+    "Avg Input Tokens",
+    "Avg Output Tokens Per Second",
+    "Token Counts",
+  ];
+  if (openLoop) {
+    columns.push(
+      ...latency("Corrected Time To First Token"),
+      "Corrected Avg Output Tokens Per Second",
+    );
+  }
+  return columns;
+}
+
+function llmCells(
+  l: LlmSummary | undefined,
+  options: { percentiles: readonly number[]; openLoop: boolean },
+): (string | number)[] {
+  const { percentiles, openLoop } = options;
+  if (!l) return llmColumns(percentiles, openLoop).map(() => "");
+  const latency = (d: Distribution | undefined) =>
+    d === undefined
+      ? percentiles.map(() => "").concat("")
+      : [wholeUs(d.avg), ...percentiles.map((p) => wholeUs(d.percentiles.get(p) ?? 0))];
+  const cells: (string | number)[] = [
+    formatGeneral(l.requestThroughput),
+    formatGeneral(l.outputTokenThroughput),
+    ...latency(l.timeToFirstTokenUs),
+    ...latency(l.interTokenLatencyUs),
+    formatGeneral(l.outputTokens.avg),
+    l.inputTokens ? formatGeneral(l.inputTokens.avg) : "",
+    formatGeneral(l.outputTokensPerSecond.avg),
+    l.tokenSource,
+  ];
+  if (openLoop) {
+    cells.push(
+      ...latency(l.corrected?.timeToFirstTokenUs),
+      l.corrected ? formatGeneral(l.corrected.outputTokensPerSecond.avg) : "",
+    );
+  }
+  return cells;
+}
+
 /**
  * The CSV text. Columns: perf_analyzer's, then (beyond it) `Errors`, the
- * failed request count, and in open-loop modes the corrected latencies and
- * send figures. Without server statistics the server columns are 0
+ * failed request count, in open-loop modes the corrected latencies and
+ * send figures, and for token-streaming (LLM) levels their token figures.
+ * Without server statistics the server columns are 0
  * and Network+Server Send/Recv holds the whole response wait.
  */
 export function formatCsv(results: readonly LevelResult[], options: CsvOptions): string {
@@ -144,6 +203,8 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
   header.push("Errors");
   const openLoop = results.some((r) => r.openLoop !== undefined);
   if (openLoop) header.push(...openLoopColumns(percentiles));
+  const llm = results.some((r) => r.llm !== undefined);
+  if (llm) header.push(...llmColumns(percentiles, openLoop));
 
   let text = row(header);
   for (const r of byThroughput(results)) {
@@ -166,6 +227,7 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
     }
     cells.push(c.errorCount);
     if (openLoop) cells.push(...openLoopCells(r.openLoop, percentiles));
+    if (llm) cells.push(...llmCells(r.llm, { percentiles, openLoop }));
     text += row(cells);
   }
   return text;

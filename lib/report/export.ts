@@ -1,6 +1,7 @@
 /**
  * --profile-export-file: perf_analyzer's profile export (every experiment,
- * every request with its timestamps, inputs and outputs, window boundaries),
+ * every request with its send time, the arrival time of each response, its
+ * inputs and outputs, window boundaries),
  * streamed to disk as the run goes so memory stays bounded whatever the run
  * length.
  *
@@ -14,7 +15,7 @@
  * `window_latency_histograms`, one HdrHistogram (nanoseconds, compressed
  * base64) per window, so runs from several machines can be merged.
  */
-import { decodeBytesElements, tensorToJson } from "../input/codec.ts";
+import { decodeBytesElements, parseJsonExact, tensorToJson } from "../input/codec.ts";
 import { windowHistogram } from "../measure/histogram.ts";
 import type { CompletedRequest, LoadMode, RequestSink, WindowData } from "../measure/types.ts";
 import type {
@@ -27,6 +28,8 @@ import type {
   RequestTiming,
   Tensor,
 } from "../protocol/types.ts";
+
+export { exportTargetProblem } from "./export_target.ts";
 
 /** Pending records are written this often, from a timer outside the request loop. */
 const FLUSH_INTERVAL_MS = 250;
@@ -52,19 +55,6 @@ function wallClockText(ms: number): string {
  */
 export function wallClockNs(ms: number): bigint {
   return BigInt(wallClockText(ms));
-}
-
-/** The problem with writing the export to `path`, or undefined when it may be written. */
-export function exportTargetProblem(path: string, overwrite: boolean): string | undefined {
-  if (overwrite) return undefined;
-  try {
-    Deno.statSync(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
-  }
-  return `File "${path}" given to --profile-export-file already exists; ` +
-    "choose another name or add --overwrite";
 }
 
 /** Typed arrays whose native join() writes valid JSON numbers (floats only when all finite). */
@@ -173,13 +163,28 @@ export interface ExportHeader {
   endpoint: string;
 }
 
-/** The request a load's timing object was last used for, and its outputs. */
-interface SlotDetail {
+/**
+ * What a load slot (one timing object) last sent and received. Allocated
+ * once per slot and refilled for every request.
+ */
+class SlotDetail {
   request: PreparedRequest | undefined;
   outputs: OutputTensors | undefined;
+  /** `timing.start` before the call: unchanged after it, the client failed before sending. */
+  startBefore = 0;
+  /** performance.now() of each response, as the client reports them (decoupled models send several). */
+  readonly responsesMs: number[] = [];
+  /** The load's own per-response callback, called after noting the time. */
+  chained: (() => void) | undefined;
+  /** Every response is decoded, so that outputs can be exported. */
+  readonly options: InferOptions = {
+    decodeOutputs: true,
+    onResponse: () => {
+      this.responsesMs.push(performance.now());
+      this.chained?.();
+    },
+  };
 }
-
-const DECODE: InferOptions = { decodeOutputs: true };
 
 /** A session that notes, per timing object (one per load slot), what was sent and received. */
 class ExportingSession implements InferSession {
@@ -191,14 +196,21 @@ class ExportingSession implements InferSession {
     this.#details = details;
   }
 
-  async infer(request: PreparedRequest, timing: RequestTiming): Promise<OutputTensors | undefined> {
+  async infer(
+    request: PreparedRequest,
+    timing: RequestTiming,
+    options?: InferOptions,
+  ): Promise<OutputTensors | undefined> {
     let detail = this.#details.get(timing);
     if (detail === undefined) {
-      detail = { request, outputs: undefined };
+      detail = new SlotDetail();
       this.#details.set(timing, detail);
     }
     detail.request = request;
-    detail.outputs = await this.#inner.infer(request, timing, DECODE);
+    detail.responsesMs.length = 0;
+    detail.chained = options?.onResponse;
+    detail.startBefore = timing.start;
+    detail.outputs = await this.#inner.infer(request, timing, detail.options);
     return detail.outputs;
   }
 
@@ -233,7 +245,9 @@ export class ProfileExportWriter implements RequestSink {
   #experiments = 0;
   // Pending records, one column per field, cleared by each flush.
   #start: number[] = [];
-  #end: number[] = [];
+  /** Responses per record (0 for a failed request); their times follow each other in #responsesMs. */
+  #responseCounts: number[] = [];
+  #responsesMs: number[] = [];
   #intended: number[] = [];
   #requests: (PreparedRequest | undefined)[] = [];
   #outputs: (OutputTensors | undefined)[] = [];
@@ -271,10 +285,20 @@ export class ProfileExportWriter implements RequestSink {
     if (this.#experiment === undefined || this.#finished) return;
     const timing = c.timing;
     const detail = timing === undefined ? undefined : this.#details.get(timing);
-    // A failed request the load gave no timing for is stamped with the time of the failure.
-    const start = timing ? timing.start : performance.now();
-    this.#start.push(start);
-    this.#end.push(timing ? timing.end : start);
+    // A request is dated by its send; one that failed before the client sent it (or that the
+    // load gave no timing for) by its failure.
+    const sent = timing !== undefined && timing.start !== detail?.startBefore;
+    this.#start.push(sent ? timing.start : performance.now());
+    if (c.error !== undefined) this.#responseCounts.push(0);
+    else if (detail === undefined || detail.responsesMs.length === 0) {
+      // Clients that report no responses one by one answer once, at the end.
+      this.#responseCounts.push(1);
+      this.#responsesMs.push(timing!.end);
+    } else {
+      const times = detail.responsesMs;
+      this.#responseCounts.push(times.length);
+      for (let i = 0; i < times.length; i++) this.#responsesMs.push(times[i]);
+    }
     this.#intended.push(c.intendedMs ?? NaN);
     this.#requests.push(detail?.request);
     this.#outputs.push(c.error === undefined ? detail?.outputs : undefined);
@@ -315,11 +339,14 @@ export class ProfileExportWriter implements RequestSink {
     const count = this.#start.length;
     if (experiment === undefined || count === 0) return;
     let text = "";
+    let response = 0;
     for (let i = 0; i < count; i++) {
-      text += `${experiment.requests++ > 0 ? "," : ""}${this.#recordJson(i)}`;
+      text += `${experiment.requests++ > 0 ? "," : ""}${this.#recordJson(i, response)}`;
+      response += this.#responseCounts[i];
     }
     this.#start.length = 0;
-    this.#end.length = 0;
+    this.#responseCounts.length = 0;
+    this.#responsesMs.length = 0;
     this.#intended.length = 0;
     this.#requests.length = 0;
     this.#outputs.length = 0;
@@ -371,7 +398,8 @@ export class ProfileExportWriter implements RequestSink {
     return facts;
   }
 
-  #recordJson(i: number): string {
+  /** Record `i`, whose response times start at `firstResponse` in #responsesMs. */
+  #recordJson(i: number, firstResponse: number): string {
     const facts = this.#factsOf(this.#requests[i]);
     const error = this.#errors[i];
     const outputs = this.#outputs[i];
@@ -379,8 +407,14 @@ export class ProfileExportWriter implements RequestSink {
     if (facts.sequenceId !== 0n) json += `,"sequence_id":${facts.sequenceId}`;
     json += `,"request_inputs":${facts.inputsJson}`;
     if (error === undefined) {
-      json += `,"response_timestamps":[${wallClockText(this.#end[i])}]` +
-        `,"response_outputs":[${outputs ? tensorsJson(outputs) : "{}"}]`;
+      const count = this.#responseCounts[i];
+      let times = "";
+      for (let r = firstResponse; r < firstResponse + count; r++) {
+        times += `${r > firstResponse ? "," : ""}${wallClockText(this.#responsesMs[r])}`;
+      }
+      // Only the last response's outputs are kept: earlier responses are written as {}.
+      json += `,"response_timestamps":[${times}]` +
+        `,"response_outputs":[${"{},".repeat(count - 1)}${outputs ? tensorsJson(outputs) : "{}"}]`;
     } else {
       json += `,"response_timestamps":[],"response_outputs":[],"error":${JSON.stringify(error)}`;
     }
@@ -424,23 +458,10 @@ export interface ProfileExport {
   endpoint: string;
 }
 
-// The reviver's source text is in V8 but not yet in TypeScript's lib.
-const parseWithSource = JSON.parse as (
-  text: string,
-  reviver: (key: string, value: unknown, context?: { source?: string }) => unknown,
-) => unknown;
-
 /**
  * Parses a profile export keeping nanosecond timestamps exact: integers
  * beyond 2^53 become bigints. The structure is not validated.
  */
 export function parseProfileExport(text: string): ProfileExport {
-  return parseWithSource(
-    text,
-    (_key, value, context) =>
-      typeof value === "number" && !Number.isSafeInteger(value) &&
-        context?.source !== undefined && /^-?\d+$/.test(context.source)
-        ? BigInt(context.source)
-        : value,
-  ) as ProfileExport;
+  return parseJsonExact(text) as ProfileExport;
 }

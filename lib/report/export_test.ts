@@ -191,3 +191,89 @@ Deno.test("an existing export file is refused unless overwriting", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("failed requests carry their send time and inputs; each response gets a timestamp", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/profile.json`;
+    const writer = new ProfileExportWriter(path);
+    const clock = { now: 100 };
+    const inner: InferenceClient = {
+      ...fakeClient(clock),
+      openSession: () =>
+        Promise.resolve({
+          infer(request: PreparedRequest, timing: RequestTiming, options?: InferOptions) {
+            // byteLength 0: refused before anything is sent (the client never sets `start`).
+            if (request.byteLength === 0) return Promise.reject(new Error("Connection reset"));
+            timing.start = clock.now;
+            timing.sendEnd = timing.recvStart = clock.now + 1;
+            // byteLength 2: three streamed responses 2 ms apart; byteLength 3 fails after sending.
+            for (let i = 0; i < (request.byteLength === 2 ? 3 : 0); i++) {
+              clock.now += 2;
+              options?.onResponse?.();
+            }
+            timing.end = clock.now += 1;
+            timing.responses = request.byteLength === 2 ? 3 : 1;
+            if (request.byteLength === 3) return Promise.reject(new Error("Server returned 500"));
+            return Promise.resolve(options?.decodeOutputs ? [f32("OUT", [7])] : undefined);
+          },
+          close() {},
+        }),
+    };
+    const client = writer.wrapClient(inner);
+    const target = { model: "m", version: "" };
+    const streamed = client.prepare(
+      { inputs: [f32("A", [1]), f32("B", [2])], outputs: [] },
+      target,
+    );
+    const failing = client.prepare({
+      inputs: [f32("A", [1]), f32("B", [2]), f32("C", [3])],
+      outputs: [],
+    }, target);
+    const refused = client.prepare({ inputs: [], outputs: [] }, target);
+    const session = await client.openSession();
+    const recorder = new Recorder({ sink: writer });
+    const timing = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
+    let seen = 0;
+    writer.beginExperiment("concurrency", 1);
+
+    const streamedFrom = performance.now();
+    const outputs = await session.infer(streamed, timing, { onResponse: () => seen++ });
+    const streamedTo = performance.now();
+    recorder.record(timing);
+    assert.equal(seen, 3, "the load's own callback is chained");
+    assert.deepEqual(outputs, [f32("OUT", [7])]);
+    await assert.rejects(session.infer(failing, timing));
+    recorder.recordError("Server returned 500", timing);
+    const before = performance.now();
+    await assert.rejects(session.infer(refused, timing));
+    recorder.recordError("Connection reset", timing);
+    const after = performance.now();
+    writer.finish(HEADER);
+
+    const [sent, failed, unsent] = parseProfileExport(await Deno.readTextFile(path))
+      .experiments[0].requests;
+    // Each response is stamped on arrival (the real clock, not the fake one of `timing`).
+    assert.equal(sent.response_timestamps.length, 3);
+    const [first, second, third] = sent.response_timestamps;
+    assert.ok(wallClockNs(streamedFrom) <= first && first <= second && second <= third);
+    assert.ok(third <= wallClockNs(streamedTo));
+    assert.deepEqual(sent.response_outputs, [{}, {}, { OUT: 7 }]);
+    assert.deepEqual(failed, {
+      timestamp: wallClockNs(107),
+      request_inputs: { A: 1, B: 2, C: 3 },
+      response_timestamps: [],
+      response_outputs: [],
+      error: "Server returned 500",
+    });
+    // The stale `start` of the previous request is not taken for this one's send.
+    assert.ok(
+      unsent.timestamp >= wallClockNs(before) && unsent.timestamp <= wallClockNs(after),
+      "dated by the failure",
+    );
+    assert.deepEqual(unsent.request_inputs, {});
+    assert.equal(unsent.error, "Connection reset");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

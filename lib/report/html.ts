@@ -4,10 +4,10 @@
  * curve, the stacked latency components of each level, latency percentiles
  * per level and the per-window time series.
  */
-import { LatencyHistogram, windowHistogram } from "../measure/histogram.ts";
+import { LatencyHistogram, windowFigures, windowHistogram } from "../measure/histogram.ts";
 import type { LevelResult, LoadMode } from "../measure/types.ts";
-import { SCRIPT, STYLE } from "./_html_template.ts";
-import { latencyComponents, reportedWindows, windowFigures } from "./components.ts";
+import { chartSection as section, escapeHtml, htmlPage, SCRIPT } from "./_html_template.ts";
+import { latencyComponents, reportedWindows } from "./components.ts";
 import { formatGeneral } from "./format.ts";
 
 /** Percentiles of the distribution chart: log-spaced towards the tail, as HdrHistogram plots them. */
@@ -108,16 +108,6 @@ export function htmlReportData(
   };
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/** JSON that is safe inside a <script> element. */
-const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
-
-function section(name: string, title: string, caption: string): string {
-  return `<h2>${title}</h2>\n<p class="caption">${caption}</p>\n` +
-    `<div class="legend" id="legend-${name}"></div>\n<div id="chart-${name}"></div>\n`;
-}
-
 function levelTable(data: HtmlReportData, unit: string): string {
   const rows = data.levels.map((l) =>
     `<tr><td>${escapeHtml(l.label)}</td><td>${formatGeneral(l.throughput)}</td>` +
@@ -140,50 +130,36 @@ export function renderHtmlReport(
   const unit = context.mode === "concurrency" ? "Concurrency" : "Request rate";
   const model = `${context.model.name}${context.model.version ? ` v${context.model.version}` : ""}`;
   const title = `inferperf report: ${model}`;
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<h1>${escapeHtml(title)}</h1>
-<div class="meta">inferperf ${escapeHtml(context.version)} · ${data.levels.length} load levels · ` +
-    `batch size ${context.batchSize}</div>
-${context.note ? `<p class="note">${escapeHtml(context.note)}</p>\n` : ""}${
+  const meta = `inferperf ${escapeHtml(context.version)} · ${data.levels.length} load levels · ` +
+    `batch size ${context.batchSize}`;
+  return htmlPage(
+    title,
+    [
+      `<div class="meta">${meta}</div>\n`,
+      context.note ? `<p class="note">${escapeHtml(context.note)}</p>\n` : "",
       section(
         "throughput-latency",
         "Throughput vs latency",
         `${escapeHtml(data.latencyLabel)} against throughput, one point per load level.`,
-      )
-    }${
+      ),
       section(
         "components",
         "Latency components",
         "Where the average latency goes at each level (the CSV's columns).",
-      )
-    }${
+      ),
       section(
         "percentiles",
         "Latency percentiles",
         "Latency distribution of each level's reported windows (HdrHistogram).",
-      )
-    }${
+      ),
       section(
         "window-throughput",
         "Throughput per window",
         "Every measurement window; filled points are the windows a level reports.",
-      )
-    }${
-      section("window-latency", "Latency per window", "Average latency of every window.")
-    }<h2>Levels</h2>
-${levelTable(data, unit)}<script type="application/json" id="inferperf-data">${
-      scriptJson(data)
-    }</script>
-<script>${SCRIPT}</script>
-</body>
-</html>
-`;
+      ),
+      section("window-latency", "Latency per window", "Average latency of every window."),
+      `<h2>Levels</h2>\n${levelTable(data, unit)}`,
+    ].join(""),
+    { data, script: SCRIPT },
+  );
 }

@@ -4,37 +4,28 @@
  * out: every window and a mergeable latency histogram per level. Documented
  * by docs/summary.schema.json.
  */
-import { LatencyHistogram, windowHistogram } from "../measure/histogram.ts";
+import { LatencyHistogram, windowFigures, windowHistogram } from "../measure/histogram.ts";
 import type {
   ClientSummary,
   LevelResult,
   LoadMode,
+  MeasurementOptions,
   OpenLoopSummary,
   ServerSummary,
   WindowData,
 } from "../measure/types.ts";
 import type { GpuMetrics } from "../measure/gpu_metrics.ts";
-import { latencyComponents, reportedWindows, windowFigures } from "./components.ts";
+import { latencyComponents, reportedWindows } from "./components.ts";
 
 /** Bumped when a field changes meaning or goes away (additions keep it). */
 export const SUMMARY_SCHEMA_VERSION = 1;
 
-export interface SummarySettings {
+export interface SummarySettings extends MeasurementOptions {
   mode: LoadMode;
   url: string;
   protocol: string;
   serviceKind: string;
-  batchSize: number;
-  measurementMode: "time_windows" | "count_windows";
-  measurementIntervalMs: number;
-  measurementRequestCount: number;
-  stabilityPercentage: number;
-  maxTrials: number;
-  /** --percentile; absent when levels are judged by the average latency. */
-  percentile?: number;
   latencyThresholdMs: number;
-  requestCount: number;
-  warmupRequestCount: number;
 }
 
 export interface SummaryContext {

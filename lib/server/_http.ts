@@ -28,6 +28,17 @@ export interface HttpResponse {
   contentType?: string;
   headers?: Record<string, string>;
   body?: Uint8Array | readonly Uint8Array[];
+  /**
+   * A body written piece by piece, each `write` sent at once as a chunk of
+   * the chunked transfer coding (server-sent events); replaces `body`. The
+   * response ends when the promise settles; a rejection drops the connection.
+   */
+  stream?: (write: (data: Uint8Array) => Promise<void>) => Promise<void>;
+  /**
+   * Close the connection after this response without announcing it, as some
+   * servers do after a stream (tests of clients' keep-alive handling).
+   */
+  dropConnection?: boolean;
 }
 
 export type HttpHandler = (request: HttpRequest) => HttpResponse | Promise<HttpResponse>;
@@ -58,6 +69,7 @@ const REASONS: Record<number, string> = {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const CONTINUE = encoder.encode("HTTP/1.1 100 Continue\r\n\r\n");
+const CRLF = encoder.encode("\r\n");
 
 /** A malformed request: answered with `status`, then the connection closes. */
 class BadRequest extends Error {
@@ -86,6 +98,17 @@ class IncomingRequest implements HttpRequest {
   }
 }
 
+/** Status line and headers; `framing` is the Content-Length or Transfer-Encoding line. */
+function headText(response: HttpResponse, request: IncomingRequest, framing: string): string {
+  let text = `HTTP/1.1 ${response.status} ${REASONS[response.status] ?? "Unknown"}\r\n`;
+  if (response.contentType !== undefined) text += `Content-Type: ${response.contentType}\r\n`;
+  text += framing;
+  if (response.headers !== undefined) {
+    for (const name in response.headers) text += `${name}: ${response.headers[name]}\r\n`;
+  }
+  return text + (request.keepAlive ? "\r\n" : "Connection: close\r\n\r\n");
+}
+
 /** Status line, headers and body in one buffer, for a single write. */
 function serialize(response: HttpResponse, request: IncomingRequest): Uint8Array {
   const body = response.body;
@@ -96,13 +119,7 @@ function serialize(response: HttpResponse, request: IncomingRequest): Uint8Array
     : body;
   let length = 0;
   for (const part of parts) length += part.byteLength;
-  let text = `HTTP/1.1 ${response.status} ${REASONS[response.status] ?? "Unknown"}\r\n`;
-  if (response.contentType !== undefined) text += `Content-Type: ${response.contentType}\r\n`;
-  text += `Content-Length: ${length}\r\n`;
-  if (response.headers !== undefined) {
-    for (const name in response.headers) text += `${name}: ${response.headers[name]}\r\n`;
-  }
-  text += request.keepAlive ? "\r\n" : "Connection: close\r\n\r\n";
+  const text = headText(response, request, `Content-Length: ${length}\r\n`);
   const head = request.method === "HEAD";
   const out = new Uint8Array(text.length + (head ? 0 : length));
   // Header text is ASCII, so its length in bytes is its length in characters.
@@ -120,6 +137,31 @@ function serialize(response: HttpResponse, request: IncomingRequest): Uint8Array
 async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void> {
   let offset = 0;
   while (offset < data.byteLength) offset += await conn.write(data.subarray(offset));
+}
+
+const LAST_CHUNK = encoder.encode("0\r\n\r\n");
+
+/** Writes a streamed response: the head, then one chunk per write, then the last chunk. */
+async function writeStream(
+  conn: Deno.Conn,
+  response: HttpResponse,
+  request: IncomingRequest,
+): Promise<void> {
+  await writeAll(
+    conn,
+    encoder.encode(headText(response, request, "Transfer-Encoding: chunked\r\n")),
+  );
+  if (request.method === "HEAD") return;
+  await response.stream!(async (data) => {
+    if (data.byteLength === 0) return;
+    const size = `${data.byteLength.toString(16)}\r\n`;
+    const chunk = new Uint8Array(size.length + data.byteLength + 2);
+    encoder.encodeInto(size, chunk);
+    chunk.set(data, size.length);
+    chunk.set(CRLF, size.length + data.byteLength);
+    await writeAll(conn, chunk);
+  });
+  await writeAll(conn, LAST_CHUNK);
 }
 
 /** The `{"error": message}` body every KServe-style front end answers failures with. */
@@ -334,8 +376,9 @@ class Connection {
     } catch (error) {
       response = errorResponse(500, (error as Error).message);
     }
-    await writeAll(this.conn, serialize(response, request));
-    return request.keepAlive;
+    if (response.stream === undefined) await writeAll(this.conn, serialize(response, request));
+    else await writeStream(this.conn, response, request);
+    return request.keepAlive && response.dropConnection !== true;
   }
 }
 

@@ -59,6 +59,23 @@ export interface DecoupledConfig {
   gap_ms?: number;
 }
 
+/**
+ * A token-streaming model served on the OpenAI-compatible endpoints
+ * (/v1/chat/completions, /v1/completions): the first token `ttft_ms` after the
+ * request arrives, then one every `itl_ms`, `output_tokens` in all (fewer when
+ * the request's max_tokens says so; exactly max_tokens with ignore_eos).
+ */
+export interface LlmConfig {
+  ttft_ms: number;
+  itl_ms: number;
+  output_tokens: number;
+  /**
+   * Close the connection after each streamed answer without announcing it, as
+   * some servers (llama.cpp) do. Default false.
+   */
+  close_after_stream?: boolean;
+}
+
 /** Triton's default max_sequence_idle_microseconds, in milliseconds. */
 export const DEFAULT_SEQUENCE_IDLE_MS = 1000;
 
@@ -71,9 +88,12 @@ export interface ModelConfig {
   platform?: string;
   /** 0 (the default) disables batching. */
   max_batch_size?: number;
-  inputs: TensorConfig[];
-  outputs: TensorConfig[];
-  kind: BehaviourKind;
+  /** Required unless `llm` is set. */
+  inputs?: TensorConfig[];
+  /** Required unless `llm` is set. */
+  outputs?: TensorConfig[];
+  /** Required unless `llm` is set (then "identity"). */
+  kind?: BehaviourKind;
   /** Compute time of one execution (one batch): fixed milliseconds or a distribution. Default 0. */
   compute_ms?: number | ComputeDistribution;
   compute_input_ms?: number;
@@ -83,6 +103,12 @@ export interface ModelConfig {
   dynamic_batching?: DynamicBatchingConfig;
   sequence_batching?: SequenceBatchingConfig;
   decoupled?: DecoupledConfig;
+  /**
+   * Serve the model as an LLM on the OpenAI-compatible endpoints. `inputs`,
+   * `outputs` and `kind` may then be left out: a BYTES text_input echoed to
+   * text_output.
+   */
+  llm?: LlmConfig;
   /** Injected faults for tests (see faults.ts). */
   faults?: FaultConfig;
 }
@@ -103,6 +129,7 @@ export interface ModelSpec {
   dynamicBatching?: { maxQueueDelayMs: number; preferredBatchSizes: number[] };
   sequence?: { maxSequenceIdleMs: number };
   decoupled?: { responses: number; gapMs: number };
+  llm?: { ttftMs: number; itlMs: number; outputTokens: number; closeAfterStream: boolean };
   faults?: FaultSpec;
 }
 
@@ -133,6 +160,7 @@ const FIELDS = new Set([
   "dynamic_batching",
   "sequence_batching",
   "decoupled",
+  "llm",
   "faults",
 ]);
 const TENSOR_FIELDS = new Set(["name", "datatype", "dims"]);
@@ -140,6 +168,12 @@ const DISTRIBUTION_FIELDS = new Set(["dist", "mean_ms", "stddev_ms", "min_ms", "
 const BATCHING_FIELDS = new Set(["max_queue_delay_ms", "preferred_batch_sizes"]);
 const SEQUENCE_FIELDS = new Set(["max_sequence_idle_ms"]);
 const DECOUPLED_FIELDS = new Set(["responses", "gap_ms"]);
+const LLM_FIELDS = new Set(["ttft_ms", "itl_ms", "output_tokens", "close_after_stream"]);
+/** The tensors of an LLM model that leaves them out. */
+const TEXT_INPUTS: readonly TensorConfig[] = [{ name: "text_input", datatype: "BYTES", dims: [1] }];
+const TEXT_OUTPUTS: readonly TensorConfig[] = [
+  { name: "text_output", datatype: "BYTES", dims: [1] },
+];
 /** Model names appear in URL paths unescaped. */
 const NAME = /^[A-Za-z0-9_.-]+$/;
 const VERSION = /^[1-9][0-9]*$/;
@@ -211,6 +245,12 @@ class ModelChecker {
 
   tensors(field: "inputs" | "outputs"): TensorConfig[] {
     const value = this.value[field];
+    if (value === undefined && this.value.llm !== undefined) {
+      return (field === "inputs" ? TEXT_INPUTS : TEXT_OUTPUTS).map((t) => ({
+        ...t,
+        dims: [...t.dims],
+      }));
+    }
     if (!Array.isArray(value) || value.length === 0) {
       this.add(field, `must be a non-empty list of tensors, got ${show(value)}`);
       return [];
@@ -368,6 +408,29 @@ class ModelChecker {
     };
   }
 
+  llm(): ModelSpec["llm"] {
+    const value = this.value.llm;
+    if (value === undefined) return undefined;
+    if (!isRecord(value)) {
+      this.add("llm", `must be a {ttft_ms, itl_ms, output_tokens} mapping, got ${show(value)}`);
+      return undefined;
+    }
+    this.unknownFields(value, { at: "llm", known: LLM_FIELDS });
+    for (const field of ["ttft_ms", "itl_ms", "output_tokens"]) {
+      if (value[field] === undefined) this.add(`llm.${field}`, "is required");
+    }
+    const close = value.close_after_stream ?? false;
+    if (typeof close !== "boolean") {
+      this.add("llm.close_after_stream", `must be true or false, got ${show(close)}`);
+    }
+    return {
+      ttftMs: this.number("llm.ttft_ms", value.ttft_ms) ?? 0,
+      itlMs: this.number("llm.itl_ms", value.itl_ms) ?? 0,
+      outputTokens: this.integer("llm.output_tokens", { value: value.output_tokens, min: 1 }) ?? 1,
+      closeAfterStream: close === true,
+    };
+  }
+
   behaviour(spec: ModelSpec): void {
     const { inputs, outputs } = spec;
     if (inputs.length === 0 || outputs.length === 0) return;
@@ -463,7 +526,8 @@ class ModelChecker {
     if (value.platform !== undefined && typeof value.platform !== "string") {
       this.add("platform", `must be a string, got ${show(value.platform)}`);
     }
-    if (!(BEHAVIOUR_KINDS as readonly unknown[]).includes(value.kind)) {
+    const kind = value.kind ?? (value.llm === undefined ? undefined : "identity");
+    if (!(BEHAVIOUR_KINDS as readonly unknown[]).includes(kind)) {
       this.add("kind", `must be one of ${BEHAVIOUR_KINDS.join(", ")}, got ${show(value.kind)}`);
     }
     const maxBatchSize = this.integer("max_batch_size", { value: value.max_batch_size, min: 0 }) ??
@@ -475,7 +539,7 @@ class ModelChecker {
       maxBatchSize,
       inputs: this.tensors("inputs"),
       outputs: this.tensors("outputs"),
-      kind: value.kind as BehaviourKind,
+      kind: kind as BehaviourKind,
       compute: this.compute(),
       computeInputMs: this.number("compute_input_ms", value.compute_input_ms) ?? 0,
       computeOutputMs: this.number("compute_output_ms", value.compute_output_ms) ?? 0,
@@ -483,6 +547,7 @@ class ModelChecker {
       dynamicBatching: this.batching(maxBatchSize),
       sequence: this.sequence(),
       decoupled: this.decoupled(),
+      llm: this.llm(),
       faults: checkFaults(value.faults, (field, message) => this.add(field, message)),
     };
     if (this.problems.length === 0) this.behaviour(spec);
@@ -556,6 +621,14 @@ function specToConfig(spec: ModelSpec): ModelConfig {
   }
   if (spec.decoupled !== undefined) {
     config.decoupled = { responses: spec.decoupled.responses, gap_ms: spec.decoupled.gapMs };
+  }
+  if (spec.llm !== undefined) {
+    config.llm = {
+      ttft_ms: spec.llm.ttftMs,
+      itl_ms: spec.llm.itlMs,
+      output_tokens: spec.llm.outputTokens,
+      close_after_stream: spec.llm.closeAfterStream,
+    };
   }
   if (spec.faults !== undefined) config.faults = faultsToConfig(spec.faults);
   return config;
@@ -699,6 +772,12 @@ export const DEFAULT_MODELS: readonly ModelConfig[] = [
     decoupled: { responses: 5, gap_ms: 2 },
     inputs: [{ name: "INPUT0", datatype: "FP32", dims: [16] }],
     outputs: [{ name: "OUTPUT0", datatype: "FP32", dims: [16] }],
+  },
+  {
+    // An LLM on the OpenAI-compatible endpoints: 20 ms to the first token, then one every 5 ms.
+    name: "llm",
+    instances: 4,
+    llm: { ttft_ms: 20, itl_ms: 5, output_tokens: 32 },
   },
   ...INPUT_DATA_MODELS,
 ];

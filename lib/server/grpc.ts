@@ -9,7 +9,6 @@
  * when loaded clients disconnected. Plain TCP and TLS use Deno's listeners;
  * mutual TLS uses node:tls, the one Deno API that requests client certificates.
  */
-import tls from "node:tls";
 import type { Tensor } from "../protocol/types.ts";
 import { isDatatype } from "../input/datatype.ts";
 import {
@@ -45,7 +44,10 @@ import type { ModelSpec } from "./config.ts";
 import { ServerError, type ServerErrorCode } from "./errors.ts";
 import type { CoreRequest, SimulatedModel } from "./model.ts";
 import type { ModelRepository } from "./repository.ts";
-import type { Duration } from "./statistics.ts";
+import { statisticsFields } from "./statistics.ts";
+import { type RegionRef, regionRef, SharedMemoryRegistry } from "./shm.ts";
+import { TfServingService } from "./tfserving.ts";
+import { PREDICTION_SERVICE } from "../protocol/tfserving.ts";
 
 export interface GrpcTlsOptions {
   /** PEM certificate chain and private key of the server. */
@@ -60,6 +62,11 @@ export interface GrpcServerOptions {
   /** 0 picks a free port. */
   port: number;
   tls?: GrpcTlsOptions;
+  /**
+   * The system shared-memory regions, shared with the other front ends.
+   * Default: regions of this front end's own, unregistered when it closes.
+   */
+  sharedMemory?: SharedMemoryRegistry;
 }
 
 /** What arrived on the wire, for tests that check the client's framing (compression). */
@@ -91,7 +98,13 @@ const STATUS_OF: Record<ServerErrorCode, number> = {
   internal: Status.INTERNAL,
 };
 
-const EXTENSIONS = ["binary_tensor_data", "statistics", "model_configuration", "parameters"];
+const EXTENSIONS = [
+  "binary_tensor_data",
+  "statistics",
+  "model_configuration",
+  "parameters",
+  "system_shared_memory",
+];
 const SUPPORTED_ENCODINGS = new Set(["identity", "gzip", "deflate"]);
 /** Request headers that are protocol, not user metadata. */
 const STANDARD_HEADERS = new Set(["te", "user-agent", "grpc-timeout", "content-length"]);
@@ -138,10 +151,6 @@ function statusOf(error: unknown): GrpcStatusError {
     return new GrpcStatusError(Status.INVALID_ARGUMENT, error.message);
   }
   return new GrpcStatusError(Status.INTERNAL, (error as Error).message);
-}
-
-function duration(d: Duration): Fields {
-  return { count: d.count, ns: d.ns };
 }
 
 function tensorMetadata(spec: ModelSpec, tensors: ModelSpec["inputs"]): Fields[] {
@@ -194,32 +203,7 @@ function modelConfig(spec: ModelSpec): Fields {
 
 function statistics(models: readonly SimulatedModel[]): Uint8Array {
   return encodeMessage(Messages.ModelStatisticsResponse, {
-    model_stats: models.map((m) => {
-      const s = m.stats;
-      return {
-        name: m.name,
-        version: m.version,
-        last_inference: s.lastInference,
-        inference_count: s.inferenceCount,
-        execution_count: s.executionCount,
-        inference_stats: {
-          success: duration(s.success),
-          fail: duration(s.fail),
-          queue: duration(s.queue),
-          compute_input: duration(s.computeInput),
-          compute_infer: duration(s.computeInfer),
-          compute_output: duration(s.computeOutput),
-          cache_hit: duration(s.cacheHit),
-          cache_miss: duration(s.cacheMiss),
-        },
-        batch_stats: [...s.batches].sort((a, b) => a[0] - b[0]).map(([size, b]) => ({
-          batch_size: size,
-          compute_input: duration(b.computeInput),
-          compute_infer: duration(b.computeInfer),
-          compute_output: duration(b.computeOutput),
-        })),
-      };
-    }),
+    model_stats: models.map(statisticsFields),
   });
 }
 
@@ -230,6 +214,8 @@ interface InferCall {
   id: string;
   /** triton_enable_empty_final_response: end a decoupled request with an empty response. */
   emptyFinal: boolean;
+  /** Per requested output: where it goes in shared memory, if there. */
+  shared: (RegionRef | undefined)[];
 }
 
 function varint(value: number): Uint8Array {
@@ -248,12 +234,21 @@ const NOT_FINAL = { triton_final_response: { bool_param: false } };
 
 /** The RPCs, independent of connections. */
 class InferenceService {
+  /** TF Serving's PredictionService, served beside KServe's. */
+  readonly tfserving: TfServingService;
   readonly #repository: ModelRepository;
+  readonly #sharedMemory: SharedMemoryRegistry;
   readonly #serverMetadata: Uint8Array;
   readonly #metadata = new Map<SimulatedModel, Uint8Array>();
   readonly #config = new Map<SimulatedModel, Uint8Array>();
 
-  constructor(repository: ModelRepository, identity: ServerIdentity) {
+  constructor(
+    repository: ModelRepository,
+    options: { identity: ServerIdentity; sharedMemory: SharedMemoryRegistry },
+  ) {
+    const { identity } = options;
+    this.tfserving = new TfServingService(repository);
+    this.#sharedMemory = options.sharedMemory;
     this.#repository = repository;
     this.#serverMetadata = encodeMessage(Messages.ServerMetadataResponse, {
       ...identity,
@@ -314,6 +309,32 @@ class InferenceService {
           : [this.#repository.get(r.name, r.version)];
         return statistics(models);
       }
+      case "SystemSharedMemoryStatus": {
+        const r = request(Messages.SystemSharedMemoryStatusRequest);
+        const regions: Fields = {};
+        for (const region of this.#sharedMemory.status(r.name)) {
+          regions[region.name] = {
+            name: region.name,
+            key: region.key,
+            offset: region.offset,
+            byte_size: region.byteSize,
+          };
+        }
+        return encodeMessage(Messages.SystemSharedMemoryStatusResponse, { regions });
+      }
+      case "SystemSharedMemoryRegister": {
+        const r = request(Messages.SystemSharedMemoryRegisterRequest);
+        this.#sharedMemory.register({
+          name: r.name,
+          key: r.key,
+          offset: Number(r.offset),
+          byteSize: Number(r.byte_size),
+        });
+        return encodeMessage(Messages.SystemSharedMemoryRegisterResponse, {});
+      }
+      case "SystemSharedMemoryUnregister":
+        this.#sharedMemory.unregister(request(Messages.SystemSharedMemoryUnregisterRequest).name);
+        return encodeMessage(Messages.SystemSharedMemoryUnregisterResponse, {});
       default:
         throw new GrpcStatusError(Status.UNIMPLEMENTED, `Method not found: ${method}`);
     }
@@ -327,7 +348,9 @@ class InferenceService {
       request.model_version === "" ? undefined : request.model_version,
     );
     const raw = request.raw_input_contents as Uint8Array[];
-    const inputs = (request.inputs as Fields[]).map((input, i): Tensor => {
+    // raw_input_contents holds the inputs that are not in shared memory, in order.
+    let rawIndex = 0;
+    const inputs = (request.inputs as Fields[]).map((input): Tensor => {
       const datatype = String(input.datatype);
       if (!isDatatype(datatype)) {
         throw new ServerError(
@@ -335,26 +358,36 @@ class InferenceService {
           "invalid_argument",
         );
       }
+      const what = `input '${input.name}'`;
+      const ref = regionRef(parametersOf(input.parameters), what);
       return {
         name: input.name,
         datatype,
         shape: (input.shape as number[]).map(Number),
-        data: raw.length > 0
-          ? raw[i] ?? new Uint8Array(0)
+        data: ref !== undefined
+          ? this.#sharedMemory.read(ref, what)
+          : raw.length > 0
+          ? raw[rawIndex++] ?? new Uint8Array(0)
           : contentsToBytes(datatype, input.contents),
       };
     });
-    if (raw.length > 0 && raw.length !== inputs.length) {
+    if (raw.length > 0 && raw.length !== rawIndex) {
       throw new ServerError(
-        `expected ${inputs.length} raw_input_contents, got ${raw.length}`,
+        `expected ${rawIndex} raw_input_contents, got ${raw.length}`,
         "invalid_argument",
       );
     }
+    const requested = request.outputs as Fields[];
+    const shared = requested.map((o) =>
+      regionRef(parametersOf(o.parameters), `output '${o.name}'`)
+    );
+    // Fails before inference when a region is unknown, as Triton does.
+    for (const ref of shared) if (ref !== undefined) this.#sharedMemory.status(ref.region);
     const parameters = parametersOf(request.parameters);
     const core: CoreRequest = {
       id: request.id,
       inputs,
-      outputs: (request.outputs as Fields[]).map((o) => o.name as string),
+      outputs: requested.map((o) => o.name as string),
       arrival,
     };
     const sequenceId = parameters.sequence_id;
@@ -376,16 +409,51 @@ class InferenceService {
       core,
       id: request.id,
       emptyFinal: parameters.triton_enable_empty_final_response === true,
+      shared,
     };
   }
 
+  /**
+   * The model's answer, with the outputs requested into shared memory written
+   * there; a model that fails synchronously (no compute time) rejects too.
+   */
+  run(call: InferCall): Promise<Tensor[]> {
+    try {
+      return call.model.infer(call.core).then((outputs) => {
+        outputs.forEach((t, i) => {
+          const ref = call.shared[i];
+          if (ref !== undefined) this.#sharedMemory.write(ref, t.data, `output '${t.name}'`);
+        });
+        return outputs;
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The response message; outputs in shared memory carry no contents. */
   inferResponse(call: InferCall, outputs: Tensor[], parameters?: Fields): Uint8Array {
     return encodeMessage(Messages.ModelInferResponse, {
       model_name: call.model.name,
       model_version: call.model.version,
       id: call.id,
-      outputs: outputs.map((t) => ({ name: t.name, datatype: t.datatype, shape: t.shape })),
-      raw_output_contents: outputs.map((t) => t.data),
+      outputs: outputs.map((t, i) => {
+        const ref = call.shared[i];
+        if (ref === undefined) return { name: t.name, datatype: t.datatype, shape: t.shape };
+        return {
+          name: t.name,
+          datatype: t.datatype,
+          shape: t.shape,
+          parameters: {
+            shared_memory_region: { string_param: ref.region },
+            shared_memory_byte_size: { int64_param: t.data.byteLength },
+          },
+        };
+      }),
+      // One entry per output keeps the indexes aligned; shared ones stay empty.
+      raw_output_contents: outputs.map((t, i) =>
+        call.shared[i] === undefined ? t.data : new Uint8Array(0)
+      ),
       ...(parameters === undefined ? {} : { parameters }),
     });
   }
@@ -404,15 +472,6 @@ class InferenceService {
   }
 }
 
-/** The model's answer; a model that fails synchronously (no compute time) rejects too. */
-function infer(call: InferCall): Promise<Tensor[]> {
-  try {
-    return call.model.infer(call.core);
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
-
 const UNARY_METHODS = new Set([
   "ServerLive",
   "ServerReady",
@@ -422,6 +481,9 @@ const UNARY_METHODS = new Set([
   "ModelConfig",
   "ModelStatistics",
   "ModelInfer",
+  "SystemSharedMemoryStatus",
+  "SystemSharedMemoryRegister",
+  "SystemSharedMemoryUnregister",
 ]);
 const STREAM_METHOD = "ModelStreamInfer";
 
@@ -500,8 +562,16 @@ class ServerCall implements StreamHandler {
     if (encoding !== "identity" && accept.split(",").some((a) => a.trim() === encoding)) {
       this.#responseEncoding = encoding;
     }
-    const name = path.startsWith(SERVICE_PATH) ? path.slice(SERVICE_PATH.length) : "";
-    if (!UNARY_METHODS.has(name) && name !== STREAM_METHOD) {
+    const tfserving = path.startsWith(PREDICTION_SERVICE)
+      ? path.slice(PREDICTION_SERVICE.length)
+      : "";
+    // KServe methods go by name; TF Serving's by path, so the two never mix.
+    const name = path.startsWith(SERVICE_PATH)
+      ? path.slice(SERVICE_PATH.length)
+      : this.#service.tfserving.answers(tfserving)
+      ? path
+      : "";
+    if (!UNARY_METHODS.has(name) && name !== STREAM_METHOD && name !== path) {
       this.#fail(new GrpcStatusError(Status.UNIMPLEMENTED, `Method not found: ${path}`));
       return;
     }
@@ -560,6 +630,19 @@ class ServerCall implements StreamHandler {
       return;
     }
     const message = this.#unary ?? new Uint8Array(0);
+    if (this.#method.startsWith(PREDICTION_SERVICE)) {
+      this.#service.tfserving.call(
+        this.#method.slice(PREDICTION_SERVICE.length),
+        message,
+        this.#arrival,
+      ).then(
+        (response) => {
+          if (!this.#done) this.#reply(response);
+        },
+        (error) => this.#fail(statusOf(error)),
+      );
+      return;
+    }
     if (this.#method !== "ModelInfer") {
       try {
         this.#reply(this.#service.simple(this.#method, message));
@@ -584,7 +667,7 @@ class ServerCall implements StreamHandler {
       );
       return;
     }
-    infer(call).then(
+    this.#service.run(call).then(
       (outputs) => {
         if (!this.#done) this.#reply(this.#service.inferResponse(call, outputs));
       },
@@ -607,7 +690,7 @@ class ServerCall implements StreamHandler {
       return;
     }
     this.#pending++;
-    infer(call).then(
+    service.run(call).then(
       (outputs) => this.#respond(call, outputs),
       (error) => {
         this.#pending--;
@@ -694,7 +777,8 @@ export async function serveGrpc(
   identity: ServerIdentity,
   options: GrpcServerOptions,
 ): Promise<GrpcServer> {
-  const service = new InferenceService(repository, identity);
+  const sharedMemory = options.sharedMemory ?? new SharedMemoryRegistry();
+  const service = new InferenceService(repository, { identity, sharedMemory });
   const wire: WireStats = { messages: 0, compressed: {}, metadata: {} };
   const sessions = new Set<Http2Session>();
   const connections = new Set<Promise<void>>();
@@ -717,10 +801,13 @@ export async function serveGrpc(
   const closeSessions = async () => {
     for (const s of sessions) s.close();
     await Promise.all(connections);
+    if (options.sharedMemory === undefined) sharedMemory.close();
   };
 
   const mutual = options.tls?.clientCaCerts;
   if (options.tls !== undefined && mutual !== undefined) {
+    // Imported here: a static import of a Node built-in would load it at every start-up.
+    const tls = await import("node:tls");
     const server = tls.createServer({
       key: options.tls.key,
       cert: options.tls.cert,

@@ -9,7 +9,8 @@ import type { ModelSpec } from "./config.ts";
 import { ServerError, type ServerErrorCode } from "./errors.ts";
 import type { CoreRequest, SimulatedModel } from "./model.ts";
 import type { ModelRepository } from "./repository.ts";
-import type { Duration } from "./statistics.ts";
+import { statisticsFields } from "./statistics.ts";
+import { type RegionRef, regionRef, type SharedMemoryRegistry } from "./shm.ts";
 import { errorResponse, type HttpHandler, type HttpRequest, type HttpResponse } from "./_http.ts";
 
 export interface ServerIdentity {
@@ -22,6 +23,7 @@ export const KSERVE_EXTENSIONS: readonly string[] = [
   "statistics",
   "model_configuration",
   "parameters",
+  "system_shared_memory",
 ];
 
 const TRITON_TYPES: Record<Datatype, string> = {
@@ -129,40 +131,13 @@ function modelConfig(spec: ModelSpec) {
   };
 }
 
-function duration(d: Duration) {
-  return { count: d.count, ns: d.ns };
-}
-
 function statistics(models: readonly SimulatedModel[]): HttpResponse {
   return json({
-    model_stats: models.map((m) => {
-      const s = m.stats;
-      return {
-        name: m.name,
-        version: m.version,
-        last_inference: s.lastInference,
-        inference_count: s.inferenceCount,
-        execution_count: s.executionCount,
-        inference_stats: {
-          success: duration(s.success),
-          fail: duration(s.fail),
-          queue: duration(s.queue),
-          compute_input: duration(s.computeInput),
-          compute_infer: duration(s.computeInfer),
-          compute_output: duration(s.computeOutput),
-          cache_hit: duration(s.cacheHit),
-          cache_miss: duration(s.cacheMiss),
-        },
-        response_stats: {},
-        batch_stats: [...s.batches].sort((a, b) => a[0] - b[0]).map(([size, b]) => ({
-          batch_size: size,
-          compute_input: duration(b.computeInput),
-          compute_infer: duration(b.computeInfer),
-          compute_output: duration(b.computeOutput),
-        })),
-        memory_usage: [],
-      };
-    }),
+    model_stats: models.map((m) => ({
+      ...statisticsFields(m),
+      response_stats: {},
+      memory_usage: [],
+    })),
   });
 }
 
@@ -183,12 +158,15 @@ interface ParsedInfer {
   core: CoreRequest;
   /** Per requested output, or one flag for all outputs. */
   binary: boolean | boolean[];
+  /** Per requested output: where it goes in shared memory, if there. */
+  shared: (RegionRef | undefined)[];
 }
 
-/** Where the next binary input starts in the request body. */
+/** Where the next binary input starts in the request body, and the shared-memory regions. */
 interface BodyCursor {
   body: Uint8Array;
   offset: number;
+  sharedMemory: SharedMemoryRegistry;
 }
 
 /** Reads one input; binary data is taken at the cursor, which advances past it. */
@@ -203,8 +181,12 @@ function parseInput(value: unknown, cursor: BodyCursor): Tensor {
     throw invalid(`Unable to parse 'shape' of input '${name}'`);
   }
   const params = isRecord(parameters) ? parameters : {};
-  if (params.shared_memory_region !== undefined) {
-    throw invalid(`Unable to find shared memory region: '${params.shared_memory_region}'`);
+  const ref = regionRef(params, `input '${name}'`);
+  if (ref !== undefined) {
+    if (data !== undefined) {
+      throw invalid(`input '${name}' has both 'data' and shared memory parameters`);
+    }
+    return { name, datatype, shape, data: cursor.sharedMemory.read(ref, `input '${name}'`) };
   }
   const size = params.binary_data_size;
   if (size !== undefined) {
@@ -238,7 +220,7 @@ function parseInput(value: unknown, cursor: BodyCursor): Tensor {
   }
 }
 
-function parseInfer(request: HttpRequest): ParsedInfer {
+function parseInfer(request: HttpRequest, sharedMemory: SharedMemoryRegistry): ParsedInfer {
   const body = request.body;
   const lengthText = request.header("inference-header-content-length");
   const headerLength = lengthText === undefined ? body.byteLength : Number(lengthText);
@@ -260,7 +242,7 @@ function parseInfer(request: HttpRequest): ParsedInfer {
   const inputs = parsed.inputs;
   if (!Array.isArray(inputs)) throw invalid("Unable to find 'inputs' in the request JSON");
   const tensors = new Array<Tensor>(inputs.length);
-  const cursor: BodyCursor = { body, offset: headerLength };
+  const cursor: BodyCursor = { body, offset: headerLength, sharedMemory };
   for (let i = 0; i < inputs.length; i++) tensors[i] = parseInput(inputs[i], cursor);
   if (cursor.offset !== body.byteLength) {
     throw invalid(
@@ -272,6 +254,7 @@ function parseInfer(request: HttpRequest): ParsedInfer {
   const binaryDefault = parameters.binary_data_output === true;
   const outputs = parsed.outputs;
   const names: string[] = [];
+  const shared: (RegionRef | undefined)[] = [];
   let binary: boolean | boolean[] = binaryDefault;
   if (outputs !== undefined) {
     if (!Array.isArray(outputs)) throw invalid("Request 'outputs' must be a list");
@@ -281,9 +264,10 @@ function parseInfer(request: HttpRequest): ParsedInfer {
         throw invalid("Every requested output needs a 'name'");
       }
       const params = isRecord(output.parameters) ? output.parameters : {};
-      if (params.shared_memory_region !== undefined) {
-        throw invalid(`Unable to find shared memory region: '${params.shared_memory_region}'`);
-      }
+      const ref = regionRef(params, `output '${output.name}'`);
+      // Fails before inference when the region is unknown, as Triton does.
+      if (ref !== undefined) sharedMemory.status(ref.region);
+      shared.push(ref);
       names.push(output.name);
       flags.push(typeof params.binary_data === "boolean" ? params.binary_data : binaryDefault);
     }
@@ -304,7 +288,7 @@ function parseInfer(request: HttpRequest): ParsedInfer {
       end: parameters.sequence_end === true,
     };
   }
-  return { core, binary };
+  return { core, binary, shared };
 }
 
 /** One model version's routes, with everything that does not vary per request precomputed. */
@@ -314,7 +298,7 @@ class ModelEndpoint {
   /** Start of every inference response header. */
   readonly #prefix: string;
 
-  constructor(readonly model: SimulatedModel) {
+  constructor(readonly model: SimulatedModel, readonly sharedMemory: SharedMemoryRegistry) {
     const spec = model.spec;
     this.metadata = json({
       name: spec.name,
@@ -339,13 +323,19 @@ class ModelEndpoint {
     }
     let parsed: ParsedInfer;
     try {
-      parsed = parseInfer(request);
+      parsed = parseInfer(request, this.sharedMemory);
     } catch (error) {
       // Triton counts requests that fail before scheduling as failures of the model.
       this.model.stats.fail.add(performance.now() - request.arrival);
       throw error;
     }
-    return this.model.infer(parsed.core).then((outputs) => this.#encode(parsed, outputs), failure);
+    return this.model.infer(parsed.core).then((outputs) => {
+      try {
+        return this.#encode(parsed, outputs);
+      } catch (error) {
+        return failure(error);
+      }
+    }, failure);
   }
 
   #encode(parsed: ParsedInfer, outputs: Tensor[]): HttpResponse {
@@ -361,7 +351,12 @@ class ModelEndpoint {
       header += `{"name":${JSON.stringify(t.name)},"datatype":"${t.datatype}","shape":[${
         t.shape.join(",")
       }]`;
-      if (typeof binary === "boolean" ? binary : binary[i]) {
+      const ref = parsed.shared[i];
+      if (ref !== undefined) {
+        this.sharedMemory.write(ref, t.data, `output '${t.name}'`);
+        header += `,"parameters":{"shared_memory_region":${JSON.stringify(ref.region)},` +
+          `"shared_memory_byte_size":${t.data.byteLength}}}`;
+      } else if (typeof binary === "boolean" ? binary : binary[i]) {
         header += `,"parameters":{"binary_data_size":${t.data.byteLength}}}`;
         parts.push(t.data);
       } else {
@@ -390,14 +385,61 @@ function decodeSegment(segment: string): string {
   }
 }
 
+/**
+ * Triton's system shared-memory routes: `path` follows "/v2/systemsharedmemory"
+ * ("/status", "/region/NAME/register", ...).
+ */
+function sharedMemoryRoute(
+  request: HttpRequest,
+  options: { path: string; registry: SharedMemoryRegistry },
+): HttpResponse {
+  const match = /^(?:\/region\/([^/]+))?\/(status|register|unregister)$/.exec(options.path);
+  if (match === null) return NOT_FOUND;
+  const name = match[1] === undefined ? "" : decodeSegment(match[1]);
+  const action = match[2];
+  const registry = options.registry;
+  if (action === "status") {
+    if (request.method !== "GET") return METHOD_NOT_ALLOWED;
+    return json(
+      registry.status(name).map((r) => ({
+        name: r.name,
+        key: r.key,
+        offset: r.offset,
+        byte_size: r.byteSize,
+      })),
+    );
+  }
+  if (request.method !== "POST") return METHOD_NOT_ALLOWED;
+  if (action === "unregister") {
+    registry.unregister(name);
+    return OK;
+  }
+  if (name === "") return NOT_FOUND;
+  let body: unknown;
+  try {
+    body = JSON.parse(decoder.decode(request.body));
+  } catch (error) {
+    throw invalid(`failed to parse the request JSON buffer: ${(error as Error).message}`);
+  }
+  const { key, offset = 0, byte_size: byteSize } = isRecord(body) ? body : {};
+  if (
+    typeof key !== "string" || !Number.isSafeInteger(offset) || !Number.isSafeInteger(byteSize)
+  ) {
+    throw invalid("Shared memory register needs 'key', 'offset' and 'byte_size'");
+  }
+  registry.register({ name, key, offset: offset as number, byteSize: byteSize as number });
+  return OK;
+}
+
 /** The KServe v2 HTTP routes over a model repository. */
 export function createKServeHandler(
   repository: ModelRepository,
   identity: ServerIdentity,
+  options: { sharedMemory: SharedMemoryRegistry },
 ): HttpHandler {
   const serverMetadata = json({ ...identity, extensions: KSERVE_EXTENSIONS });
   const endpoints = new Map<SimulatedModel, ModelEndpoint>(
-    repository.models.map((m) => [m, new ModelEndpoint(m)]),
+    repository.models.map((m) => [m, new ModelEndpoint(m, options.sharedMemory)]),
   );
   const endpoint = (name: string, version: string | undefined) =>
     endpoints.get(repository.get(name, version))!;
@@ -450,6 +492,12 @@ export function createKServeHandler(
   function route(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
     const path = request.path;
     if (path.startsWith("/v2/models/")) return modelRoute(request, path.slice(11));
+    if (path.startsWith("/v2/systemsharedmemory/")) {
+      return sharedMemoryRoute(request, { path: path.slice(22), registry: options.sharedMemory });
+    }
+    if (path.startsWith("/v2/cudasharedmemory/")) {
+      return errorResponse(400, "CUDA shared memory is not supported: this server has no GPU");
+    }
     switch (path) {
       case "/v2":
       case "/v2/":

@@ -12,6 +12,7 @@ export {
   type DecoupledConfig,
   DEFAULT_MODELS,
   type DynamicBatchingConfig,
+  type LlmConfig,
   loadModelConfig,
   type ModelConfig,
   ModelConfigError,

@@ -1,10 +1,18 @@
-/** Starts the reference server: the simulated models behind each protocol front end. */
+/**
+ * Starts the reference server: the simulated models behind each protocol
+ * front end. The HTTP port serves KServe v2 (/v2/...), TorchServe
+ * (/predictions/..., /ping) and the OpenAI-compatible API (/v1/...) side by
+ * side; every gRPC port serves KServe v2 and TF Serving's PredictionService.
+ */
 import denoConfig from "../../deno.json" with { type: "json" };
 import { DEFAULT_MODELS, type ModelConfig, resolveModelSpecs } from "./config.ts";
 import { SimulatedGpus } from "./gpu.ts";
 import { type GrpcServer, type GrpcTlsOptions, serveGrpc } from "./grpc.ts";
 import { createKServeHandler } from "./kserve_http.ts";
 import { createMetricsHandler } from "./metrics.ts";
+import { createOpenAiHandler } from "./openai.ts";
+import { SharedMemoryRegistry } from "./shm.ts";
+import { createTorchServeHandler } from "./torchserve.ts";
 import type { Clock } from "./model.ts";
 import { ModelRepository } from "./repository.ts";
 import { type HttpServer, serveHttp } from "./_http.ts";
@@ -22,8 +30,18 @@ export interface ServerOptions {
   metricsPort?: number;
   /** KServe v2 gRPC port; 0 (the default) picks a free port. */
   grpcPort?: number;
+  /**
+   * A second gRPC port, TF Serving's default 8500 for `inferperf serve`, so
+   * --service-kind tfserving finds the server without -u. Absent: none.
+   */
+  tfservingPort?: number;
   /** Serve gRPC over TLS (and require client certificates when `clientCaCerts` is set). */
   grpcTls?: GrpcTlsOptions;
+  /**
+   * Where system shared-memory keys resolve, instead of /dev/shm: tests use a
+   * temporary directory, as Deno grants /dev only to --allow-all programs.
+   */
+  sharedMemoryDirectory?: string;
   /** Aborting closes the server. */
   signal?: AbortSignal;
   /** Substitutes the time source of the simulated models (tests). */
@@ -40,6 +58,8 @@ export interface RunningServer {
   grpcPort: number;
   /** host:port of the gRPC front end, as `-u` takes it with `-i grpc`. */
   grpcAddr: string;
+  /** The TF Serving port, when `tfservingPort` was given. */
+  tfservingPort?: number;
   /** Fails requests still running, then closes every listener and connection. */
   close(): Promise<void>;
 }
@@ -60,12 +80,23 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     random: options.random,
     load: gpus,
   });
+  const identity = { name: SERVER_NAME, version: denoConfig.version };
+  const sharedMemory = new SharedMemoryRegistry({ directory: options.sharedMemoryDirectory });
+  const kserve = createKServeHandler(repository, identity, { sharedMemory });
+  const torchserve = createTorchServeHandler(repository);
+  const openai = createOpenAiHandler(repository, { clock: options.clock });
   const http = serveHttp(
-    createKServeHandler(repository, { name: SERVER_NAME, version: denoConfig.version }),
+    (request) =>
+      request.path.startsWith("/v1/")
+        ? openai.handle(request)
+        : request.path.startsWith("/predictions/") || request.path === "/ping"
+        ? torchserve(request)
+        : kserve(request),
     { hostname: host, port: options.httpPort ?? 0 },
   );
   let metrics: HttpServer;
   let grpc: GrpcServer;
+  let tfserving: GrpcServer | undefined;
   try {
     metrics = serveHttp(createMetricsHandler(repository, gpus), {
       hostname: host,
@@ -76,21 +107,36 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw error;
   }
   try {
-    grpc = await serveGrpc(repository, { name: SERVER_NAME, version: denoConfig.version }, {
+    grpc = await serveGrpc(repository, identity, {
       hostname: host,
       port: options.grpcPort ?? 0,
       tls: options.grpcTls,
+      sharedMemory,
     });
   } catch (error) {
     await Promise.all([http.close(), metrics.close()]);
     throw error;
+  }
+  if (options.tfservingPort !== undefined) {
+    try {
+      tfserving = await serveGrpc(repository, identity, {
+        hostname: host,
+        port: options.tfservingPort,
+        sharedMemory,
+      });
+    } catch (error) {
+      await Promise.all([http.close(), metrics.close(), grpc.close()]);
+      throw error;
+    }
   }
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       signal?.removeEventListener("abort", close);
       repository.close();
-      await Promise.all([http.close(), metrics.close(), grpc.close()]);
+      openai.close();
+      await Promise.all([http.close(), metrics.close(), grpc.close(), tfserving?.close()]);
+      sharedMemory.close();
     })();
     return closing;
   };
@@ -101,6 +147,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     addr: hostPort(host, http.port),
     grpcPort: grpc.port,
     grpcAddr: hostPort(host, grpc.port),
+    ...(tfserving ? { tfservingPort: tfserving.port } : {}),
     close,
   };
 }

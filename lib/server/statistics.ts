@@ -51,3 +51,35 @@ export class ModelStats {
     return stats;
   }
 }
+
+/**
+ * A model version's statistics under the statistics extension's field names,
+ * which the HTTP JSON and the gRPC ModelStatistics message share.
+ */
+export function statisticsFields(model: { name: string; version: string; stats: ModelStats }) {
+  const s = model.stats;
+  const duration = (d: Duration) => ({ count: d.count, ns: d.ns });
+  return {
+    name: model.name,
+    version: model.version,
+    last_inference: s.lastInference,
+    inference_count: s.inferenceCount,
+    execution_count: s.executionCount,
+    inference_stats: {
+      success: duration(s.success),
+      fail: duration(s.fail),
+      queue: duration(s.queue),
+      compute_input: duration(s.computeInput),
+      compute_infer: duration(s.computeInfer),
+      compute_output: duration(s.computeOutput),
+      cache_hit: duration(s.cacheHit),
+      cache_miss: duration(s.cacheMiss),
+    },
+    batch_stats: [...s.batches].sort((a, b) => a[0] - b[0]).map(([size, b]) => ({
+      batch_size: size,
+      compute_input: duration(b.computeInput),
+      compute_infer: duration(b.computeInfer),
+      compute_output: duration(b.computeOutput),
+    })),
+  };
+}

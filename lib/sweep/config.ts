@@ -14,6 +14,7 @@ import {
 import { optionDef, optionLabel } from "../cli/options.ts";
 import { parseRange, type Range, rangeLevels } from "../cli/range.ts";
 import { REPORTED_PERCENTILES } from "../measure/stats.ts";
+import { formatGeneral } from "../report/format.ts";
 import type { LoadMode } from "../measure/types.ts";
 import { constraintText, type Goals, parseGoals } from "./goals.ts";
 
@@ -27,6 +28,20 @@ export interface SweepPoint {
   mode: LoadMode;
   /** Concurrency or request rate. */
   value: number;
+}
+
+/** `concurrency 2`, `request rate 50.5` */
+export function describeLoad(point: SweepPoint): string {
+  return point.mode === "concurrency"
+    ? `concurrency ${point.value}`
+    : `request rate ${formatGeneral(point.value)}`;
+}
+
+/** `slow, batch size 1, http, input data random, concurrency 2` */
+export function describePoint(point: SweepPoint): string {
+  return `${point.model}, batch size ${point.batchSize}, ${point.protocol}, input data ${point.inputData}, ${
+    describeLoad(point)
+  }`;
 }
 
 /** Identifies a point in checkpoints. */
@@ -56,6 +71,8 @@ export interface SweepConfig {
   percentile?: number;
   /** Where the CSV goes: -f, else results.csv in the checkpoint directory. */
   csvFile: string;
+  /** Where the HTML report goes: --report-html, else report.html in the checkpoint directory. */
+  htmlFile: string;
   settings: Settings;
 }
 
@@ -63,6 +80,7 @@ export interface SweepConfig {
 export interface ReportConfig {
   checkpointDirectory: string;
   csvFile: string;
+  htmlFile: string;
   /** Given on the command line; otherwise the checkpoint's own goals apply. */
   objective?: string;
   constraints?: string[];
@@ -75,6 +93,7 @@ const SWEEP_OPTIONS = [
   "objective",
   "constraints",
   "latency-report-file",
+  "report-html",
 ];
 /** Options whose meaning has no place in a sweep of single points. */
 const NOT_IN_SWEEPS = ["binary-search", "request-intervals", "verbose-csv"];
@@ -260,14 +279,19 @@ export function buildSweepConfig(raw: RawOptions): SweepConfig {
     goals,
     latencyThresholdMs: first.latencyThresholdMs,
     percentile: first.percentile,
-    csvFile: csvFile(raw, checkpointDirectory),
+    ...reportFiles(raw, checkpointDirectory),
     settings: settingsOf(first),
   };
 }
 
-function csvFile(raw: RawOptions, directory: string): string {
-  const file = raw.get("latency-report-file");
-  return file === undefined ? `${directory.replace(/\/+$/, "")}/results.csv` : String(file);
+/** -f and --report-html, by default results.csv and report.html in the checkpoint directory. */
+function reportFiles(raw: RawOptions, directory: string): { csvFile: string; htmlFile: string } {
+  const file = (option: string, name: string) =>
+    String(raw.get(option) ?? `${directory.replace(/\/+$/, "")}/${name}`);
+  return {
+    csvFile: file("latency-report-file", "results.csv"),
+    htmlFile: file("report-html", "report.html"),
+  };
 }
 
 /** Options of `inferperf report`. */
@@ -278,7 +302,7 @@ export function buildReportConfig(raw: RawOptions): ReportConfig {
   const constraints = commaList(raw.get("constraints"));
   return {
     checkpointDirectory,
-    csvFile: csvFile(raw, checkpointDirectory),
+    ...reportFiles(raw, checkpointDirectory),
     ...(raw.has("objective") ? { objective: String(raw.get("objective")) } : {}),
     ...(raw.has("constraints") ? { constraints } : {}),
   };

@@ -51,6 +51,7 @@ Deno.test("the placeholder fixture expands to models x data sets x batch sizes x
   ]);
   assert.equal(config.checkpointDirectory, "/tmp/inferperf-placeholders");
   assert.equal(config.csvFile, "/tmp/inferperf-placeholders/results.csv");
+  assert.equal(config.htmlFile, "/tmp/inferperf-placeholders/report.html");
   assert.equal(config.goals.objective.name, "p95-latency");
   assert.deepEqual(
     config.goals.constraints.map((c) => [c.bound, c.metric.name, c.limit]),
@@ -162,8 +163,13 @@ Deno.test("sweep options outside a sweep are errors; report reads its own option
   assert.deepEqual(buildReportConfig(parsed.options), {
     checkpointDirectory: "d/",
     csvFile: "d/results.csv",
+    htmlFile: "d/report.html",
     constraints: ["a=1"],
   });
+  assert.deepEqual(
+    buildReportConfig(parseArgv(["report", "-f", "r.csv", "--report-html", "r.html"]).options),
+    { checkpointDirectory: "checkpoints", csvFile: "r.csv", htmlFile: "r.html" },
+  );
   assert.throws(() => parseArgv(["report", "-m", "x"]), /does not apply to "inferperf report"/);
 });
 

@@ -5,6 +5,7 @@
  */
 import { UsageError } from "../cli/config.ts";
 import type { LevelResult } from "../measure/types.ts";
+import { formatGeneral } from "../report/format.ts";
 
 export interface Metric {
   /** throughput, avg-latency or pN-latency. */
@@ -124,6 +125,26 @@ export function parseGoals(
 export function constraintText(c: Constraint): string {
   return `${c.bound}-${c.metric.name}=${c.limit}`;
 }
+
+/** `highest throughput; constraints: max-p99-latency=20`: what the best points are judged by. */
+export function describeGoals(goals: Goals): string {
+  const aim = goals.objective.higherIsBetter ? "highest" : "lowest";
+  const constraints = goals.constraints.length > 0
+    ? `; constraints: ${goals.constraints.map(constraintText).join(", ")}`
+    : "";
+  return `${aim} ${goals.objective.label}${constraints}`;
+}
+
+/** `12.5 infer/sec`, `3.142 msec`: a metric's value as reports show it (latencies to the usec). */
+export function formatMetric(metric: Metric, value: number): string {
+  return `${
+    formatGeneral(metric.unit === "msec" ? Number(value.toFixed(3)) : value)
+  } ${metric.unit}`;
+}
+
+/** What reports say of a model none of whose points can be the best. */
+export const NO_BEST_POINT =
+  "none; no point is stable, free of failed requests and within the constraints";
 
 /** Why `result` breaks a constraint, or undefined when it meets it. */
 function violation(result: LevelResult, c: Constraint): string | undefined {

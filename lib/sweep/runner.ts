@@ -12,7 +12,8 @@ import { NoValidRequestsError } from "../measure/level.ts";
 import type { LevelResult } from "../measure/types.ts";
 import { InputError } from "../profile/inputs.ts";
 import { Interrupt } from "../profile/interrupt.ts";
-import { runProfile, stabilizingLatency } from "../profile/run.ts";
+import { stabilizingLatency } from "../measure/stability.ts";
+import { runProfile } from "../profile/run.ts";
 import { InferError, ProtocolError, TimeoutError } from "../protocol/errors.ts";
 import type { CheckpointStore, PointRecord } from "./checkpoint.ts";
 import {

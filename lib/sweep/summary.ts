@@ -3,24 +3,19 @@
  * point of each model and the full table; the same data as CSV. Latencies in
  * the table and CSV are whole microseconds, like perf_analyzer's reports.
  */
-import { csvCell, formatGeneral, wholeUs } from "../report/mod.ts";
+import { csvCell } from "../report/csv.ts";
+import { formatGeneral, wholeUs } from "../report/format.ts";
 import type { PointRecord } from "./checkpoint.ts";
-import type { SweepPoint } from "./config.ts";
-import { constraintText, type Goals, judge, type Verdict } from "./goals.ts";
+import { describeLoad, describePoint, type SweepPoint } from "./config.ts";
+import {
+  describeGoals,
+  formatMetric,
+  type Goals,
+  judge,
+  NO_BEST_POINT,
+  type Verdict,
+} from "./goals.ts";
 import type { PointFailure, PointInfo } from "./runner.ts";
-
-function loadText(point: SweepPoint): string {
-  return point.mode === "concurrency"
-    ? `concurrency ${point.value}`
-    : `request rate ${formatGeneral(point.value)}`;
-}
-
-/** `slow, batch size 1, http, input data random, concurrency 2` */
-export function describePoint(point: SweepPoint): string {
-  return `${point.model}, batch size ${point.batchSize}, ${point.protocol}, input data ${point.inputData}, ${
-    loadText(point)
-  }`;
-}
 
 /** The line announcing a point: `[3/8] slow, batch size 1, ...`. */
 export function formatPointStart(point: SweepPoint, info: PointInfo): string {
@@ -51,8 +46,12 @@ function loadColumn(records: readonly PointRecord[]): [string, (p: SweepPoint) =
   const modes = new Set(records.map((r) => r.point.mode));
   if (modes.size === 1 && modes.has("concurrency")) return ["Concurrency", (p) => String(p.value)];
   if (modes.size === 1) return ["Request Rate", (p) => formatGeneral(p.value)];
-  return ["Load", loadText];
+  return ["Load", describeLoad];
 }
+
+/** A point's percentile in whole usec; `missing` when it was not measured, never 0. */
+const percentileCell = (us: number | undefined, missing: string) =>
+  us === undefined ? missing : String(wholeUs(us));
 
 function percentiles(records: readonly PointRecord[]): number[] {
   const all = new Set(records.flatMap((r) => [...r.result.client.percentilesUs.keys()]));
@@ -73,18 +72,6 @@ function table(rows: readonly string[][], numeric: readonly boolean[]): string {
   ).join("");
 }
 
-function describeGoals(goals: Goals): string {
-  const aim = goals.objective.higherIsBetter ? "highest" : "lowest";
-  const constraints = goals.constraints.length > 0
-    ? `; constraints: ${goals.constraints.map(constraintText).join(", ")}`
-    : "";
-  return `${aim} ${goals.objective.label}${constraints}`;
-}
-
-function formatValue(value: number, unit: string): string {
-  return `${formatGeneral(unit === "msec" ? Number(value.toFixed(3)) : value)} ${unit}`;
-}
-
 /**
  * The closing summary: the best point of each model under the goals, the
  * table of every point, and the points that failed.
@@ -100,15 +87,13 @@ export function formatSweepSummary(
   for (const model of models) {
     const i = records.findIndex((r, j) => r.point.model === model && judged[j]!.best);
     if (i < 0) {
-      out.push(
-        `  ${model}: none; no point is stable, free of failed requests and within the constraints`,
-      );
+      out.push(`  ${model}: ${NO_BEST_POINT}`);
       continue;
     }
     const { point, result } = records[i]!;
     out.push(
       `  ${describePoint(point)}: ${goals.objective.label} ${
-        formatValue(goals.objective.value(result)!, goals.objective.unit)
+        formatMetric(goals.objective, goals.objective.value(result)!)
       }`,
     );
   }
@@ -136,7 +121,7 @@ export function formatSweepSummary(
       loadCell(point),
       formatGeneral(c.throughput),
       String(wholeUs(c.avgLatencyUs)),
-      ...ps.map((p) => String(wholeUs(c.percentilesUs.get(p) ?? 0))),
+      ...ps.map((p) => percentileCell(c.percentilesUs.get(p), "-")),
       verdict.best ? "best" : verdict.reasons.join("; "),
     ];
   });
@@ -195,7 +180,7 @@ export function formatSweepCsv(records: readonly PointRecord[], options: { goals
       loadCell(point),
       formatGeneral(c.throughput),
       wholeUs(c.avgLatencyUs),
-      ...ps.map((p) => wholeUs(c.percentilesUs.get(p) ?? 0)),
+      ...ps.map((p) => percentileCell(c.percentilesUs.get(p), "")),
       wholeUs(c.avgSendUs),
       wholeUs(c.avgRecvUs),
       ...(s

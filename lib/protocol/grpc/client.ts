@@ -48,6 +48,15 @@ import {
 } from "./messages.ts";
 import { connTransport, pump } from "./transport.ts";
 import {
+  placementOf,
+  refParameters,
+  type SharedMemoryControl,
+  type SharedMemoryRef,
+  type SharedMemoryRegion,
+  type SharedOutputReader,
+  sharedOutputReader,
+} from "../shm.ts";
+import {
   compress,
   type Compression,
   decodeGrpcMessage,
@@ -105,11 +114,34 @@ export function parseGrpcUrl(url: string): Endpoint {
   return endpoint;
 }
 
-/** A request encoded once: the length-prefixed gRPC message. */
+/** A unary RPC of another service that sessions can send (TF Serving's Predict). */
+export interface UnaryMethod {
+  /** "/package.Service/Method". */
+  path: string;
+  /** Output tensors of a response message (when the caller decodes outputs). */
+  decode(message: Uint8Array): Tensor[];
+}
+
+/** A request encoded once: the length-prefixed gRPC message, and how to send and read it. */
 class PreparedGrpcRequest implements PreparedRequest {
   readonly byteLength: number;
-  constructor(readonly framed: Uint8Array, readonly decoupled: boolean) {
+  readonly decoupled: boolean;
+  /** Header block of the unary call. */
+  readonly block: Uint8Array;
+  readonly decode: (message: Uint8Array) => Tensor[];
+
+  constructor(
+    readonly framed: Uint8Array,
+    options: {
+      decoupled: boolean;
+      block: Uint8Array;
+      decode: (message: Uint8Array) => Tensor[];
+    },
+  ) {
     this.byteLength = framed.length;
+    this.decoupled = options.decoupled;
+    this.block = options.block;
+    this.decode = options.decode;
   }
 }
 
@@ -206,6 +238,26 @@ function outputsOf(response: Fields): Tensor[] {
         : contentsToBytes(datatype, output.contents),
     };
   });
+}
+
+/** InferParameters of a tensor's place in shared memory. */
+function sharedParameters(ref: SharedMemoryRef): Fields {
+  const parameters: Fields = {};
+  for (const [key, value] of Object.entries(refParameters(ref))) {
+    parameters[key] = toInferParameter(value);
+  }
+  return parameters;
+}
+
+/** `outputs` with the data of those in shared memory read from their slots. */
+function withSharedOutputs(outputs: Tensor[], shared: SharedOutputReader): Tensor[] {
+  for (const output of outputs) output.data = shared(output) ?? output.data;
+  return outputs;
+}
+
+/** Output tensors of an encoded ModelInferResponse. */
+function decodeInferResponse(message: Uint8Array): Tensor[] {
+  return outputsOf(decodeMessage(Messages.ModelInferResponse, message));
 }
 
 /**
@@ -374,6 +426,8 @@ function lossError(error: Error, address: string): Error {
 abstract class SessionBase implements InferSession {
   protected readonly client: GrpcClient;
   protected connection: Connection | undefined;
+  /** The HTTP/2 stream of the call in flight (unary) or of the open ModelStreamInfer. */
+  protected stream: Http2Stream | undefined;
   protected timing: RequestTiming | undefined;
   protected decode = false;
   protected onResponse: (() => void) | undefined;
@@ -393,7 +447,7 @@ abstract class SessionBase implements InferSession {
   ): Promise<OutputTensors | undefined>;
 
   close(): void {
-    this.abandon(new ConnectionError("The session was closed", this.client.address));
+    this.abort(new ConnectionError("The session was closed", this.client.address));
     if (this.connection !== undefined) this.client.release(this.connection);
     this.connection = undefined;
   }
@@ -450,11 +504,34 @@ abstract class SessionBase implements InferSession {
     reject(error);
   }
 
-  /** The deadline passed: the stream is reset and the call fails. */
-  protected abstract timedOut(): void;
+  /** A request this session can send, and none in flight. */
+  protected check(request: PreparedRequest): asserts request is PreparedGrpcRequest {
+    if (!(request instanceof PreparedGrpcRequest)) {
+      throw new TypeError("The request was not prepared by a gRPC client");
+    }
+    if (this.busy) throw new TypeError("A request is already in flight on this session");
+  }
 
-  /** Fails a call in flight (session closing). */
-  protected abstract abandon(error: Error): void;
+  reset(_stream: Http2Stream, error: Error): void {
+    this.stream = undefined;
+    this.fail(lossError(error, this.client.address));
+  }
+
+  /**
+   * Resets the stream and fails the call in flight: later messages of an
+   * abandoned request must not be taken for the next one's.
+   */
+  protected abort(error: Error): void {
+    const stream = this.stream;
+    this.stream = undefined;
+    if (stream !== undefined) this.connection?.session?.resetStream(stream);
+    this.fail(error);
+  }
+
+  /** The deadline passed. */
+  protected timedOut(): void {
+    this.abort(this.timeoutError());
+  }
 
   protected timeoutError(): TimeoutError {
     const ms = this.client.requestTimeoutMs ?? 0;
@@ -475,27 +552,25 @@ class UnarySession extends SessionBase implements StreamHandler {
   readonly #reader = new MessageReader((message, compressed) =>
     this.#onMessage(message, compressed)
   );
-  #stream: Http2Stream | undefined;
   #response: Uint8Array | undefined;
+  #decode: (message: Uint8Array) => Tensor[] = decodeInferResponse;
 
   async infer(
     request: PreparedRequest,
     timing: RequestTiming,
     options?: InferOptions,
   ): Promise<OutputTensors | undefined> {
-    if (!(request instanceof PreparedGrpcRequest)) {
-      throw new TypeError("The request was not prepared by a gRPC client");
-    }
-    if (this.busy) throw new TypeError("A request is already in flight on this session");
+    this.check(request);
     const session = await this.session();
     const done = this.begin(timing, options);
     resetState(this.#state);
     this.#reader.reset();
     this.#response = undefined;
+    this.#decode = request.decode;
     timing.start = performance.now();
     try {
-      this.#stream = session.request(this, this.client.unaryBlock, false);
-      session.sendData(this.#stream, request.framed, true);
+      this.stream = session.request(this, request.block, false);
+      session.sendData(this.stream, request.framed, true);
     } catch (error) {
       this.fail(lossError(error as Error, this.client.address));
       return done;
@@ -514,31 +589,11 @@ class UnarySession extends SessionBase implements StreamHandler {
       try {
         this.#reader.push(data);
       } catch (error) {
-        this.#abort(error as Error);
+        this.abort(error as Error);
         return;
       }
     }
     if (endStream) this.#finish();
-  }
-
-  reset(_stream: Http2Stream, error: Error): void {
-    this.#stream = undefined;
-    this.fail(lossError(error, this.client.address));
-  }
-
-  protected timedOut(): void {
-    this.#abort(this.timeoutError());
-  }
-
-  protected abandon(error: Error): void {
-    this.#abort(error);
-  }
-
-  #abort(error: Error): void {
-    const stream = this.#stream;
-    this.#stream = undefined;
-    if (stream !== undefined) this.connection?.session?.resetStream(stream);
-    this.fail(error);
   }
 
   #onMessage(message: Uint8Array, compressed: boolean): void {
@@ -546,7 +601,7 @@ class UnarySession extends SessionBase implements StreamHandler {
   }
 
   #finish(): void {
-    this.#stream = undefined;
+    this.stream = undefined;
     const timing = this.timing!;
     const now = performance.now();
     timing.recvStart = now;
@@ -568,7 +623,7 @@ class UnarySession extends SessionBase implements StreamHandler {
       if (this.#response === undefined) {
         throw new ProtocolError("The server sent no response message");
       }
-      outputs = outputsOf(decodeMessage(Messages.ModelInferResponse, this.#response));
+      outputs = this.#decode(this.#response);
     } catch (error) {
       this.fail(error as Error);
       return;
@@ -591,32 +646,30 @@ class StreamSession extends SessionBase implements StreamHandler {
     final: undefined,
     infer: undefined,
   };
-  #stream: Http2Stream | undefined;
   #decoupled = false;
   #last: Uint8Array | undefined;
+  #decode: (message: Uint8Array) => Tensor[] = decodeInferResponse;
 
   async infer(
     request: PreparedRequest,
     timing: RequestTiming,
     options?: InferOptions,
   ): Promise<OutputTensors | undefined> {
-    if (!(request instanceof PreparedGrpcRequest)) {
-      throw new TypeError("The request was not prepared by a gRPC client");
-    }
-    if (this.busy) throw new TypeError("A request is already in flight on this session");
+    this.check(request);
     const session = await this.session();
     const done = this.begin(timing, options);
     this.#decoupled = request.decoupled;
+    this.#decode = request.decode;
     this.#last = undefined;
     timing.responses = 0;
     timing.start = performance.now();
     try {
-      if (this.#stream === undefined) {
+      if (this.stream === undefined) {
         resetState(this.#state);
         this.#reader.reset();
-        this.#stream = session.request(this, this.client.streamBlock, false);
+        this.stream = session.request(this, this.client.streamBlock, false);
       }
-      session.sendData(this.#stream, request.framed, false);
+      session.sendData(this.stream, request.framed, false);
     } catch (error) {
       this.fail(lossError(error as Error, this.client.address));
       return done;
@@ -628,7 +681,7 @@ class StreamSession extends SessionBase implements StreamHandler {
   headers(_stream: Http2Stream, fields: readonly string[], endStream: boolean): void {
     parseStatus(fields, this.#state);
     if (!endStream) return;
-    this.#stream = undefined;
+    this.stream = undefined;
     const state = this.#state;
     this.fail(
       state.status === Status.OK
@@ -641,41 +694,13 @@ class StreamSession extends SessionBase implements StreamHandler {
     try {
       this.#reader.push(data);
     } catch (error) {
-      this.#abort(error as Error);
+      this.abort(error as Error);
       return;
     }
     if (endStream) {
-      this.#stream = undefined;
+      this.stream = undefined;
       this.fail(new ProtocolError("The server ended the stream without a status"));
     }
-  }
-
-  reset(_stream: Http2Stream, error: Error): void {
-    this.#stream = undefined;
-    this.fail(lossError(error, this.client.address));
-  }
-
-  override close(): void {
-    const stream = this.#stream;
-    this.#stream = undefined;
-    if (stream !== undefined) this.connection?.session?.resetStream(stream);
-    super.close();
-  }
-
-  protected timedOut(): void {
-    this.#abort(this.timeoutError());
-  }
-
-  protected abandon(error: Error): void {
-    this.fail(error);
-  }
-
-  /** Ends the stream: responses of the abandoned request must not be taken for the next one's. */
-  #abort(error: Error): void {
-    const stream = this.#stream;
-    this.#stream = undefined;
-    if (stream !== undefined) this.connection?.session?.resetStream(stream);
-    this.fail(error);
   }
 
   #onMessage(message: Uint8Array, compressed: boolean): void {
@@ -705,9 +730,7 @@ class StreamSession extends SessionBase implements StreamHandler {
     let outputs: Tensor[] | undefined;
     if (this.decode) {
       try {
-        outputs = this.#last === undefined
-          ? []
-          : outputsOf(decodeMessage(Messages.ModelInferResponse, this.#last));
+        outputs = this.#last === undefined ? [] : this.#decode(this.#last);
       } catch (error) {
         this.fail(error as Error);
         return;
@@ -754,7 +777,7 @@ class ControlCall implements StreamHandler {
   }
 }
 
-export class GrpcClient implements InferenceClient, StatisticsSource {
+export class GrpcClient implements InferenceClient, StatisticsSource, SharedMemoryControl {
   readonly protocol = "grpc" as const;
   /** "host:port", as used in messages. */
   readonly address: string;
@@ -769,6 +792,8 @@ export class GrpcClient implements InferenceClient, StatisticsSource {
   readonly #perConnection: number;
   readonly #connections: Connection[] = [];
   readonly #decoupled = new Map<string, boolean>();
+  /** Header blocks of unary calls by path, with the request deadline. */
+  readonly #blocks = new Map<string, Uint8Array>();
   #control: Connection | undefined;
   readonly #onConnectionClose = (connection: Connection): void => {
     const i = this.#connections.indexOf(connection);
@@ -794,8 +819,8 @@ export class GrpcClient implements InferenceClient, StatisticsSource {
       }
       return [key, value];
     });
-    this.unaryBlock = this.#block("ModelInfer", this.requestTimeoutMs);
-    this.streamBlock = this.#block("ModelStreamInfer", undefined);
+    this.unaryBlock = this.#unaryBlock(SERVICE_PATH + "ModelInfer");
+    this.streamBlock = this.#block(SERVICE_PATH + "ModelStreamInfer", undefined);
   }
 
   async serverInfo(): Promise<ServerInfo> {
@@ -844,8 +869,56 @@ export class GrpcClient implements InferenceClient, StatisticsSource {
     return toModelStatistics(response);
   }
 
+  async registerSystemSharedMemory(region: SharedMemoryRegion): Promise<void> {
+    await this.#call(
+      "SystemSharedMemoryRegister",
+      Messages.SystemSharedMemoryRegisterRequest,
+      { name: region.name, key: region.key, offset: region.offset, byte_size: region.byteSize },
+      Messages.SystemSharedMemoryRegisterResponse,
+    );
+  }
+
+  async unregisterSystemSharedMemory(name: string): Promise<void> {
+    await this.#call(
+      "SystemSharedMemoryUnregister",
+      Messages.SystemSharedMemoryUnregisterRequest,
+      { name },
+      Messages.SystemSharedMemoryUnregisterResponse,
+    );
+  }
+
+  /** Encodes a request of another service's unary method once, for sessions to send. */
+  prepareCall(message: Uint8Array, method: UnaryMethod): PreparedRequest {
+    return new PreparedGrpcRequest(this.#frame(message), {
+      decoupled: false,
+      block: this.#unaryBlock(method.path),
+      decode: method.decode,
+    });
+  }
+
+  /** A unary call on the control connection: request and response as encoded messages. */
+  async call(path: string, message: Uint8Array): Promise<Uint8Array> {
+    this.#control ??= new Connection(this.#endpoint, this.#onConnectionClose);
+    let session: Http2Session;
+    try {
+      session = await this.#control.ready;
+    } catch (error) {
+      this.#control = undefined;
+      throw error;
+    }
+    const call = new ControlCall(this.address);
+    try {
+      const stream = session.request(call, this.#unaryBlock(path), false);
+      session.sendData(stream, frameMessage(message, false), true);
+    } catch (error) {
+      throw error instanceof Http2Error ? lossError(error, this.address) : error;
+    }
+    return await call.done.promise;
+  }
+
   prepare(request: InferRequest, target: { model: string; version: string }): PreparedRequest {
     const decoupled = this.#decoupled.get(target.model) === true;
+    const placement = placementOf(request);
     const parameters: Fields = {};
     for (const [name, value] of Object.entries(request.parameters ?? {})) {
       parameters[name] = toInferParameter(value);
@@ -858,15 +931,27 @@ export class GrpcClient implements InferenceClient, StatisticsSource {
       model_name: target.model,
       model_version: target.version,
       parameters,
-      inputs: request.inputs.map((t) => ({ name: t.name, datatype: t.datatype, shape: t.shape })),
-      outputs: request.outputs.map((name) => ({ name })),
-      raw_input_contents: request.inputs.map((t) => t.data),
+      inputs: request.inputs.map((t, i) => ({
+        name: t.name,
+        datatype: t.datatype,
+        shape: t.shape,
+        ...(placement ? { parameters: sharedParameters(placement.inputs[i]) } : {}),
+      })),
+      outputs: request.outputs.map((name, i) => ({
+        name,
+        ...(placement ? { parameters: sharedParameters(placement.outputs[i]) } : {}),
+      })),
+      // Tensors in shared memory are named by their parameters instead.
+      raw_input_contents: placement ? [] : request.inputs.map((t) => t.data),
     });
-    const compressed = this.#compression !== "none";
-    return new PreparedGrpcRequest(
-      frameMessage(compressed ? compress(this.#compression, message) : message, compressed),
+    const shared = sharedOutputReader(request);
+    return new PreparedGrpcRequest(this.#frame(message), {
       decoupled,
-    );
+      block: this.unaryBlock,
+      decode: shared === undefined
+        ? decodeInferResponse
+        : (response) => withSharedOutputs(decodeInferResponse(response), shared),
+    });
   }
 
   openSession(): Promise<InferSession> {
@@ -900,11 +985,27 @@ export class GrpcClient implements InferenceClient, StatisticsSource {
     connection.users = Math.max(0, connection.users - 1);
   }
 
-  #block(method: string, timeoutMs: number | undefined): Uint8Array {
+  /** The message framed for sending, compressed when asked (done once per request). */
+  #frame(message: Uint8Array): Uint8Array {
+    const compressed = this.#compression !== "none";
+    return frameMessage(compressed ? compress(this.#compression, message) : message, compressed);
+  }
+
+  /** The header block of a unary call to `path`, built once per path. */
+  #unaryBlock(path: string): Uint8Array {
+    let block = this.#blocks.get(path);
+    if (block === undefined) {
+      block = this.#block(path, this.requestTimeoutMs);
+      this.#blocks.set(path, block);
+    }
+    return block;
+  }
+
+  #block(path: string, timeoutMs: number | undefined): Uint8Array {
     const fields: Array<[string, string]> = [
       [":method", "POST"],
       [":scheme", this.#endpoint.tls ? "https" : "http"],
-      [":path", SERVICE_PATH + method],
+      [":path", path],
       [":authority", this.address],
       ["content-type", "application/grpc"],
       ["te", "trailers"],
@@ -922,21 +1023,7 @@ export class GrpcClient implements InferenceClient, StatisticsSource {
     request: Fields,
     responseType: MessageType,
   ): Promise<Fields> {
-    this.#control ??= new Connection(this.#endpoint, this.#onConnectionClose);
-    let session: Http2Session;
-    try {
-      session = await this.#control.ready;
-    } catch (error) {
-      this.#control = undefined;
-      throw error;
-    }
-    const call = new ControlCall(this.address);
-    try {
-      const stream = session.request(call, this.#block(method, this.requestTimeoutMs), false);
-      session.sendData(stream, frameMessage(encodeMessage(requestType, request), false), true);
-    } catch (error) {
-      throw error instanceof Http2Error ? lossError(error, this.address) : error;
-    }
-    return decodeMessage(responseType, await call.done.promise);
+    const response = await this.call(SERVICE_PATH + method, encodeMessage(requestType, request));
+    return decodeMessage(responseType, response);
   }
 }

@@ -42,7 +42,27 @@ export const Messages = {
   ModelConfigResponse: type("ModelConfigResponse"),
   ModelStatisticsRequest: type("ModelStatisticsRequest"),
   ModelStatisticsResponse: type("ModelStatisticsResponse"),
+  SystemSharedMemoryStatusRequest: type("SystemSharedMemoryStatusRequest"),
+  SystemSharedMemoryStatusResponse: type("SystemSharedMemoryStatusResponse"),
+  SystemSharedMemoryRegisterRequest: type("SystemSharedMemoryRegisterRequest"),
+  SystemSharedMemoryRegisterResponse: type("SystemSharedMemoryRegisterResponse"),
+  SystemSharedMemoryUnregisterRequest: type("SystemSharedMemoryUnregisterRequest"),
+  SystemSharedMemoryUnregisterResponse: type("SystemSharedMemoryUnregisterResponse"),
 } as const;
+
+/** TF Serving's PredictionService messages (package tensorflow.serving) and TensorProto. */
+export const TfServingMessages = {
+  PredictRequest: root.lookupType("tensorflow.serving.PredictRequest"),
+  PredictResponse: root.lookupType("tensorflow.serving.PredictResponse"),
+  GetModelMetadataRequest: root.lookupType("tensorflow.serving.GetModelMetadataRequest"),
+  GetModelMetadataResponse: root.lookupType("tensorflow.serving.GetModelMetadataResponse"),
+  SignatureDefMap: root.lookupType("tensorflow.serving.SignatureDefMap"),
+  TensorProto: root.lookupType("tensorflow.TensorProto"),
+} as const;
+
+/** tensorflow.DataType enum values by name ("DT_FLOAT": 1). */
+export const TF_DATA_TYPES: Readonly<Record<string, number>> =
+  root.lookupEnum("tensorflow.DataType").values;
 
 export type MessageType = protobuf.Type;
 

@@ -2,7 +2,10 @@
  * gRPC over HTTP/2 framing shared by the client and the reference server:
  * length-prefixed messages, compression, status codes, metadata encoding.
  */
-import { deflateSync, gunzipSync, gzipSync, inflateSync } from "node:zlib";
+
+// A dynamic import: `deno bundle` hoists static imports of Node built-ins to the top of the
+// bundle, which would load zlib at every start-up rather than with the gRPC modules.
+const { deflateSync, gunzipSync, gzipSync, inflateSync } = await import("node:zlib");
 
 /** The KServe v2 gRPC service. */
 export const SERVICE_PATH = "/inference.GRPCInferenceService/";

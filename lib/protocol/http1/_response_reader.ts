@@ -254,6 +254,27 @@ export class ResponseReader {
     }
   }
 
+  /**
+   * Consumes the body of the current response, handing its data to `onData`
+   * piece by piece as it arrives (chunked framing removed): for responses
+   * that stream, such as server-sent events. Each view is valid only during
+   * the call; an exception thrown by `onData` ends the read mid-body.
+   */
+  async streamBody(onData: (data: Uint8Array) => void): Promise<void> {
+    switch (this.#body) {
+      case Body.Done:
+        return;
+      case Body.Length:
+        return await this.#skipLength(this.head.contentLength, onData);
+      case Body.Chunked:
+        await this.#readChunked(false, onData);
+        return;
+      case Body.UntilClose:
+        await this.#readUntilClose(false, onData);
+        return;
+    }
+  }
+
   /** Consumes the body of the current response without copying it. */
   async skipBody(): Promise<void> {
     switch (this.#body) {
@@ -345,10 +366,13 @@ export class ResponseReader {
     return this.#buf.subarray(start, start + length);
   }
 
-  async #skipLength(length: number): Promise<void> {
+  async #skipLength(length: number, onData?: (data: Uint8Array) => void): Promise<void> {
     let left = length;
     for (;;) {
       const available = this.#end - this.#pos;
+      if (onData !== undefined && available > 0) {
+        onData(this.#buf.subarray(this.#pos, this.#pos + Math.min(available, left)));
+      }
       if (available >= left) {
         this.#pos += left;
         this.#body = Body.Done;
@@ -360,9 +384,17 @@ export class ResponseReader {
     }
   }
 
-  async #readUntilClose(keep: boolean): Promise<Uint8Array> {
+  async #readUntilClose(
+    keep: boolean,
+    onData?: (data: Uint8Array) => void,
+  ): Promise<Uint8Array> {
     for (;;) {
-      if (!keep) this.#pos = this.#end;
+      if (!keep) {
+        if (onData !== undefined && this.#end > this.#pos) {
+          onData(this.#buf.subarray(this.#pos, this.#end));
+        }
+        this.#pos = this.#end;
+      }
       if (!await this.#fill()) break;
     }
     const start = this.#pos;
@@ -374,10 +406,10 @@ export class ResponseReader {
   /**
    * Decodes a chunked body. With `keep` the chunk data is moved together in
    * place into buf[pos, pos + out); otherwise consumed bytes are dropped as
-   * they are parsed. `scan` and `out` are relative to pos, which #fill keeps
-   * valid.
+   * they are parsed, after `onData` saw them. `scan` and `out` are relative
+   * to pos, which #fill keeps valid.
    */
-  async #readChunked(keep: boolean): Promise<Uint8Array> {
+  async #readChunked(keep: boolean, onData?: (data: Uint8Array) => void): Promise<Uint8Array> {
     let out = 0;
     let scan = 0;
     const more = async (): Promise<void> => {
@@ -416,6 +448,10 @@ export class ResponseReader {
           continue;
         }
         const take = Math.min(available, left);
+        if (onData !== undefined) {
+          const from = this.#pos + scan;
+          onData(this.#buf.subarray(from, from + take));
+        }
         if (keep) {
           if (out !== scan) {
             const from = this.#pos + scan;

@@ -269,3 +269,38 @@ Deno.test("the content type string is reused while the bytes repeat", async () =
   assert.equal((await r.readHead()).contentType, first);
   assert.equal((await r.readHead()).contentType, "text/html!");
 });
+
+Deno.test("streamBody hands over the data of every framing as it arrives", async () => {
+  const cases: Array<[string, string]> = [
+    [CHUNKED, "hello 0123456789"],
+    ["HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello worldHTTP/1.1", "hello world"],
+    ["HTTP/1.1 200 OK\r\n\r\nuntil the end", "until the end"],
+  ];
+  for (const [wire, body] of cases) {
+    for (const step of STEPS) {
+      const r = reader(wire, step);
+      await r.readHead();
+      const pieces: string[] = [];
+      await r.streamBody((data) => pieces.push(decoder.decode(data)));
+      assert.equal(pieces.join(""), body, `step ${step}`);
+      assert.equal(r.bodyPending, false);
+      if (step === 1) assert.ok(pieces.length >= body.length, "one piece per read");
+    }
+  }
+});
+
+Deno.test("streamBody leaves a pipelined response intact and stops when onData throws", async () => {
+  const r = reader(CHUNKED + CHUNKED, 3);
+  await r.readHead();
+  await r.streamBody(() => {});
+  await r.readHead();
+  assert.equal(await bodyText(r), "hello 0123456789");
+  const failing = reader(CHUNKED, 4);
+  await failing.readHead();
+  await assert.rejects(
+    failing.streamBody(() => {
+      throw new ProtocolError("bad event");
+    }),
+    /bad event/,
+  );
+});

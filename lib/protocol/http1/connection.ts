@@ -109,6 +109,23 @@ export class Http1Connection {
     }
   }
 
+  /**
+   * Consumes the response body piece by piece as it arrives (streamed
+   * responses such as server-sent events); each view passed to `onData` is
+   * valid only during the call. An exception from `onData` fails the exchange
+   * and drops the connection, whose stream is then mid-body.
+   */
+  async streamBody(onData: (data: Uint8Array) => void): Promise<void> {
+    if (!this.#reader.bodyPending) return;
+    try {
+      await this.#reader.streamBody(onData);
+      this.#complete();
+    } catch (error) {
+      this.#drop();
+      throw this.#fail(error);
+    }
+  }
+
   /** Consumes the response body without copying it. */
   async skipBody(): Promise<void> {
     if (!this.#reader.bodyPending) return;

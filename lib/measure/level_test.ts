@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { Interrupt } from "../profile/interrupt.ts";
+import type { RequestTiming } from "../protocol/types.ts";
+import { LatencyHistogram } from "./histogram.ts";
+import { type LevelLoad, measureLevel } from "./level.ts";
+import type { Recorder } from "./recorder.ts";
+import type { WindowData } from "./types.ts";
+
+/** An open-loop load that completes `perTick` requests of 2 ms every millisecond. */
+function tickingLoad(perTick: number): LevelLoad {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 1 };
+  return {
+    start({ recorder }: { recorder: Recorder }) {
+      timer = setInterval(() => {
+        for (let i = 0; i < perTick; i++) {
+          timing.end = timing.recvStart = performance.now();
+          timing.start = timing.sendEnd = timing.end - 2;
+          recorder.recordSend(timing.start, timing.start, false);
+          recorder.record(timing, timing.start);
+        }
+      }, 1);
+    },
+    stop() {
+      clearInterval(timer);
+      return Promise.resolve();
+    },
+    drained: () => Promise.resolve(),
+  };
+}
+
+Deno.test("windows drop their exact samples once no summary needs them; histograms stay", async () => {
+  const seen: Array<{ window: WindowData; samples: number }> = [];
+  const result = await measureLevel(tickingLoad(5), {
+    mode: "request_rate",
+    value: 1000,
+    model: "m",
+    interrupt: new Interrupt(),
+    batchSize: 1,
+    measurementMode: "count_windows",
+    measurementIntervalMs: 1000,
+    measurementRequestCount: 20,
+    // Never stable: every trial runs, so windows leave the last three as the level goes on.
+    stabilityPercentage: 0,
+    maxTrials: 6,
+    requestCount: 0,
+    warmupRequestCount: 0,
+    newHistogram: () => new LatencyHistogram(),
+    onWindow: (window) => {
+      // Verbose pass lines are printed here: the window still has its samples.
+      seen.push({ window, samples: window.latenciesUs.length });
+      const older = seen.at(-5)?.window;
+      if (older) assert.equal(older.latenciesUs.length, 0, "a fourth-to-last window is released");
+    },
+  });
+  assert.equal(result.stable, false);
+  assert.equal(result.windows.length, 6);
+  for (const [i, window] of result.windows.entries()) {
+    assert.ok(seen[i].samples >= 20, `window ${i} had its samples when reported`);
+    assert.equal(window.histogram!.count, seen[i].samples, "the histogram keeps every latency");
+    assert.deepEqual(
+      [window.latenciesUs, window.correctedLatenciesUs, window.sendLagsUs],
+      [[], [], []],
+    );
+  }
+  const reported = seen.slice(-3).reduce((n, s) => n + s.samples, 0);
+  assert.equal(result.client.requestCount, reported, "summarized before the samples went");
+  assert.equal(result.openLoop!.sendCount, reported);
+  assert.ok(Math.abs(result.client.avgLatencyUs - 2000) < 1);
+});

@@ -1,0 +1,293 @@
+/**
+ * OpenAI-compatible client (--service-kind openai): POST {url}/{endpoint}
+ * (v1/chat/completions, v1/completions) with a JSON payload, over the fast
+ * HTTP/1.1 client. A streamed answer (`text/event-stream`, `"stream": true`)
+ * is parsed as it arrives: the first chunk with output is the first token,
+ * every chunk with output a response, `data: [DONE]` the end. Token counts
+ * come from the `usage` field when the server sends one, else from the
+ * chunks; the session writes them into the request's TokenTiming.
+ */
+import { decodeBytesElements, encodeBytesElements } from "../input/codec.ts";
+import { PAYLOAD } from "../input/llm_data.ts";
+import type { TokenTiming } from "../measure/types.ts";
+import { ConnectionError, InferError, ProtocolError } from "./errors.ts";
+import {
+  buildRequest,
+  type Endpoint,
+  formatAddress,
+  Http1Connection,
+  type TlsOptions,
+} from "./http1/mod.ts";
+import { mergeHeaders, parseKServeUrl, serverError } from "./kserve_http.ts";
+import { SseParser } from "./sse.ts";
+import type {
+  InferenceClient,
+  InferOptions,
+  InferRequest,
+  InferSession,
+  ModelInfo,
+  OutputTensors,
+  PreparedRequest,
+  RequestTiming,
+  ServerInfo,
+} from "./types.ts";
+
+/** The output that decoded responses carry: the body, or the data of every event. */
+export const RESPONSE_OUTPUT = "response";
+
+export interface OpenAiClientOptions {
+  /** "host:port" or "http(s)://host:port[/base/path]"; default port 8000 (443 for https). */
+  url: string;
+  /** Path after the URL, e.g. "v1/chat/completions". */
+  endpoint: string;
+  /** Extra header fields sent with every request (-H). */
+  headers?: Record<string, string>;
+  /** Default 5000. */
+  connectTimeoutMs?: number;
+  /** No limit by default. */
+  requestTimeoutMs?: number;
+  tls?: TlsOptions;
+}
+
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+const EVENT_STREAM = /^\s*text\/event-stream/i;
+const DONE = "[DONE]";
+
+function preview(text: string): string {
+  return JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}...` : text);
+}
+
+/** The request's JSON body, from its "payload" input (one BYTES element). */
+export function payloadOf(request: InferRequest): string {
+  const input = request.inputs.find((t) => t.name === PAYLOAD);
+  if (input === undefined || input.datatype !== "BYTES") {
+    throw new TypeError(`An OpenAI request needs a BYTES input "${PAYLOAD}"`);
+  }
+  const [element] = decodeBytesElements(input.data);
+  if (element === undefined) throw new TypeError(`Input "${PAYLOAD}" holds no element`);
+  return decoder.decode(element);
+}
+
+const nonEmpty = (value: unknown) => typeof value === "string" && value !== "";
+
+/**
+ * Whether a completion chunk or response carries output: completion `text`,
+ * or chat `content` (or `reasoning_content`) of a delta or message.
+ */
+function hasOutput(body: JsonObject): boolean {
+  const choices = body.choices;
+  if (!Array.isArray(choices)) return false;
+  for (const choice of choices) {
+    if (!isObject(choice)) continue;
+    if (nonEmpty(choice.text)) return true;
+    const part = isObject(choice.delta) ? choice.delta : choice.message;
+    if (isObject(part) && (nonEmpty(part.content) || nonEmpty(part.reasoning_content))) return true;
+  }
+  return false;
+}
+
+function errorMessage(body: JsonObject): string | undefined {
+  const error = body.error;
+  if (typeof error === "string") return error;
+  if (isObject(error)) {
+    return typeof error.message === "string" ? error.message : JSON.stringify(error);
+  }
+  return undefined;
+}
+
+/** A request encoded once: the HTTP/1.1 request bytes. */
+class PreparedOpenAiRequest implements PreparedRequest {
+  readonly byteLength: number;
+  constructor(readonly bytes: Uint8Array) {
+    this.byteLength = bytes.byteLength;
+  }
+}
+
+class OpenAiSession implements InferSession {
+  readonly #connection: Http1Connection;
+  readonly #onClose: (session: OpenAiSession) => void;
+  readonly #parser: SseParser;
+  readonly #onData = (data: Uint8Array): void => this.#parser.push(data);
+  // The request in flight, as the event handler sees it.
+  #timing: TokenTiming | undefined;
+  #options: InferOptions | undefined;
+  #events: string[] | undefined;
+  #done = false;
+  #error: string | undefined;
+
+  constructor(connection: Http1Connection, onClose: (session: OpenAiSession) => void) {
+    this.#connection = connection;
+    this.#onClose = onClose;
+    this.#parser = new SseParser((data) => this.#event(data, performance.now()));
+  }
+
+  async infer(
+    request: PreparedRequest,
+    timing: RequestTiming,
+    options?: InferOptions,
+  ): Promise<OutputTensors | undefined> {
+    if (!(request instanceof PreparedOpenAiRequest)) {
+      throw new TypeError("The request was not prepared by an OpenAI client");
+    }
+    const t = timing as TokenTiming;
+    t.responses = 0;
+    t.firstResponse = undefined;
+    t.outputTokens = 0;
+    t.inputTokens = -1;
+    t.usage = false;
+    this.#timing = t;
+    this.#options = options;
+    this.#events = options?.decodeOutputs === true ? [] : undefined;
+    this.#done = false;
+    this.#error = undefined;
+    const connection = this.#connection;
+    t.start = performance.now();
+    const head = await connection.send(request.bytes, t);
+    if (head.status < 200 || head.status >= 300) {
+      const body = await connection.readBody();
+      t.end = performance.now();
+      throw serverError(head.status, body);
+    }
+    if (EVENT_STREAM.test(head.contentType)) {
+      this.#parser.reset();
+      try {
+        await connection.streamBody(this.#onData);
+      } catch (error) {
+        // Some servers (llama.cpp) close the connection right after the last event instead of
+        // ending the chunked body: once [DONE] arrived the answer is complete.
+        if (!(this.#done && error instanceof ConnectionError)) throw error;
+      }
+      t.end = performance.now();
+    } else {
+      const body = decoder.decode(await connection.readBody());
+      t.end = performance.now();
+      this.#event(body, t.end);
+    }
+    if (this.#error !== undefined) {
+      throw new InferError(`Server sent an error: ${this.#error}`, head.status);
+    }
+    if (!t.usage) t.outputTokens = t.responses;
+    const events = this.#events;
+    if (events === undefined) return undefined;
+    return [{
+      name: RESPONSE_OUTPUT,
+      datatype: "BYTES",
+      shape: [events.length],
+      data: encodeBytesElements(events),
+    }];
+  }
+
+  close(): void {
+    this.#connection.close();
+    this.#onClose(this);
+  }
+
+  /** One streamed event (or the whole body of an answer that is not streamed), arrived `now`. */
+  #event(data: string, now: number): void {
+    if (this.#done) return;
+    if (data === DONE) {
+      this.#done = true;
+      return;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(data);
+    } catch {
+      throw new ProtocolError(`Invalid JSON from the server: ${preview(data)}`);
+    }
+    if (!isObject(body)) throw new ProtocolError(`Expected a JSON object, got ${preview(data)}`);
+    this.#events?.push(data);
+    const t = this.#timing!;
+    const error = errorMessage(body);
+    if (error !== undefined) {
+      this.#error ??= error;
+      return;
+    }
+    if (hasOutput(body)) {
+      if (t.responses === 0) t.firstResponse = now;
+      t.responses++;
+      this.#options?.onResponse?.();
+    }
+    const usage = body.usage;
+    if (isObject(usage) && typeof usage.completion_tokens === "number") {
+      t.usage = true;
+      t.outputTokens = usage.completion_tokens;
+      t.inputTokens = typeof usage.prompt_tokens === "number" ? usage.prompt_tokens : -1;
+    }
+  }
+}
+
+export class OpenAiClient implements InferenceClient {
+  readonly protocol = "http" as const;
+  readonly #endpoint: Endpoint;
+  readonly #path: string;
+  readonly #host: string;
+  readonly #headers: Record<string, string>;
+  readonly #sessions = new Set<OpenAiSession>();
+  readonly #forget = (session: OpenAiSession): void => {
+    this.#sessions.delete(session);
+  };
+
+  constructor(options: OpenAiClientOptions) {
+    const { endpoint, basePath } = parseKServeUrl(options.url);
+    endpoint.connectTimeoutMs = options.connectTimeoutMs;
+    endpoint.requestTimeoutMs = options.requestTimeoutMs;
+    if (endpoint.tls !== undefined && options.tls !== undefined) endpoint.tls = options.tls;
+    this.#endpoint = endpoint;
+    this.#path = `${basePath}/${options.endpoint.replace(/^\/+/, "")}`;
+    this.#host = formatAddress(endpoint.hostname, endpoint.port);
+    this.#headers = { ...options.headers };
+  }
+
+  /** OpenAI-compatible servers have no server metadata; the run learns of them from requests. */
+  serverInfo(): Promise<ServerInfo> {
+    return Promise.resolve({ name: "openai", version: "", extensions: [] });
+  }
+
+  /** Requests are JSON payloads: one BYTES input "payload", one BYTES output "response". */
+  modelInfo(model: string, version: string): Promise<ModelInfo> {
+    return Promise.resolve({
+      name: model,
+      version,
+      platform: "openai",
+      versions: [],
+      inputs: [{ name: PAYLOAD, datatype: "BYTES", dims: [1] }],
+      outputs: [{ name: RESPONSE_OUTPUT, datatype: "BYTES", dims: [-1] }],
+      maxBatchSize: 0,
+      decoupled: false,
+      sequence: false,
+      composingModels: [],
+      responseCache: false,
+    });
+  }
+
+  prepare(request: InferRequest): PreparedRequest {
+    const payload = payloadOf(request);
+    const headers = mergeHeaders({ "Content-Type": "application/json" }, this.#headers);
+    return new PreparedOpenAiRequest(
+      buildRequest("POST", this.#path, {
+        host: this.#host,
+        headers,
+        body: encoder.encode(payload),
+      }),
+    );
+  }
+
+  async openSession(): Promise<InferSession> {
+    const session = new OpenAiSession(await Http1Connection.open(this.#endpoint), this.#forget);
+    this.#sessions.add(session);
+    return session;
+  }
+
+  close(): Promise<void> {
+    for (const session of [...this.#sessions]) session.close();
+    return Promise.resolve();
+  }
+}
