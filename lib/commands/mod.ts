@@ -1,0 +1,4 @@
+export * from "./outcome.ts";
+export * from "./profile.ts";
+export * from "./serve.ts";
+export * from "./sweep.ts";

@@ -1,0 +1,22 @@
+/**
+ * How a command ended. Commands return an Outcome (or throw); only main.ts
+ * turns outcomes and errors into exit codes.
+ */
+export type Outcome =
+  /** Everything was measured and every request succeeded. */
+  | "ok"
+  /** Reports were written, but requests (or sweep points) failed. */
+  | "failed"
+  /** An open-loop level sent too late to be trusted (--max-send-lag). */
+  | "send_lag"
+  /** A hard interrupt: what existed was written, the rest was abandoned. */
+  | "interrupted";
+
+export interface CommandContext {
+  /** Ends the process at once (a hard interrupt); main.ts picks the exit code. */
+  exitNow(outcome: Outcome): never;
+}
+
+export function printError(message: string): void {
+  console.error(`error: ${message}`);
+}

@@ -1,0 +1,50 @@
+/** `inferperf serve`: the reference server in the foreground. */
+import { buildServeConfig, type RawOptions, UsageError } from "../cli/config.ts";
+import type { Outcome } from "./outcome.ts";
+
+/** Runs the reference server until SIGINT or SIGTERM. */
+export async function serveCommand(raw: RawOptions): Promise<Outcome> {
+  const config = buildServeConfig(raw);
+  // The reference server (YAML, protobuf, HTTP/2) loads only for the commands that run it.
+  const { loadModelConfig, startServer } = await import("../server/mod.ts");
+  const models = config.models ? await loadModelConfig(config.models) : undefined;
+  const read = (path: string, option: string) => {
+    try {
+      return Deno.readTextFileSync(path);
+    } catch (error) {
+      throw new UsageError([
+        `Cannot read "${path}" given to ${option}: ${(error as Error).message}`,
+      ]);
+    }
+  };
+  const { grpcCertificateFile: cert, grpcPrivateKeyFile: key, grpcClientCaFile: ca } = config;
+  const grpcTls = cert !== undefined && key !== undefined
+    ? {
+      cert: read(cert, "--grpc-certificate-file"),
+      key: read(key, "--grpc-private-key-file"),
+      ...(ca === undefined ? {} : { clientCaCerts: [read(ca, "--grpc-client-ca-file")] }),
+    }
+    : undefined;
+  const server = await startServer({
+    ...(models ? { models } : {}),
+    host: config.host,
+    httpPort: config.httpPort,
+    metricsPort: config.metricsPort,
+    grpcPort: config.grpcPort,
+    ...(config.tfservingPort === undefined ? {} : { tfservingPort: config.tfservingPort }),
+    ...(grpcTls ? { grpcTls } : {}),
+  });
+  const grpcKind = grpcTls === undefined ? "" : ca === undefined ? " (TLS)" : " (mutual TLS)";
+  const tfserving = server.tfservingPort === undefined
+    ? ""
+    : `, TF Serving gRPC on ${config.host}:${server.tfservingPort}`;
+  console.log(
+    `Serving KServe v2, TorchServe and OpenAI-compatible HTTP on ${server.addr}, gRPC on ${server.grpcAddr}${grpcKind}${tfserving}, metrics on ${config.host}:${server.metricsPort}/metrics (Ctrl-C to stop)`,
+  );
+  await new Promise<void>((resolve) => {
+    Deno.addSignalListener("SIGINT", resolve);
+    Deno.addSignalListener("SIGTERM", resolve);
+  });
+  await server.close();
+  return "ok";
+}

@@ -1,0 +1,150 @@
+/** Sweeps over models and parameters with checkpoints, and reports from checkpoints. */
+import denoConfig from "../../deno.json" with { type: "json" };
+import { Interrupt } from "../profile/interrupt.ts";
+import { renderSweepHtmlReport, type SweepHtmlContext } from "../report/sweep_html.ts";
+import {
+  CheckpointError,
+  CheckpointStore,
+  formatPointResult,
+  formatPointStart,
+  formatSweepCsv,
+  formatSweepSummary,
+  type Goals,
+  goalsText,
+  parseGoals,
+  type PointFailure,
+  type PointRecord,
+  type ReportConfig,
+  runSweep,
+  type SweepConfig,
+} from "../sweep/mod.ts";
+import { type CommandContext, type Outcome, printError } from "./outcome.ts";
+
+/**
+ * Prints a sweep's summary and writes its CSV and HTML report; the outcome
+ * says whether everything was measured.
+ */
+function finishSweep(
+  records: readonly PointRecord[],
+  options: {
+    goals: Goals;
+    csvFile: string;
+    htmlFile: string;
+    failures?: readonly PointFailure[];
+    html: Omit<SweepHtmlContext, "goals" | "failures" | "version">;
+  },
+): Outcome {
+  console.log(formatSweepSummary(records, options));
+  if (records.length > 0) {
+    Deno.writeTextFileSync(options.csvFile, formatSweepCsv(records, options));
+    Deno.writeTextFileSync(
+      options.htmlFile,
+      renderSweepHtmlReport(records, { ...options, ...options.html, version: denoConfig.version }),
+    );
+    console.log(`Results written to ${options.csvFile} and ${options.htmlFile}`);
+  }
+  const failedRequests = records.reduce((n, r) => n + r.result.client.errorCount, 0);
+  if (failedRequests > 0) printError(`${failedRequests} requests failed; see the Status column`);
+  const failures = options.failures?.length ?? 0;
+  if (failures > 0) {
+    printError(`${failures} of the points could not be measured; see "Failed points"`);
+  }
+  return failedRequests > 0 || failures > 0 ? "failed" : "ok";
+}
+
+/**
+ * A sweep with checkpoints. Ctrl-C once: the running point finishes, is
+ * saved, and the sweep stops; three times: save and exit at once.
+ */
+export async function sweepCommand(
+  config: SweepConfig,
+  context: CommandContext,
+): Promise<Outcome> {
+  const store = CheckpointStore.open(config.checkpointDirectory);
+  store.use(config.settings, goalsText(config.goals));
+  console.log(
+    store.loaded
+      ? `Resuming from checkpoint ${store.loaded} (points measured: ${store.records.size})\n`
+      : `No checkpoint in "${config.checkpointDirectory}": starting a fresh sweep\n`,
+  );
+  const interrupt = new Interrupt();
+  let signals = 0;
+  const onSignal = () => {
+    signals++;
+    if (signals === 1) {
+      interrupt.trigger();
+      console.error("Finishing the running point, then saving and stopping");
+    } else if (signals === 2) {
+      console.error("Press Ctrl-C once more to stop at once (the running point is lost)");
+    } else {
+      try {
+        store.save();
+      } catch (error) {
+        printError((error as Error).message);
+      }
+      console.error(`Stopped; measured points are in ${store.latest ?? "no checkpoint yet"}`);
+      context.exitNow("interrupted");
+    }
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  try {
+    const outcome = await runSweep(config, {
+      store,
+      interrupt,
+      events: {
+        pointStart: (point, info) => console.log(formatPointStart(point, info).trimEnd()),
+        point: (record) =>
+          console.log(formatPointResult(record, { percentile: config.percentile }).trimEnd()),
+        pointFailed: (_, error) => console.log(`    failed: ${error.message}`),
+        seriesEnd: (_, reason) => console.log(`    ${reason}`),
+      },
+    });
+    console.log(
+      outcome.interrupted
+        ? `\nInterrupted: measured points are in ${store.latest}; run the same command again to resume.\n`
+        : `\nSweep complete (points measured now: ${outcome.measured}, from the checkpoint: ${outcome.resumed}).\n`,
+    );
+    return finishSweep(outcome.records, {
+      ...config,
+      failures: outcome.failures,
+      html: {
+        ...(config.percentile === undefined ? {} : { percentile: config.percentile }),
+        ...(store.latest ? { source: store.latest } : {}),
+        ...(outcome.interrupted
+          ? {
+            note:
+              "Interrupted before the end of the sweep: the points not measured yet are missing.",
+          }
+          : {}),
+      },
+    });
+  } finally {
+    Deno.removeSignalListener("SIGINT", onSignal);
+  }
+}
+
+/** `inferperf report`: the summary and CSV of the latest checkpoint, without measuring. */
+export function reportCommand(config: ReportConfig): Outcome {
+  const store = CheckpointStore.open(config.checkpointDirectory);
+  if (!store.loaded || !store.storedGoals) {
+    throw new CheckpointError(
+      `No checkpoint in "${config.checkpointDirectory}": sweeps (inferperf profile --profile-models ...) write them`,
+      config.checkpointDirectory,
+    );
+  }
+  const goals = parseGoals(
+    config.objective ?? store.storedGoals.objective,
+    config.constraints ?? store.storedGoals.constraints,
+  );
+  console.log(`Checkpoint ${store.loaded}\n`);
+  const percentile = store.storedSettings?.percentile;
+  return finishSweep([...store.records.values()], {
+    goals,
+    csvFile: config.csvFile,
+    htmlFile: config.htmlFile,
+    html: {
+      source: store.loaded,
+      ...(typeof percentile === "number" ? { percentile } : {}),
+    },
+  });
+}
