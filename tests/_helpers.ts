@@ -1,7 +1,16 @@
-/** Shared helpers of the end-to-end tests: run the CLI as a user would. */
+/** Shared helpers of the end-to-end tests: run the CLI as a user would, check ground truth. */
+import assert from "node:assert/strict";
 import { type RunningServer, startServerInWorker } from "../lib/server/mod.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
+/** The permissions the compiled binary has. */
+const BINARY_PERMISSIONS = [
+  "--allow-net",
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-sys",
+];
 
 export interface CliResult {
   code: number;
@@ -9,39 +18,57 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `inferperf ARGS` in a child process with the permissions the compiled binary has. */
-export async function runCli(
-  args: string[],
-  options: { timeoutMs?: number; signalAfterMs?: number[]; cwd?: string } = {},
-): Promise<CliResult> {
+export interface CliOptions {
+  /** SIGKILL after this long; default 60 s. */
+  timeoutMs?: number;
+  /** SIGINT at these times after the start. */
+  signalAfterMs?: number[];
+  /**
+   * Once stdout shows this text, `signals` (default 1) SIGINTs 150 ms apart
+   * (apart, so that they are not merged into one).
+   */
+  signalAt?: string;
+  signals?: number;
+  cwd?: string;
+  /** Deno permission flags instead of the binary's (e.g. ["-A"]). */
+  permissions?: string[];
+}
+
+/** Runs `inferperf ARGS` in a child process. */
+export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-sys",
-      MAIN,
-      ...args,
-    ],
+    args: ["run", ...(options.permissions ?? BINARY_PERMISSIONS), MAIN, ...args],
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
     ...(options.cwd ? { cwd: options.cwd } : {}),
   }).spawn();
-  const timers = (options.signalAfterMs ?? []).map((ms) =>
-    setTimeout(() => child.kill("SIGINT"), ms)
-  );
+  const interrupt = () => {
+    try {
+      child.kill("SIGINT");
+    } catch {
+      // The run may already have exited.
+    }
+  };
+  const timers = (options.signalAfterMs ?? []).map((ms) => setTimeout(interrupt, ms));
   const killer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
   try {
-    const out = await child.output();
+    const stderr = new Response(child.stderr).text();
     const decoder = new TextDecoder();
-    return {
-      code: out.code,
-      stdout: decoder.decode(out.stdout),
-      stderr: decoder.decode(out.stderr),
-    };
+    let stdout = "";
+    let signalled = false;
+    for await (const chunk of child.stdout) {
+      stdout += decoder.decode(chunk, { stream: true });
+      if (options.signalAt !== undefined && !signalled && stdout.includes(options.signalAt)) {
+        signalled = true;
+        for (let i = 0; i < (options.signals ?? 1); i++) {
+          timers.push(setTimeout(interrupt, i * 150));
+        }
+      }
+    }
+    stdout += decoder.decode();
+    const { code } = await child.status;
+    return { code, stdout, stderr: await stderr };
   } finally {
     clearTimeout(killer);
     timers.forEach(clearTimeout);
@@ -61,4 +88,58 @@ export async function withServer<T>(fn: (server: RunningServer) => Promise<T>): 
 /** Parses `--` CSV text into rows of cells (the reports never quote numeric cells). */
 export function parseCsv(text: string): string[][] {
   return text.trim().split("\n").map((line) => line.split(","));
+}
+
+export function within(actual: number, expected: number, tolerance: number, what: string): void {
+  assert.ok(
+    Math.abs(actual - expected) <= expected * tolerance,
+    `${what}: ${actual} not within ${tolerance * 100}% of ${expected}`,
+  );
+}
+
+/** A `--verbose-csv` report of the `slow` model at concurrency 1 and 4. */
+export interface SlowModelRun {
+  cli: CliResult;
+  header: string[];
+  /** The number in column `name` of the row of concurrency `level`. */
+  column(level: number, name: string): number;
+}
+
+/**
+ * Profiles the `slow` model (10 ms on one instance) at concurrency 1 and 4 on
+ * the server `args` name, and checks the CSV against Little's law: ~100
+ * infer/s whatever the concurrency, latency concurrency x 10 ms, 10 ms of
+ * compute. Tolerances are wide for a noisy 2-core machine but catch a wrong
+ * formula.
+ */
+export async function profileSlowModel(args: string[]): Promise<SlowModelRun> {
+  const dir = await Deno.makeTempDir();
+  try {
+    const csv = `${dir}/perf.csv`;
+    const cli = await runCli([
+      "-m",
+      "slow",
+      ...args,
+      "--concurrency-range",
+      "1:4:3",
+      "-p",
+      "1000",
+      "-f",
+      csv,
+      "--verbose-csv",
+    ]);
+    assert.equal(cli.code, 0, cli.stderr + cli.stdout);
+    const [header, ...rows] = parseCsv(await Deno.readTextFile(csv));
+    const byLevel = new Map(rows.map((row) => [Number(row[0]), row]));
+    const column = (level: number, name: string) =>
+      Number(byLevel.get(level)![header.indexOf(name)]);
+    for (const level of [1, 4]) {
+      within(column(level, "Inferences/Second"), 100, 0.2, `throughput at ${level}`);
+      within(column(level, "Avg latency"), level * 10_000, 0.25, `latency at ${level}`);
+      within(column(level, "Server Compute Infer"), 10_000, 0.2, `compute at ${level}`);
+    }
+    return { cli, header, column };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 }

@@ -5,33 +5,19 @@
  * Tolerances are wide for a noisy 2-core machine but catch a wrong formula.
  */
 import assert from "node:assert/strict";
-import { parseCsv, runCli, withServer } from "./_helpers.ts";
-
-function within(actual: number, expected: number, tolerance: number, what: string): void {
-  assert.ok(
-    Math.abs(actual - expected) <= expected * tolerance,
-    `${what}: ${actual} not within ${tolerance * 100}% of ${expected}`,
-  );
-}
+import {
+  type CliResult,
+  parseCsv,
+  profileSlowModel,
+  runCli,
+  within,
+  withServer,
+} from "./_helpers.ts";
+import type { RunningServer } from "../lib/server/mod.ts";
 
 Deno.test("concurrency sweep reproduces Little's law and perf_analyzer's report", async () => {
   await withServer(async (server) => {
-    const dir = await Deno.makeTempDir();
-    const csv = `${dir}/perf.csv`;
-    const r = await runCli([
-      "-m",
-      "slow",
-      "-u",
-      server.addr,
-      "--concurrency-range",
-      "1:4:3",
-      "-p",
-      "1000",
-      "-f",
-      csv,
-      "--verbose-csv",
-    ]);
-    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const { cli: r, header, column } = await profileSlowModel(["-u", server.addr]);
     assert.match(r.stdout, /\*\*\* Measurement Settings \*\*\*/);
     assert.match(
       r.stdout,
@@ -39,9 +25,7 @@ Deno.test("concurrency sweep reproduces Little's law and perf_analyzer's report"
     );
     assert.match(r.stdout, /Inferences\/Second vs\. Client Average Batch Latency/);
     assert.match(r.stdout, /Concurrency: 4, throughput: [\d.]+ infer\/sec, latency \d+ usec/);
-
-    const [header, ...rows] = parseCsv(await Deno.readTextFile(csv));
-    assert.deepEqual(header!.slice(0, 13), [
+    assert.deepEqual(header.slice(0, 13), [
       "Concurrency",
       "Inferences/Second",
       "Client Send",
@@ -56,17 +40,8 @@ Deno.test("concurrency sweep reproduces Little's law and perf_analyzer's report"
       "p95 latency",
       "p99 latency",
     ]);
-    const col = (row: string[], name: string) => Number(row[header!.indexOf(name)]);
-    const byLevel = new Map(rows.map((row) => [Number(row[0]), row]));
-    for (const level of [1, 4]) {
-      const row = byLevel.get(level)!;
-      within(col(row, "Inferences/Second"), 100, 0.2, `throughput at ${level}`);
-      within(col(row, "Avg latency"), level * 10_000, 0.25, `latency at ${level}`);
-      within(col(row, "Server Compute Infer"), 10_000, 0.2, `compute at ${level}`);
-    }
-    within(col(byLevel.get(4)!, "Server Queue"), 30_000, 0.25, "queue at concurrency 4");
-    assert.ok(col(byLevel.get(1)!, "Server Queue") < 2_000, "no queue at concurrency 1");
-    await Deno.remove(dir, { recursive: true });
+    within(column(4, "Server Queue"), 30_000, 0.25, "queue at concurrency 4");
+    assert.ok(column(1, "Server Queue") < 2_000, "no queue at concurrency 1");
   });
 });
 
@@ -144,9 +119,17 @@ Deno.test("--help lists grouped options with defaults; --version prints the vers
   assert.match(version.stdout, /^inferperf \d+\.\d+\.\d+ \(deno /);
 });
 
-Deno.test("Ctrl-C once finishes the window, writes reports and exits 0", async () => {
-  await withServer(async (server) => {
-    const dir = await Deno.makeTempDir();
+/**
+ * The `slow` model at concurrency 1 to 8 in windows of `windowMs`, sent
+ * SIGINT at `signalAfterMs`: the CLI's result and the rows of its CSV (none
+ * when it wrote none).
+ */
+async function interruptedRun(
+  server: RunningServer,
+  options: { windowMs: number; signalAfterMs: number[] },
+): Promise<{ r: CliResult; rows: string[][] }> {
+  const dir = await Deno.makeTempDir();
+  try {
     const csv = `${dir}/perf.csv`;
     const r = await runCli(
       [
@@ -157,48 +140,39 @@ Deno.test("Ctrl-C once finishes the window, writes reports and exits 0", async (
         "--concurrency-range",
         "1:8",
         "-p",
-        "500",
+        String(options.windowMs),
         "-s",
         "90",
         "-f",
         csv,
       ],
-      { signalAfterMs: [4000] },
+      { signalAfterMs: options.signalAfterMs },
     );
+    const rows = await Deno.readTextFile(csv).then(parseCsv, () => []);
+    return { r, rows };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("Ctrl-C once finishes the window, writes reports and exits 0", async () => {
+  await withServer(async (server) => {
+    const { r, rows } = await interruptedRun(server, { windowMs: 500, signalAfterMs: [4000] });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /Interrupted/);
-    const rows = parseCsv(await Deno.readTextFile(csv));
     assert.ok(rows.length >= 2, "at least one level was written");
-    await Deno.remove(dir, { recursive: true });
   });
 });
 
 Deno.test("Ctrl-C twice writes what was measured and exits at once with 130", async () => {
   await withServer(async (server) => {
-    const dir = await Deno.makeTempDir();
-    const csv = `${dir}/perf.csv`;
-    const r = await runCli(
-      [
-        "-m",
-        "slow",
-        "-u",
-        server.addr,
-        "--concurrency-range",
-        "1:8",
-        "-p",
-        "300",
-        "-s",
-        "90",
-        "-f",
-        csv,
-      ],
-      // The second Ctrl-C follows closely: after the first, the run still ends its window and
-      // waits for the requests in flight (10 ms each on "slow"), so it cannot finish in between.
-      { signalAfterMs: [3000, 3005] },
-    );
+    // The second Ctrl-C follows closely: after the first, the run still ends its window and
+    // waits for the requests in flight (10 ms each on "slow"), so it cannot finish in between.
+    const { r, rows } = await interruptedRun(server, {
+      windowMs: 300,
+      signalAfterMs: [3000, 3005],
+    });
     assert.equal(r.code, 130, r.stderr);
-    const rows = parseCsv(await Deno.readTextFile(csv));
     assert.ok(rows.length >= 2, "the levels measured before the interrupt were written");
-    await Deno.remove(dir, { recursive: true });
   });
 });

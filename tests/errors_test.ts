@@ -4,7 +4,7 @@
  * the run with exit 3 and keeps the levels already measured.
  */
 import assert from "node:assert/strict";
-import { parseCsv, runCli } from "./_helpers.ts";
+import { type CliOptions, type CliResult, parseCsv, runCli } from "./_helpers.ts";
 
 const METADATA = {
   name: "flaky",
@@ -34,6 +34,10 @@ function fakeServer(infer: (n: number) => Response | Promise<Response>) {
   return { addr: `127.0.0.1:${server.addr.port}`, stop: () => (ac.abort(), server.finished) };
 }
 
+/** Profiles the fake server's model, asking for JSON outputs (the ones it sends). */
+const profileFlaky = (addr: string, args: string[], options?: CliOptions): Promise<CliResult> =>
+  runCli(["-m", "flaky", "-u", addr, ...args, "--output-tensor-format", "json"], options);
+
 const OK = () =>
   Response.json({
     model_name: "flaky",
@@ -46,11 +50,7 @@ Deno.test("HTTP 500s are counted, grouped by message and reported; the run conti
   );
   const dir = await Deno.makeTempDir();
   try {
-    const r = await runCli([
-      "-m",
-      "flaky",
-      "-u",
-      server.addr,
+    const r = await profileFlaky(server.addr, [
       "-p",
       "300",
       "-s",
@@ -59,8 +59,6 @@ Deno.test("HTTP 500s are counted, grouped by message and reported; the run conti
       "2",
       "-f",
       `${dir}/perf.csv`,
-      "--output-tensor-format",
-      "json",
     ]);
     assert.equal(r.code, 99, r.stderr);
     assert.match(r.stdout, /Failed requests: \d+\n\s+\d+ x .*injected failure/);
@@ -81,19 +79,13 @@ Deno.test("a server dying mid-run: exit 3, measured levels are still written", a
   });
   const dir = await Deno.makeTempDir();
   try {
-    const r = await runCli([
-      "-m",
-      "flaky",
-      "-u",
-      server.addr,
+    const r = await profileFlaky(server.addr, [
       "--request-count",
       "50",
       "--concurrency-range",
       "1:3",
       "-f",
       `${dir}/perf.csv`,
-      "--output-tensor-format",
-      "json",
     ], { timeoutMs: 30_000 });
     assert.equal(r.code, 3, r.stderr + r.stdout);
     assert.match(r.stderr, /^error: No valid requests recorded/m);
@@ -112,18 +104,11 @@ Deno.test("--request-timeout fails slow requests with a message naming the timeo
     return OK();
   });
   try {
-    const r = await runCli([
-      "-m",
-      "flaky",
-      "-u",
+    const r = await profileFlaky(
       server.addr,
-      "--request-count",
-      "4",
-      "--request-timeout",
-      "50",
-      "--output-tensor-format",
-      "json",
-    ], { timeoutMs: 30_000 });
+      ["--request-count", "4", "--request-timeout", "50"],
+      { timeoutMs: 30_000 },
+    );
     assert.equal(r.code, 3, r.stderr + r.stdout);
     assert.match(r.stderr, /4 requests failed, most with: .*timed out after 50 ms/);
   } finally {

@@ -6,7 +6,7 @@
  * their connections mid-stream.
  */
 import assert from "node:assert/strict";
-import { parseCsv, runCli, withServer } from "./_helpers.ts";
+import { profileSlowModel, runCli, within, withServer } from "./_helpers.ts";
 import { DEFAULT_MODELS, type ModelConfig, resolveModelSpecs } from "../lib/server/config.ts";
 import { ModelRepository } from "../lib/server/repository.ts";
 import { startServerInWorker } from "../lib/server/mod.ts";
@@ -15,18 +15,12 @@ import { GrpcClient, type GrpcClientOptions } from "../lib/protocol/grpc/client.
 import { headerBlock } from "../lib/protocol/grpc/http2.ts";
 import { encodeMessage, Messages } from "../lib/protocol/grpc/messages.ts";
 import { frameMessage } from "../lib/protocol/grpc/wire.ts";
+import { concatBytes } from "../lib/input/codec.ts";
 import { InferError, TimeoutError } from "../lib/protocol/errors.ts";
 import type { InferRequest, ModelInfo, RequestTiming } from "../lib/protocol/types.ts";
 import { PeriodicLoad } from "../lib/load/periodic.ts";
 import { Recorder } from "../lib/measure/recorder.ts";
 import { type ExportedRequest, parseProfileExport } from "../lib/report/export.ts";
-
-function within(actual: number, expected: number, tolerance: number, what: string): void {
-  assert.ok(
-    Math.abs(actual - expected) <= expected * tolerance,
-    `${what}: ${actual} not within ${tolerance * 100}% of ${expected}`,
-  );
-}
 
 function newTiming(): RequestTiming {
   return { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
@@ -78,35 +72,8 @@ async function withClient<T>(
 
 Deno.test("unary gRPC: Little's law on the slow model and perf_analyzer's gRPC report", async () => {
   await withServer(async (server) => {
-    const dir = await Deno.makeTempDir();
-    const csv = `${dir}/perf.csv`;
-    const r = await runCli([
-      "-m",
-      "slow",
-      "-i",
-      "grpc",
-      "-u",
-      server.grpcAddr,
-      "--concurrency-range",
-      "1:4:3",
-      "-p",
-      "1000",
-      "-f",
-      csv,
-      "--verbose-csv",
-    ]);
-    assert.equal(r.code, 0, r.stderr + r.stdout);
-    assert.match(r.stdout, /Avg gRPC time: \d+ usec \(\(un\)marshal request\/response \d+ usec/);
-    const [header, ...rows] = parseCsv(await Deno.readTextFile(csv));
-    const col = (row: string[], name: string) => Number(row[header!.indexOf(name)]);
-    const byLevel = new Map(rows.map((row) => [Number(row[0]), row]));
-    for (const level of [1, 4]) {
-      const row = byLevel.get(level)!;
-      within(col(row, "Inferences/Second"), 100, 0.2, `throughput at ${level}`);
-      within(col(row, "Avg latency"), level * 10_000, 0.25, `latency at ${level}`);
-      within(col(row, "Server Compute Infer"), 10_000, 0.2, `compute at ${level}`);
-    }
-    await Deno.remove(dir, { recursive: true });
+    const { cli } = await profileSlowModel(["-i", "grpc", "-u", server.grpcAddr]);
+    assert.match(cli.stdout, /Avg gRPC time: \d+ usec \(\(un\)marshal request\/response \d+ usec/);
   });
 });
 
@@ -406,44 +373,25 @@ Deno.test("the server survives clients dropping connections mid-stream, then ser
           const cut = (c + s) % 3 === 0 ? message.subarray(0, 20) : message;
           parts.push(frame(0, s % 2 === 0 && cut === message ? 1 : 0, id, cut));
         }
-        const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-        let offset = 0;
-        for (const p of parts) {
-          bytes.set(p, offset);
-          offset += p.length;
-        }
-        await conn.write(bytes);
+        await conn.write(concatBytes(parts));
         if (c % 2 === 0) await new Promise((r) => setTimeout(r, 5));
         conn.close();
       }));
     }
-    // A loaded client disconnecting abruptly: its process is killed mid-run.
-    const killed = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-net",
-        "--allow-read",
-        "--allow-env",
-        "--allow-sys",
-        new URL("../main.ts", import.meta.url).pathname,
-        "-m",
-        "decoupled",
-        "-i",
-        "grpc",
-        "--streaming",
-        "-u",
-        server.grpcAddr,
-        "--concurrency-range",
-        "64",
-        "-p",
-        "5000",
-      ],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    await new Promise((r) => setTimeout(r, 1500));
-    killed.kill("SIGKILL");
-    await killed.status;
+    // A loaded client disconnecting abruptly: its process is killed mid-run, at the time limit.
+    await runCli([
+      "-m",
+      "decoupled",
+      "-i",
+      "grpc",
+      "--streaming",
+      "-u",
+      server.grpcAddr,
+      "--concurrency-range",
+      "64",
+      "-p",
+      "5000",
+    ], { timeoutMs: 1500 });
     await withClient({ url: server.grpcAddr }, async (client) => {
       const info = await client.modelInfo("simple", "");
       const session = await client.openSession();

@@ -8,38 +8,14 @@
  * the server and the CLI run as child processes with -A here.
  */
 import assert from "node:assert/strict";
-import { runCli, withServer } from "./_helpers.ts";
+import { type CliResult, runCli, withServer } from "./_helpers.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const decoder = new TextDecoder();
 
 /** Runs the CLI with -A; `signalAfterMs` sends SIGINT at those times. */
-async function runAll(
-  args: string[],
-  options: { signalAfterMs?: number[] } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const timers = (options.signalAfterMs ?? []).map((ms) =>
-    setTimeout(() => child.kill("SIGINT"), ms)
-  );
-  const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-  try {
-    const out = await child.output();
-    return {
-      code: out.code,
-      stdout: decoder.decode(out.stdout),
-      stderr: decoder.decode(out.stderr),
-    };
-  } finally {
-    clearTimeout(killer);
-    timers.forEach(clearTimeout);
-  }
-}
+const runAll = (args: string[], options: { signalAfterMs?: number[] } = {}): Promise<CliResult> =>
+  runCli(args, { ...options, permissions: ["-A"], timeoutMs: 30_000 });
 
 /** `inferperf serve` with -A on free ports, for the duration of `fn`. */
 async function withServeProcess(

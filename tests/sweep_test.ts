@@ -6,58 +6,10 @@
  * sweep and `inferperf report` write the CSV and the HTML report.
  */
 import assert from "node:assert/strict";
-import { type CliResult, parseCsv, runCli, withServer } from "./_helpers.ts";
+import { parseCsv, runCli, withServer } from "./_helpers.ts";
 
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
 /** Two models x concurrency 1 and 2: four points of about 0.7 s (200 ms windows). */
 const CONFIG = new URL("../fixtures/sweep/sweep.yaml", import.meta.url).pathname;
-
-/**
- * Runs `inferperf ARGS`; once stdout shows `signalAt`, sends `signals`
- * SIGINTs 150 ms apart (apart, so that they are not merged into one).
- */
-async function runSweepCli(
-  args: string[],
-  options: { signalAt?: string; signals?: number } = {},
-): Promise<CliResult> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-sys",
-      MAIN,
-      ...args,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const interrupt = () => {
-    try {
-      child.kill("SIGINT");
-    } catch {
-      // The sweep may already have exited.
-    }
-  };
-  const timers: Array<ReturnType<typeof setTimeout>> = [];
-  const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-  const stderr = new Response(child.stderr).text();
-  const decoder = new TextDecoder();
-  let stdout = "";
-  for await (const chunk of child.stdout) {
-    stdout += decoder.decode(chunk, { stream: true });
-    if (options.signalAt && timers.length === 0 && stdout.includes(options.signalAt)) {
-      for (let i = 0; i < (options.signals ?? 1); i++) timers.push(setTimeout(interrupt, i * 150));
-    }
-  }
-  const { code } = await child.status;
-  clearTimeout(killer);
-  timers.forEach(clearTimeout);
-  return { code, stdout, stderr: await stderr };
-}
 
 interface Checkpoint {
   points: Array<{ point: Record<string, unknown>; result: { client: { throughput: number } } }>;
@@ -85,9 +37,9 @@ Deno.test("sweeps: Ctrl-C once and three times, resume, checkpoints, report", as
   try {
     await withServer(async (server) => {
       const sweep = (dir: string, options?: { signalAt?: string; signals?: number }) =>
-        runSweepCli(
+        runCli(
           ["profile", "--config", CONFIG, "-u", server.addr, "--checkpoint-directory", dir],
-          options,
+          { ...options, timeoutMs: 30_000 },
         );
 
       const baseline = await sweep(`${root}/baseline`);
@@ -169,7 +121,7 @@ Deno.test("sweeps: Ctrl-C once and three times, resume, checkpoints, report", as
       assert.equal(rows.length, 4);
       assert.equal(rows.filter((r) => r[header!.indexOf("Best")] === "true").length, 2);
 
-      const changed = await runSweepCli([
+      const changed = await runCli([
         "profile",
         "--config",
         CONFIG,

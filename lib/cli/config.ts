@@ -588,6 +588,37 @@ function parseService(
   };
 }
 
+/** --trace-level, --trace-rate, --trace-count and --log-frequency: Triton trace settings to set. */
+export interface TraceConfig {
+  /** In the order given, each once; empty leaves the server's levels as they are. */
+  levels: string[];
+  rate?: number;
+  count?: number;
+  logFrequency?: number;
+}
+
+const TRACE_OPTIONS = ["trace-level", "trace-rate", "trace-count", "log-frequency"];
+
+/** The trace settings asked for; undefined when none is. */
+function parseTrace(r: Reader, serviceKind: string): TraceConfig | undefined {
+  const given = TRACE_OPTIONS.filter((name) => r.has(name));
+  if (given.length === 0) return undefined;
+  if (serviceKind !== "triton") {
+    r.errors.push(
+      `Trace settings (${given.map((name) => `--${name}`).join(", ")}) need --service-kind ` +
+        "triton: they are a Triton extension",
+    );
+  }
+  const integer = (name: string, minimum: number) =>
+    r.has(name) ? r.bounded(name, (n) => n >= minimum, `an integer >= ${minimum}`) : undefined;
+  return {
+    levels: [...new Set(r.list("trace-level"))],
+    rate: integer("trace-rate", 0),
+    count: integer("trace-count", -1),
+    logFrequency: integer("log-frequency", 0),
+  };
+}
+
 /** Input data each service kind needs. */
 function checkServiceInput(
   r: Reader,
@@ -636,6 +667,8 @@ export interface ProfileConfig
   latencyReportFile?: string;
   verboseCsv: boolean;
   verbose: number;
+  /** --trace-*: the server's trace settings to update before profiling. */
+  trace?: TraceConfig;
 }
 
 /** Reads option values with their table default, recording conversion errors. */
@@ -648,17 +681,10 @@ class Reader {
   }
 
   string(name: string): string | undefined {
-    const def = optionDef(name);
-    const value = this.raw.get(name) ?? def.default;
+    const value = this.raw.get(name) ?? optionDef(name).default;
     if (value === undefined) return undefined;
     const text = String(value);
-    if (def.choices && !def.choices.includes(text)) {
-      this.errors.push(
-        `Invalid value "${text}" for ${optionLabel(name)}: expected one of ${
-          def.choices.join(", ")
-        }`,
-      );
-    }
+    this.#choice(name, text);
     return text;
   }
 
@@ -699,7 +725,9 @@ class Reader {
   list(name: string): string[] {
     const value = this.raw.get(name);
     if (value === undefined) return [];
-    return Array.isArray(value) ? value : [String(value)];
+    const list = Array.isArray(value) ? value : [String(value)];
+    for (const item of list) this.#choice(name, item);
+    return list;
   }
 
   range(name: string, fallback: string, options = { integer: true }): Range {
@@ -709,6 +737,16 @@ class Reader {
     } catch (e) {
       this.errors.push(`Invalid value "${text}" for ${optionLabel(name)}: ${(e as Error).message}`);
       return { start: 1, end: 1, step: 1 };
+    }
+  }
+
+  /** Records an error when the option has choices and `text` is not one of them. */
+  #choice(name: string, text: string): void {
+    const choices = optionDef(name).choices;
+    if (choices && !choices.includes(text)) {
+      this.errors.push(
+        `Invalid value "${text}" for ${optionLabel(name)}: expected one of ${choices.join(", ")}`,
+      );
     }
   }
 }
@@ -907,6 +945,7 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
     latencyReportFile: r.string("latency-report-file"),
     verboseCsv: r.flag("verbose-csv"),
     verbose: r.count("verbose"),
+    trace: parseTrace(r, service.serviceKind),
     ...parseExports(r, url),
   };
   if (config.fixedSchedule && config.batchSize > 1) {

@@ -1,19 +1,10 @@
 import assert from "node:assert/strict";
-import { buildProfileConfig, buildServeConfig, parseArgv, UsageError } from "./config.ts";
+import { buildProfileConfig, buildServeConfig, parseArgv } from "./config.ts";
 import { OPTIONS } from "./options.ts";
+import { usageErrors } from "./testdata/usage_errors.ts";
 
 function config(...argv: string[]) {
   return buildProfileConfig(parseArgv(argv).options);
-}
-
-function usageErrors(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof UsageError) return e.errors;
-    throw e;
-  }
-  throw new Error("Expected a UsageError");
 }
 
 Deno.test("perf_analyzer's defaults apply", () => {
@@ -124,11 +115,69 @@ Deno.test("sweep rules: open end needs a threshold; binary search needs both", (
   assert.match(usageErrors(() => config("-m", "x", "--sync", "--async"))[0]!, /together/);
 });
 
-Deno.test("options of features still to come fail clearly instead of being ignored", () => {
-  const errors = usageErrors(() => config("-m", "x", "--trace-level", "TIMESTAMPS"));
-  assert.deepEqual(errors, [
-    "Option --trace-level is not supported yet (it comes with exporters (profile export, server metrics))",
-  ]);
+Deno.test("trace options: repeatable levels, integer bounds, Triton only", () => {
+  assert.equal(config("-m", "x").trace, undefined);
+  assert.deepEqual(
+    config(
+      "-m",
+      "x",
+      "-i",
+      "grpc",
+      "--trace-level",
+      "TIMESTAMPS",
+      "--trace-level=TENSORS",
+      "--trace-rate",
+      "0",
+      "--trace-count",
+      "-1",
+      "--log-frequency",
+      "50",
+    ).trace,
+    { levels: ["TIMESTAMPS", "TENSORS"], rate: 0, count: -1, logFrequency: 50 },
+  );
+  assert.deepEqual(config("-m", "x", "--trace-rate", "10").trace, {
+    levels: [],
+    rate: 10,
+    count: undefined,
+    logFrequency: undefined,
+  });
+  assert.deepEqual(
+    usageErrors(() =>
+      config(
+        "-m",
+        "x",
+        "--trace-level",
+        "timestamps",
+        "--trace-rate",
+        "-1",
+        "--trace-count",
+        "-2",
+        "--log-frequency",
+        "x",
+      )
+    ),
+    [
+      'Invalid value "timestamps" for --trace-level: expected one of OFF, TIMESTAMPS, TENSORS',
+      'Invalid value "-1" for --trace-rate: expected an integer >= 0',
+      'Invalid value "-2" for --trace-count: expected an integer >= -1',
+      'Invalid value "x" for --log-frequency: expected an integer',
+    ],
+  );
+  assert.deepEqual(
+    usageErrors(() =>
+      config(
+        "-m",
+        "x",
+        "--service-kind",
+        "openai",
+        "--endpoint",
+        "v1/completions",
+        "--trace-rate",
+        "1",
+      )
+    ),
+    ["Trace settings (--trace-rate) need --service-kind triton: they are a Triton extension"],
+  );
 });
 
 Deno.test("--input-data sorts modes, per-input modes and paths; --validation-tolerance", () => {
@@ -415,6 +464,9 @@ Deno.test("the option table is consistent", () => {
       "warmup-request-count",
       "request-count",
       "trace-level",
+      "trace-rate",
+      "trace-count",
+      "log-frequency",
     ]
   ) assert.ok(names.has(pa), `perf_analyzer option --${pa} is accepted`);
   for (const s of ["m", "x", "u", "i", "b", "p", "s", "r", "l", "a", "f", "H", "v"]) {

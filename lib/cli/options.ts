@@ -4,6 +4,7 @@
  * whose feature has not landed yet carry `pending` and are rejected when used,
  * never silently ignored.
  */
+import { TRACE_LEVELS } from "../protocol/trace.ts";
 
 /**
  * How an option is written. "list": repeatable; "comma-list": repeatable and
@@ -60,8 +61,6 @@ export const GROUPS = [
   "General",
 ] as const;
 export type Group = typeof GROUPS[number];
-
-const EXPORTS = "exporters (profile export, server metrics)";
 
 export const OPTIONS: readonly OptionDef[] = [
   // Target
@@ -576,29 +575,27 @@ export const OPTIONS: readonly OptionDef[] = [
     name: "trace-level",
     type: "list",
     group: "Protocol and TLS",
-    pending: EXPORTS,
-    help: "Server trace level.",
+    choices: TRACE_LEVELS,
+    help:
+      "Server trace level, repeatable. The --trace-* options and --log-frequency update the server's global trace settings (Triton's trace extension) before profiling.",
   },
   {
     name: "trace-rate",
     type: "int",
     group: "Protocol and TLS",
-    pending: EXPORTS,
-    help: "Server trace rate.",
+    help: "Server trace rate: one request in N is traced.",
   },
   {
     name: "trace-count",
     type: "int",
     group: "Protocol and TLS",
-    pending: EXPORTS,
-    help: "Server trace count.",
+    help: "Server trace count: how many more requests to trace (-1: no limit).",
   },
   {
     name: "log-frequency",
     type: "int",
     group: "Protocol and TLS",
-    pending: EXPORTS,
-    help: "Server trace log frequency.",
+    help: "Server trace log frequency: the server writes its traces every N traces (0: at exit).",
   },
 
   // Output

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { buildProfileConfig, parseArgv, UsageError, withConfigFile } from "./config.ts";
+import { buildProfileConfig, parseArgv, withConfigFile } from "./config.ts";
 import { formatHelp } from "./help.ts";
 import { OPTIONS } from "./options.ts";
+import { usageErrors } from "./testdata/usage_errors.ts";
 import { parseConfigYaml, placeholders, readConfigFile } from "./yaml.ts";
 
 const PLACEHOLDERS = new URL("../../fixtures/sweep/placeholders.yaml", import.meta.url).pathname;
@@ -11,13 +12,7 @@ function yaml(text: string, command: "profile" | "serve" | "report" = "profile")
 }
 
 function yamlErrors(text: string, command: "profile" | "serve" | "report" = "profile"): string[] {
-  try {
-    yaml(text, command);
-  } catch (e) {
-    if (e instanceof UsageError) return e.errors;
-    throw e;
-  }
-  throw new Error("Expected a UsageError");
+  return usageErrors(() => yaml(text, command));
 }
 
 Deno.test("every placeholder type becomes the raw value the command line gives", async () => {

@@ -22,6 +22,20 @@ export function byteSizeOf(datatype: Datatype, shape: readonly number[]): number
   return size * elementCount(shape);
 }
 
+/** The parts one after the other (a single part is returned as it is). */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  let total = 0;
+  for (const p of parts) total += p.byteLength;
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.byteLength;
+  }
+  return out;
+}
+
 /** Concatenates elements as BYTES tensor data; strings are encoded as UTF-8. */
 export function encodeBytesElements(elements: readonly (string | Uint8Array)[]): Uint8Array {
   const encoded = elements.map((e) => typeof e === "string" ? utf8Encoder.encode(e) : e);

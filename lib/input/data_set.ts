@@ -9,7 +9,7 @@
  * (wrapping), as perf_analyzer does, so single-step data is repeated N times.
  */
 import type { Tensor, TensorSpec } from "../protocol/types.ts";
-import { decodeBytesElements } from "./codec.ts";
+import { concatBytes, decodeBytesElements } from "./codec.ts";
 import { elementCount, elementSize } from "./datatype.ts";
 import { InputError } from "./errors.ts";
 import { formatShape, type ResolvedShape, resolveShape, type ShapeOptions } from "./shape.ts";
@@ -144,19 +144,6 @@ export function sizedTensor(
   return { name: spec.name, datatype: spec.datatype, shape, data };
 }
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  let total = 0;
-  for (const p of parts) total += p.byteLength;
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.byteLength;
-  }
-  return out;
-}
-
 /**
  * Joins steps into one request's tensors. Inputs must have the same shape in
  * every step; a single step is used as is (no copy).
@@ -178,14 +165,14 @@ export function makeBatch(steps: readonly DataStep[], options: { batched: boolea
     return {
       ...tensor,
       shape: [...prefix, ...tensor.shape],
-      data: concat(steps.map((s) => s.inputs[i].data)),
+      data: concatBytes(steps.map((s) => s.inputs[i].data)),
     };
   });
   const outputs: Tensor[] = [];
   for (const tensor of first.outputs) {
     const parts = steps.map((s) => s.outputs.find((o) => o.name === tensor.name)?.data);
     if (parts.every((p) => p !== undefined)) {
-      outputs.push({ ...tensor, shape: [...prefix, ...tensor.shape], data: concat(parts) });
+      outputs.push({ ...tensor, shape: [...prefix, ...tensor.shape], data: concatBytes(parts) });
     }
   }
   return { inputs, outputs, steps: [...steps] };

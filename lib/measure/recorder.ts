@@ -20,10 +20,8 @@ const OTHER_ERRORS = "(other errors)";
 /** perf_analyzer calls a send "delayed" when it leaves more than this late. */
 const DELAYED_SEND_MS = 1;
 
-function emptyWindow(
-  startMs: number,
-  newHistogram: (() => LatencyHistogram) | undefined,
-): WindowData {
+/** A window with nothing recorded that starts (and so far ends) at `startMs`; `fields` override. */
+export function emptyWindow(startMs: number, fields: Partial<WindowData> = {}): WindowData {
   return {
     startMs,
     endMs: startMs,
@@ -41,7 +39,7 @@ function emptyWindow(
     sendCount: 0,
     sendLagsUs: [],
     blockedCount: 0,
-    histogram: newHistogram?.(),
+    ...fields,
   };
 }
 
@@ -102,7 +100,7 @@ export class Recorder {
   ) {
     this.#sink = options.sink;
     this.#newHistogram = options.newHistogram;
-    this.#window = emptyWindow(performance.now(), this.#newHistogram);
+    this.#window = emptyWindow(performance.now(), { histogram: this.#newHistogram?.() });
   }
 
   /** Valid requests recorded in the current window so far. */
@@ -187,7 +185,7 @@ export class Recorder {
     const now = performance.now();
     const done = this.#window;
     done.endMs = now;
-    this.#window = emptyWindow(now, this.#newHistogram);
+    this.#window = emptyWindow(now, { histogram: this.#newHistogram?.() });
     this.#target = Infinity;
     this.#onTarget?.();
     this.#onTarget = undefined;

@@ -5,29 +5,18 @@ import {
   stabilizingLatencyUs,
   windowThroughput,
 } from "./stability.ts";
+import { emptyWindow } from "./recorder.ts";
 import type { WindowData } from "./types.ts";
 
 const figures = (pairs: Array<[number, number]>) =>
   pairs.map(([throughput, latencyUs]) => ({ throughput, latencyUs }));
 
 function window(latenciesUs: number[], durationMs: number): WindowData {
-  return {
-    startMs: 100,
+  return emptyWindow(100, {
     endMs: 100 + durationMs,
-    startWallNs: 0n,
     latenciesUs,
-    sendUsSum: 0,
-    recvUsSum: 0,
-    waitUsSum: 0,
     responseCount: latenciesUs.length,
-    errorCount: 0,
-    errors: new Map(),
-    delayedCount: 0,
-    correctedLatenciesUs: [],
-    sendCount: 0,
-    sendLagsUs: [],
-    blockedCount: 0,
-  };
+  });
 }
 
 Deno.test("isStable needs the last three windows within the spread", () => {

@@ -8,27 +8,16 @@ import {
   summarizeClient,
   summarizeServer,
 } from "./stats.ts";
+import { emptyWindow } from "./recorder.ts";
 import type { WindowData } from "./types.ts";
 
 function window(latenciesUs: number[], overrides: Partial<WindowData> = {}): WindowData {
-  return {
-    startMs: 0,
+  return emptyWindow(0, {
     endMs: 1000,
-    startWallNs: 0n,
     latenciesUs,
-    sendUsSum: 0,
-    recvUsSum: 0,
-    waitUsSum: 0,
     responseCount: latenciesUs.length,
-    errorCount: 0,
-    errors: new Map(),
-    delayedCount: 0,
-    correctedLatenciesUs: [],
-    sendCount: 0,
-    sendLagsUs: [],
-    blockedCount: 0,
     ...overrides,
-  };
+  });
 }
 
 function stats(

@@ -12,6 +12,7 @@ import {
   formatPass,
   formatSettings,
   formatSummaryTable,
+  formatTraceSettings,
   type Settings,
 } from "../report/console.ts";
 import { formatCsv } from "../report/csv.ts";
@@ -101,6 +102,7 @@ export class ReportSession {
     this.#files = files;
     this.#export = files.export;
     this.events = {
+      traceSettings: (settings) => this.#print(formatTraceSettings(settings)),
       ready: ({ server, model }) => {
         this.#target = { server, model };
         this.#decoupled = model.decoupled;

@@ -19,6 +19,7 @@ import {
   type ModelStatistics,
   type PreparedRequest,
   type ServerInfo,
+  type TraceSettings,
 } from "../protocol/types.ts";
 import {
   batchRequest,
@@ -34,11 +35,14 @@ import {
   type SharedMemorySession,
 } from "./service_kinds.ts";
 import { runPeriodic } from "./periodic.ts";
+import { updateTraceSettings } from "./trace.ts";
 import type { Interrupt } from "./interrupt.ts";
 import { MetricsScraper } from "../measure/metrics_scraper.ts";
 import { reportedWindows } from "../report/components.ts";
 
 export interface RunEvents {
+  /** --trace-* updated the server's trace settings: all of them, as it answered (before `ready`). */
+  traceSettings?(settings: TraceSettings): void;
   /** The model is known and requests are built; load starts next. */
   ready?(info: { server: ServerInfo; model: ModelInfo }): void;
   /** A window of `level` ended (verbose output). */
@@ -164,6 +168,8 @@ export async function runProfile(
   let shared: SharedMemorySession | undefined;
   try {
     const server = await client.serverInfo();
+    const trace = await updateTraceSettings(client, { config, server });
+    if (trace) events.traceSettings?.(trace);
     const model = await client.modelInfo(config.model, config.modelVersion);
     const plan = await buildServiceRequests(model, config);
     // Every request is built from the plan's tensor data, so the plan's requests place them all.

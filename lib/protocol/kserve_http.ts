@@ -6,33 +6,38 @@
  * those bytes and reads the response on its own keep-alive connection.
  */
 import { type Datatype, isDatatype } from "../input/datatype.ts";
-import { parseJsonExact, tensorFromJson, tensorToJson } from "../input/codec.ts";
-import { InferError, ProtocolError } from "./errors.ts";
+import { concatBytes, parseJsonExact, tensorFromJson, tensorToJson } from "../input/codec.ts";
+import { ProtocolError } from "./errors.ts";
+import { Http1Client, type HttpResponse, type ResponseHead } from "./http1/mod.ts";
 import {
-  buildRequest,
-  type Endpoint,
-  Http1Client,
-  Http1Connection,
-  type HttpResponse,
-  type TlsOptions,
-} from "./http1/mod.ts";
+  type HttpClientOptions,
+  HttpSessions,
+  HttpTarget,
+  isObject,
+  isSuccess,
+  type JsonObject,
+  mergeHeaders,
+  PreparedHttpRequest,
+  preview,
+  serverError,
+} from "./_http_session.ts";
 import type {
   InferenceClient,
-  InferOptions,
   InferRequest,
   InferSession,
   ModelInfo,
   ModelStatistics,
-  OutputTensors,
   ParameterValue,
   PreparedRequest,
-  RequestTiming,
   ServerInfo,
   StatDuration,
   StatisticsSource,
   Tensor,
   TensorSpec,
+  TraceControl,
+  TraceSettings,
 } from "./types.ts";
+import { traceSettingsFromJson, traceSettingsToJson } from "./trace.ts";
 import {
   placementOf,
   refParameters,
@@ -42,44 +47,15 @@ import {
   sharedOutputReader,
 } from "./shm.ts";
 
+export { DEFAULT_HTTP_PORT, mergeHeaders, parseKServeUrl, serverError } from "./_http_session.ts";
+
 export type TensorFormat = "binary" | "json";
 
-export interface KServeHttpOptions {
-  /** "host:port", "http://host:port[/base/path]" or "https://..."; default port 8000 (443 for https). */
-  url: string;
-  /** Extra header fields sent with every request (-H). */
-  headers?: Record<string, string>;
+export interface KServeHttpOptions extends HttpClientOptions {
   /** Inputs as raw bytes after the JSON header (binary tensor extension) or as JSON `data`. */
   inputFormat: TensorFormat;
   /** Ask for outputs as raw bytes or as JSON `data`. */
   outputFormat: TensorFormat;
-  /** Default 5000. */
-  connectTimeoutMs?: number;
-  /** No limit by default. */
-  requestTimeoutMs?: number;
-  /** Certificates for https URLs. */
-  tls?: TlsOptions;
-}
-
-export const DEFAULT_HTTP_PORT = 8000;
-const DEFAULT_HTTPS_PORT = 443;
-
-/** Endpoint and base path of a KServe URL. */
-export function parseKServeUrl(url: string): { endpoint: Endpoint; basePath: string } {
-  const match = /^(?:(https?):\/\/)?([^/?#]*)([^?#]*)$/i.exec(url.trim());
-  const authority = match?.[2] ?? "";
-  const hostPort = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d+))?$/.exec(authority);
-  if (match === null || hostPort === null) {
-    throw new RangeError(`Invalid server URL "${url}": expected host:port or http(s)://host:port`);
-  }
-  const secure = match[1]?.toLowerCase() === "https";
-  const port = hostPort[2] === undefined
-    ? (secure ? DEFAULT_HTTPS_PORT : DEFAULT_HTTP_PORT)
-    : Number(hostPort[2]);
-  if (port < 1 || port > 65535) throw new RangeError(`Invalid port in server URL "${url}"`);
-  const endpoint: Endpoint = { hostname: hostPort[1], port };
-  if (secure) endpoint.tls = {};
-  return { endpoint, basePath: match[3].replace(/\/+$/, "") };
 }
 
 // JSON.rawJSON is in V8 but not yet in TypeScript's lib.
@@ -102,15 +78,8 @@ function parseJson(bytes: Uint8Array, what: string): unknown {
   try {
     return parseJsonExact(text);
   } catch (error) {
-    const preview = JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}...` : text);
-    throw new ProtocolError(`Invalid JSON in ${what}: ${preview}`, { cause: error });
+    throw new ProtocolError(`Invalid JSON in ${what}: ${preview(text)}`, { cause: error });
   }
-}
-
-type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function asObject(value: unknown, what: string): JsonObject {
@@ -148,54 +117,6 @@ function asDatatype(value: unknown, what: string): Datatype {
 
 function asShape(value: unknown, what: string): number[] {
   return asArray(value, what).map((d, i) => asNumber(d, `${what}[${i}]`));
-}
-
-const MAX_ERROR_TEXT = 500;
-
-/**
- * The server's `{"error": "..."}` message (OpenAI-style servers: `{"error":
- * {"message": "..."}}`), or the body text, as an InferError.
- */
-export function serverError(status: number, body: Uint8Array): InferError {
-  const text = decoder.decode(body).trim();
-  let message = text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}...` : text;
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (isObject(parsed) && typeof parsed.error === "string") message = parsed.error;
-    else if (
-      isObject(parsed) && isObject(parsed.error) && typeof parsed.error.message === "string"
-    ) {
-      message = parsed.error.message;
-    }
-  } catch {
-    // Not JSON (a proxy's error page, say): the text itself is the message.
-  }
-  return new InferError(`Server returned ${status}: ${message || "empty response"}`, status);
-}
-
-function isSuccess(status: number): boolean {
-  return status >= 200 && status < 300;
-}
-
-/** Header fields with `extra` overriding `base` regardless of case. */
-export function mergeHeaders(
-  base: Record<string, string>,
-  extra: Record<string, string>,
-): Record<string, string> {
-  const merged: Record<string, string> = {};
-  const overridden = new Set(Object.keys(extra).map((k) => k.toLowerCase()));
-  for (const [name, value] of Object.entries(base)) {
-    if (!overridden.has(name.toLowerCase())) merged[name] = value;
-  }
-  return Object.assign(merged, extra);
-}
-
-/** A request encoded once: the complete HTTP/1.1 request bytes. */
-class PreparedHttpRequest implements PreparedRequest {
-  readonly byteLength: number;
-  constructor(readonly bytes: Uint8Array, readonly shared?: SharedOutputReader) {
-    this.byteLength = bytes.byteLength;
-  }
 }
 
 /**
@@ -243,51 +164,9 @@ export function decodeInferResponse(
   });
 }
 
-class KServeHttpSession implements InferSession {
-  #connection: Http1Connection;
-  #onClose: (session: KServeHttpSession) => void;
-
-  constructor(connection: Http1Connection, onClose: (session: KServeHttpSession) => void) {
-    this.#connection = connection;
-    this.#onClose = onClose;
-  }
-
-  async infer(
-    request: PreparedRequest,
-    timing: RequestTiming,
-    options?: InferOptions,
-  ): Promise<OutputTensors | undefined> {
-    if (!(request instanceof PreparedHttpRequest)) {
-      throw new TypeError("The request was not prepared by a KServe HTTP client");
-    }
-    const connection = this.#connection;
-    timing.start = performance.now();
-    const head = await connection.send(request.bytes, timing);
-    if (!isSuccess(head.status)) {
-      const body = await connection.readBody();
-      timing.end = performance.now();
-      timing.responses = 1;
-      throw serverError(head.status, body);
-    }
-    if (options?.decodeOutputs !== true) {
-      await connection.skipBody();
-      timing.end = performance.now();
-      timing.responses = 1;
-      return undefined;
-    }
-    const jsonLength = head.inferenceHeaderContentLength;
-    const body = await connection.readBody();
-    // Decoding is the caller's post-processing, not part of the measured exchange.
-    timing.end = performance.now();
-    timing.responses = 1;
-    return decodeInferResponse(body, jsonLength, request.shared);
-  }
-
-  close(): void {
-    this.#connection.close();
-    this.#onClose(this);
-  }
-}
+/** Outputs of an infer response whose tensors all came in the body. */
+const decodeBody = (body: Uint8Array, head: ResponseHead): Tensor[] =>
+  decodeInferResponse(body, head.inferenceHeaderContentLength);
 
 function emptyDuration(): StatDuration {
   return { count: 0, ns: 0 };
@@ -337,36 +216,25 @@ function parseTensorSpecs(value: unknown, what: string, batched: boolean): Tenso
   });
 }
 
-export class KServeHttpClient implements InferenceClient, StatisticsSource, SharedMemoryControl {
+export class KServeHttpClient
+  implements InferenceClient, StatisticsSource, SharedMemoryControl, TraceControl {
   readonly protocol = "http" as const;
-  readonly #endpoint: Endpoint;
-  readonly #basePath: string;
-  readonly #host: string;
-  readonly #headers: Record<string, string>;
+  readonly #target: HttpTarget;
   readonly #inputFormat: TensorFormat;
   readonly #outputFormat: TensorFormat;
   readonly #control: Http1Client;
-  readonly #sessions = new Set<KServeHttpSession>();
-  readonly #forget = (session: KServeHttpSession): void => {
-    this.#sessions.delete(session);
-  };
+  readonly #sessions: HttpSessions;
 
   constructor(options: KServeHttpOptions) {
-    const { endpoint, basePath } = parseKServeUrl(options.url);
-    endpoint.connectTimeoutMs = options.connectTimeoutMs;
-    endpoint.requestTimeoutMs = options.requestTimeoutMs;
-    if (endpoint.tls !== undefined && options.tls !== undefined) endpoint.tls = options.tls;
-    this.#endpoint = endpoint;
-    this.#basePath = basePath;
-    this.#headers = { ...options.headers };
+    this.#target = new HttpTarget(options);
     this.#inputFormat = options.inputFormat;
     this.#outputFormat = options.outputFormat;
-    this.#control = new Http1Client(endpoint);
-    this.#host = this.#control.address;
+    this.#control = new Http1Client(this.#target.endpoint);
+    this.#sessions = new HttpSessions(this.#target.endpoint, "a KServe HTTP client");
   }
 
   async serverInfo(): Promise<ServerInfo> {
-    const info = asObject(await this.#getJson(`${this.#basePath}/v2`), "server metadata");
+    const info = asObject(await this.#getJson(`${this.#target.basePath}/v2`), "server metadata");
     return {
       name: typeof info.name === "string" ? info.name : "",
       version: typeof info.version === "string" ? info.version : "",
@@ -407,22 +275,30 @@ export class KServeHttpClient implements InferenceClient, StatisticsSource, Shar
   /** Statistics of one model, or of every model when `model` is "". */
   async modelStatistics(model: string, version: string): Promise<ModelStatistics[]> {
     const path = model === ""
-      ? `${this.#basePath}/v2/models/stats`
+      ? `${this.#target.basePath}/v2/models/stats`
       : `${this.#modelPath(model, version)}/stats`;
     const stats = asObject(await this.#getJson(path), "model statistics");
     return asArray(stats.model_stats, "model_stats").map(parseModelStatistics);
   }
 
   async registerSystemSharedMemory(region: SharedMemoryRegion): Promise<void> {
-    await this.#post(
-      `${this.#basePath}/v2/systemsharedmemory/region/${encodeURIComponent(region.name)}/register`,
-      { key: region.key, offset: region.offset, byte_size: region.byteSize },
-    );
+    const name = encodeURIComponent(region.name);
+    await this.#post(`${this.#target.basePath}/v2/systemsharedmemory/region/${name}/register`, {
+      key: region.key,
+      offset: region.offset,
+      byte_size: region.byteSize,
+    });
   }
 
   async unregisterSystemSharedMemory(name: string): Promise<void> {
     const region = name === "" ? "" : `/region/${encodeURIComponent(name)}`;
-    await this.#post(`${this.#basePath}/v2/systemsharedmemory${region}/unregister`);
+    await this.#post(`${this.#target.basePath}/v2/systemsharedmemory${region}/unregister`);
+  }
+
+  async updateTraceSettings(settings: TraceSettings): Promise<TraceSettings> {
+    const path = `${this.#target.basePath}/v2/trace/setting`;
+    const body = await this.#post(path, traceSettingsToJson(settings));
+    return traceSettingsFromJson(parseJson(body, `the response to POST ${path}`));
   }
 
   prepare(request: InferRequest, target: { model: string; version: string }): PreparedRequest {
@@ -437,28 +313,16 @@ export class KServeHttpClient implements InferenceClient, StatisticsSource, Shar
     }
     if (binaryOutput && request.outputs.length === 0) parameters.binary_data_output = true;
     const header: JsonObject = {
-      inputs: request.inputs.map((t, i) =>
-        placement !== undefined
-          ? {
-            name: t.name,
-            datatype: t.datatype,
-            shape: t.shape,
-            parameters: refParameters(placement.inputs[i]),
-          }
+      inputs: request.inputs.map((t, i) => ({
+        name: t.name,
+        datatype: t.datatype,
+        shape: t.shape,
+        ...(placement !== undefined
+          ? { parameters: refParameters(placement.inputs[i]) }
           : binaryInput
-          ? {
-            name: t.name,
-            datatype: t.datatype,
-            shape: t.shape,
-            parameters: { binary_data_size: t.data.byteLength },
-          }
-          : {
-            name: t.name,
-            datatype: t.datatype,
-            shape: t.shape,
-            data: tensorToJson(t.datatype, t.data),
-          }
-      ),
+          ? { parameters: { binary_data_size: t.data.byteLength } }
+          : { data: tensorToJson(t.datatype, t.data) }),
+      })),
     };
     if (request.outputs.length > 0) {
       header.outputs = request.outputs.map((name, i) => ({
@@ -470,56 +334,51 @@ export class KServeHttpClient implements InferenceClient, StatisticsSource, Shar
     }
     if (Object.keys(parameters).length > 0) header.parameters = parameters;
     const json = encoder.encode(stringify(header));
-    let body = json;
+    let body: Uint8Array = json;
     const headers: Record<string, string> = {
       "Content-Type": binaryInput ? "application/octet-stream" : "application/json",
     };
     if (binaryInput) {
       headers["Inference-Header-Content-Length"] = String(json.byteLength);
-      const size = request.inputs.reduce((n, t) => n + t.data.byteLength, json.byteLength);
-      body = new Uint8Array(size);
-      body.set(json);
-      let offset = json.byteLength;
-      for (const t of request.inputs) {
-        body.set(t.data, offset);
-        offset += t.data.byteLength;
-      }
+      body = concatBytes([json, ...request.inputs.map((t) => t.data)]);
     }
-    const bytes = buildRequest("POST", `${this.#modelPath(target.model, target.version)}/infer`, {
-      host: this.#host,
-      headers: mergeHeaders(headers, this.#headers),
-      body,
-    });
-    return new PreparedHttpRequest(bytes, sharedOutputReader(request));
+    const path = `${this.#modelPath(target.model, target.version)}/infer`;
+    const shared = sharedOutputReader(request);
+    return new PreparedHttpRequest(
+      this.#target.post(path, { headers, body }),
+      shared === undefined
+        ? decodeBody
+        : (body, head) => decodeInferResponse(body, head.inferenceHeaderContentLength, shared),
+    );
   }
 
-  async openSession(): Promise<InferSession> {
-    const session = new KServeHttpSession(await Http1Connection.open(this.#endpoint), this.#forget);
-    this.#sessions.add(session);
-    return session;
+  openSession(): Promise<InferSession> {
+    return this.#sessions.open();
   }
 
   close(): Promise<void> {
-    for (const session of [...this.#sessions]) session.close();
+    this.#sessions.closeAll();
     this.#control.close();
     return Promise.resolve();
   }
 
   #modelPath(model: string, version: string): string {
     const versionPath = version === "" ? "" : `/versions/${encodeURIComponent(version)}`;
-    return `${this.#basePath}/v2/models/${encodeURIComponent(model)}${versionPath}`;
+    return `${this.#target.basePath}/v2/models/${encodeURIComponent(model)}${versionPath}`;
   }
 
   #get(path: string): Promise<HttpResponse> {
-    return this.#control.request("GET", path, { headers: this.#headers });
+    return this.#control.request("GET", path, { headers: this.#target.headers });
   }
 
-  async #post(path: string, body?: JsonObject): Promise<void> {
+  /** The response body of a successful POST. */
+  async #post(path: string, body?: JsonObject): Promise<Uint8Array> {
     const response = await this.#control.request("POST", path, {
-      headers: mergeHeaders({ "Content-Type": "application/json" }, this.#headers),
+      headers: mergeHeaders({ "Content-Type": "application/json" }, this.#target.headers),
       ...(body === undefined ? {} : { body: encoder.encode(JSON.stringify(body)) }),
     });
     if (!isSuccess(response.status)) throw serverError(response.status, response.body);
+    return response.body;
   }
 
   async #getJson(path: string): Promise<unknown> {

@@ -11,14 +11,19 @@ import { decodeBytesElements, encodeBytesElements } from "../input/codec.ts";
 import { PAYLOAD } from "../input/llm_data.ts";
 import type { TokenTiming } from "../measure/types.ts";
 import { ConnectionError, InferError, ProtocolError } from "./errors.ts";
+import type { Http1Connection } from "./http1/mod.ts";
 import {
-  buildRequest,
-  type Endpoint,
-  formatAddress,
-  Http1Connection,
-  type TlsOptions,
-} from "./http1/mod.ts";
-import { mergeHeaders, parseKServeUrl, serverError } from "./kserve_http.ts";
+  fixedModelInfo,
+  type HttpClientOptions,
+  HttpSessions,
+  HttpTarget,
+  isObject,
+  isSuccess,
+  type JsonObject,
+  PreparedHttpRequest,
+  preview,
+  readServerError,
+} from "./_http_session.ts";
 import { SseParser } from "./sse.ts";
 import type {
   InferenceClient,
@@ -35,34 +40,15 @@ import type {
 /** The output that decoded responses carry: the body, or the data of every event. */
 export const RESPONSE_OUTPUT = "response";
 
-export interface OpenAiClientOptions {
-  /** "host:port" or "http(s)://host:port[/base/path]"; default port 8000 (443 for https). */
-  url: string;
+export interface OpenAiClientOptions extends HttpClientOptions {
   /** Path after the URL, e.g. "v1/chat/completions". */
   endpoint: string;
-  /** Extra header fields sent with every request (-H). */
-  headers?: Record<string, string>;
-  /** Default 5000. */
-  connectTimeoutMs?: number;
-  /** No limit by default. */
-  requestTimeoutMs?: number;
-  tls?: TlsOptions;
-}
-
-type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 const EVENT_STREAM = /^\s*text\/event-stream/i;
 const DONE = "[DONE]";
-
-function preview(text: string): string {
-  return JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}...` : text);
-}
 
 /** The request's JSON body, from its "payload" input (one BYTES element). */
 export function payloadOf(request: InferRequest): string {
@@ -102,17 +88,9 @@ function errorMessage(body: JsonObject): string | undefined {
   return undefined;
 }
 
-/** A request encoded once: the HTTP/1.1 request bytes. */
-class PreparedOpenAiRequest implements PreparedRequest {
-  readonly byteLength: number;
-  constructor(readonly bytes: Uint8Array) {
-    this.byteLength = bytes.byteLength;
-  }
-}
-
 class OpenAiSession implements InferSession {
   readonly #connection: Http1Connection;
-  readonly #onClose: (session: OpenAiSession) => void;
+  readonly #sessions: HttpSessions;
   readonly #parser: SseParser;
   readonly #onData = (data: Uint8Array): void => this.#parser.push(data);
   // The request in flight, as the event handler sees it.
@@ -122,9 +100,9 @@ class OpenAiSession implements InferSession {
   #done = false;
   #error: string | undefined;
 
-  constructor(connection: Http1Connection, onClose: (session: OpenAiSession) => void) {
+  constructor(connection: Http1Connection, sessions: HttpSessions) {
     this.#connection = connection;
-    this.#onClose = onClose;
+    this.#sessions = sessions;
     this.#parser = new SseParser((data) => this.#event(data, performance.now()));
   }
 
@@ -133,9 +111,7 @@ class OpenAiSession implements InferSession {
     timing: RequestTiming,
     options?: InferOptions,
   ): Promise<OutputTensors | undefined> {
-    if (!(request instanceof PreparedOpenAiRequest)) {
-      throw new TypeError("The request was not prepared by an OpenAI client");
-    }
+    if (!(request instanceof PreparedHttpRequest)) throw this.#sessions.foreignRequest();
     const t = timing as TokenTiming;
     t.responses = 0;
     t.firstResponse = undefined;
@@ -150,11 +126,7 @@ class OpenAiSession implements InferSession {
     const connection = this.#connection;
     t.start = performance.now();
     const head = await connection.send(request.bytes, t);
-    if (head.status < 200 || head.status >= 300) {
-      const body = await connection.readBody();
-      t.end = performance.now();
-      throw serverError(head.status, body);
-    }
+    if (!isSuccess(head.status)) throw await readServerError(connection, head.status, t);
     if (EVENT_STREAM.test(head.contentType)) {
       this.#parser.reset();
       try {
@@ -186,7 +158,7 @@ class OpenAiSession implements InferSession {
 
   close(): void {
     this.#connection.close();
-    this.#onClose(this);
+    this.#sessions.forget(this);
   }
 
   /** One streamed event (or the whole body of an answer that is not streamed), arrived `now`. */
@@ -226,24 +198,14 @@ class OpenAiSession implements InferSession {
 
 export class OpenAiClient implements InferenceClient {
   readonly protocol = "http" as const;
-  readonly #endpoint: Endpoint;
+  readonly #target: HttpTarget;
   readonly #path: string;
-  readonly #host: string;
-  readonly #headers: Record<string, string>;
-  readonly #sessions = new Set<OpenAiSession>();
-  readonly #forget = (session: OpenAiSession): void => {
-    this.#sessions.delete(session);
-  };
+  readonly #sessions: HttpSessions;
 
   constructor(options: OpenAiClientOptions) {
-    const { endpoint, basePath } = parseKServeUrl(options.url);
-    endpoint.connectTimeoutMs = options.connectTimeoutMs;
-    endpoint.requestTimeoutMs = options.requestTimeoutMs;
-    if (endpoint.tls !== undefined && options.tls !== undefined) endpoint.tls = options.tls;
-    this.#endpoint = endpoint;
-    this.#path = `${basePath}/${options.endpoint.replace(/^\/+/, "")}`;
-    this.#host = formatAddress(endpoint.hostname, endpoint.port);
-    this.#headers = { ...options.headers };
+    this.#target = new HttpTarget(options);
+    this.#path = `${this.#target.basePath}/${options.endpoint.replace(/^\/+/, "")}`;
+    this.#sessions = new HttpSessions(this.#target.endpoint, "an OpenAI client");
   }
 
   /** OpenAI-compatible servers have no server metadata; the run learns of them from requests. */
@@ -253,41 +215,25 @@ export class OpenAiClient implements InferenceClient {
 
   /** Requests are JSON payloads: one BYTES input "payload", one BYTES output "response". */
   modelInfo(model: string, version: string): Promise<ModelInfo> {
-    return Promise.resolve({
-      name: model,
-      version,
+    return Promise.resolve(fixedModelInfo(model, version, {
       platform: "openai",
-      versions: [],
       inputs: [{ name: PAYLOAD, datatype: "BYTES", dims: [1] }],
       outputs: [{ name: RESPONSE_OUTPUT, datatype: "BYTES", dims: [-1] }],
-      maxBatchSize: 0,
-      decoupled: false,
-      sequence: false,
-      composingModels: [],
-      responseCache: false,
-    });
+    }));
   }
 
   prepare(request: InferRequest): PreparedRequest {
-    const payload = payloadOf(request);
-    const headers = mergeHeaders({ "Content-Type": "application/json" }, this.#headers);
-    return new PreparedOpenAiRequest(
-      buildRequest("POST", this.#path, {
-        host: this.#host,
-        headers,
-        body: encoder.encode(payload),
-      }),
-    );
+    const headers = { "Content-Type": "application/json" };
+    const body = encoder.encode(payloadOf(request));
+    return new PreparedHttpRequest(this.#target.post(this.#path, { headers, body }));
   }
 
-  async openSession(): Promise<InferSession> {
-    const session = new OpenAiSession(await Http1Connection.open(this.#endpoint), this.#forget);
-    this.#sessions.add(session);
-    return session;
+  openSession(): Promise<InferSession> {
+    return this.#sessions.open((connection) => new OpenAiSession(connection, this.#sessions));
   }
 
   close(): Promise<void> {
-    for (const session of [...this.#sessions]) session.close();
+    this.#sessions.closeAll();
     return Promise.resolve();
   }
 }

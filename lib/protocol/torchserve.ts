@@ -9,23 +9,20 @@
 import { decodeBytesElements, encodeBytesElements } from "../input/codec.ts";
 import { InputError } from "../input/errors.ts";
 import {
-  buildRequest,
-  type Endpoint,
-  formatAddress,
-  Http1Connection,
-  type TlsOptions,
-} from "./http1/mod.ts";
-import { mergeHeaders, parseKServeUrl, serverError } from "./kserve_http.ts";
+  fixedModelInfo,
+  type HttpClientOptions,
+  HttpSessions,
+  HttpTarget,
+  PreparedHttpRequest,
+} from "./_http_session.ts";
 import type {
   InferenceClient,
-  InferOptions,
   InferRequest,
   InferSession,
   ModelInfo,
-  OutputTensors,
   PreparedRequest,
-  RequestTiming,
   ServerInfo,
+  Tensor,
 } from "./types.ts";
 
 /** The input of perf_analyzer's TorchServe input data: the name of the file to send. */
@@ -33,87 +30,27 @@ export const TORCHSERVE_INPUT = "TORCHSERVE_INPUT";
 /** The output decoded responses carry: the response body. */
 export const TORCHSERVE_OUTPUT = "response";
 
-export interface TorchServeClientOptions {
-  /** "host:port" or "http(s)://host:port[/base/path]". */
-  url: string;
-  headers?: Record<string, string>;
-  connectTimeoutMs?: number;
-  requestTimeoutMs?: number;
-  tls?: TlsOptions;
-}
+/** "host:port" or "http(s)://host:port[/base/path]", -H fields, timeouts, TLS. */
+export type TorchServeClientOptions = HttpClientOptions;
 
 const decoder = new TextDecoder();
 
-/** A request encoded once: the HTTP/1.1 request bytes. */
-class PreparedTorchServeRequest implements PreparedRequest {
-  readonly byteLength: number;
-  constructor(readonly bytes: Uint8Array) {
-    this.byteLength = bytes.byteLength;
-  }
-}
-
-class TorchServeSession implements InferSession {
-  readonly #connection: Http1Connection;
-  readonly #onClose: (session: TorchServeSession) => void;
-
-  constructor(connection: Http1Connection, onClose: (session: TorchServeSession) => void) {
-    this.#connection = connection;
-    this.#onClose = onClose;
-  }
-
-  async infer(
-    request: PreparedRequest,
-    timing: RequestTiming,
-    options?: InferOptions,
-  ): Promise<OutputTensors | undefined> {
-    if (!(request instanceof PreparedTorchServeRequest)) {
-      throw new TypeError("The request was not prepared by a TorchServe client");
-    }
-    const connection = this.#connection;
-    timing.start = performance.now();
-    const head = await connection.send(request.bytes, timing);
-    const failed = head.status < 200 || head.status >= 300;
-    const keep = failed || options?.decodeOutputs === true;
-    const body = keep ? (await connection.readBody()).slice() : undefined;
-    if (!keep) await connection.skipBody();
-    timing.end = performance.now();
-    timing.responses = 1;
-    if (failed) throw serverError(head.status, body!);
-    if (body === undefined) return undefined;
-    return [{
-      name: TORCHSERVE_OUTPUT,
-      datatype: "BYTES",
-      shape: [1],
-      data: encodeBytesElements([body]),
-    }];
-  }
-
-  close(): void {
-    this.#connection.close();
-    this.#onClose(this);
-  }
-}
+/** The output of an answer: its body as one BYTES element. */
+const decodeBody = (body: Uint8Array): Tensor[] => [{
+  name: TORCHSERVE_OUTPUT,
+  datatype: "BYTES",
+  shape: [1],
+  data: encodeBytesElements([body]),
+}];
 
 export class TorchServeClient implements InferenceClient {
   readonly protocol = "http" as const;
-  readonly #endpoint: Endpoint;
-  readonly #basePath: string;
-  readonly #host: string;
-  readonly #headers: Record<string, string>;
-  readonly #sessions = new Set<TorchServeSession>();
-  readonly #forget = (session: TorchServeSession): void => {
-    this.#sessions.delete(session);
-  };
+  readonly #target: HttpTarget;
+  readonly #sessions: HttpSessions;
 
   constructor(options: TorchServeClientOptions) {
-    const { endpoint, basePath } = parseKServeUrl(options.url);
-    endpoint.connectTimeoutMs = options.connectTimeoutMs;
-    endpoint.requestTimeoutMs = options.requestTimeoutMs;
-    if (endpoint.tls !== undefined && options.tls !== undefined) endpoint.tls = options.tls;
-    this.#endpoint = endpoint;
-    this.#basePath = basePath;
-    this.#host = formatAddress(endpoint.hostname, endpoint.port);
-    this.#headers = { ...options.headers };
+    this.#target = new HttpTarget(options);
+    this.#sessions = new HttpSessions(this.#target.endpoint, "a TorchServe client");
   }
 
   /** TorchServe's inference API has no server metadata. */
@@ -123,19 +60,11 @@ export class TorchServeClient implements InferenceClient {
 
   /** Requests carry one file: one BYTES input naming it, the body of the response as output. */
   modelInfo(model: string, version: string): Promise<ModelInfo> {
-    return Promise.resolve({
-      name: model,
-      version,
+    return Promise.resolve(fixedModelInfo(model, version, {
       platform: "torchserve",
-      versions: [],
       inputs: [{ name: TORCHSERVE_INPUT, datatype: "BYTES", dims: [1] }],
       outputs: [],
-      maxBatchSize: 0,
-      decoupled: false,
-      sequence: false,
-      composingModels: [],
-      responseCache: false,
-    });
+    }));
   }
 
   /** Reads the file named by the request's TORCHSERVE_INPUT (once) as the body. */
@@ -159,27 +88,18 @@ export class TorchServeClient implements InferenceClient {
       );
     }
     const version = target.version === "" ? "" : `/${encodeURIComponent(target.version)}`;
-    const path = `${this.#basePath}/predictions/${encodeURIComponent(target.model)}${version}`;
-    return new PreparedTorchServeRequest(
-      buildRequest("POST", path, {
-        host: this.#host,
-        headers: mergeHeaders({ "Content-Type": "application/octet-stream" }, this.#headers),
-        body,
-      }),
-    );
+    const model = encodeURIComponent(target.model);
+    const path = `${this.#target.basePath}/predictions/${model}${version}`;
+    const headers = { "Content-Type": "application/octet-stream" };
+    return new PreparedHttpRequest(this.#target.post(path, { headers, body }), decodeBody);
   }
 
-  async openSession(): Promise<InferSession> {
-    const session = new TorchServeSession(
-      await Http1Connection.open(this.#endpoint),
-      this.#forget,
-    );
-    this.#sessions.add(session);
-    return session;
+  openSession(): Promise<InferSession> {
+    return this.#sessions.open();
   }
 
   close(): Promise<void> {
-    for (const session of [...this.#sessions]) session.close();
+    this.#sessions.closeAll();
     return Promise.resolve();
   }
 }

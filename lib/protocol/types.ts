@@ -155,3 +155,22 @@ export function hasStatistics(
 ): client is InferenceClient & StatisticsSource {
   return typeof (client as Partial<StatisticsSource>).modelStatistics === "function";
 }
+
+/**
+ * Trace settings as Triton's trace extension names them ("trace_level",
+ * "trace_rate", ...). Every value is a list of strings, as gRPC carries them;
+ * most settings have one.
+ */
+export type TraceSettings = Record<string, string[]>;
+
+/** Optional ability: Triton's trace extension. */
+export interface TraceControl {
+  /** Updates the server's global trace settings; resolves to all the settings then in effect. */
+  updateTraceSettings(settings: TraceSettings): Promise<TraceSettings>;
+}
+
+export function hasTraceControl(
+  client: InferenceClient,
+): client is InferenceClient & TraceControl {
+  return typeof (client as Partial<TraceControl>).updateTraceSettings === "function";
+}

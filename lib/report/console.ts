@@ -15,6 +15,20 @@ import type {
 } from "../measure/types.ts";
 import { formatGeneral, wholeUs } from "./format.ts";
 
+/** The trace settings perf_analyzer's options set, shown first and in this order. */
+const TRACE_ORDER = ["trace_level", "trace_rate", "trace_count", "log_frequency"];
+
+/** The server's trace settings on one line: `Trace settings: trace_level=TIMESTAMPS ...`. */
+export function formatTraceSettings(settings: Readonly<Record<string, readonly string[]>>): string {
+  const names = Object.keys(settings);
+  const ordered = [
+    ...TRACE_ORDER.filter((name) => names.includes(name)),
+    ...names.filter((name) => !TRACE_ORDER.includes(name)).sort(),
+  ];
+  const items = ordered.map((name) => `${name}=${settings[name].join(",") || '""'}`);
+  return `Trace settings: ${items.join(" ")}\n`;
+}
+
 /** What the "*** Measurement Settings ***" block describes. */
 export interface Settings {
   batchSize: number;

@@ -4,6 +4,7 @@ import {
   formatPass,
   formatSettings,
   formatSummaryTable,
+  formatTraceSettings,
   type Settings,
 } from "./console.ts";
 import {
@@ -383,5 +384,20 @@ Deno.test("formatSummaryTable is empty without results; formatPass shows one win
   assert.equal(
     formatPass(2, c, { percentile: 95 }),
     "  Pass [2] throughput: 92.8314 infer/sec. p95 latency: 1200 usec\n",
+  );
+});
+
+Deno.test("trace settings: one line, perf_analyzer's four settings first, the server's others after", () => {
+  assert.equal(
+    formatTraceSettings({
+      trace_mode: ["triton"],
+      trace_file: [""],
+      log_frequency: ["0"],
+      trace_count: ["-1"],
+      trace_rate: ["1000"],
+      trace_level: ["TIMESTAMPS", "TENSORS"],
+    }),
+    "Trace settings: trace_level=TIMESTAMPS,TENSORS trace_rate=1000 trace_count=-1 " +
+      'log_frequency=0 trace_file="" trace_mode=triton\n',
   );
 });

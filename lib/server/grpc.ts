@@ -1,8 +1,8 @@
 /**
  * KServe v2 / Triton gRPC front end of the reference server: health,
- * metadata, model configuration, statistics, unary ModelInfer and the
- * ModelStreamInfer bidirectional stream, with decoupled models answering a
- * request with several responses.
+ * metadata, model configuration, statistics, system shared memory, trace
+ * settings, unary ModelInfer and the ModelStreamInfer bidirectional stream,
+ * with decoupled models answering a request with several responses.
  *
  * Runs on the project's own HTTP/2 layer (lib/protocol/grpc/http2.ts): under
  * Deno 2.9 the node:http2 server, and so @grpc/grpc-js, aborted the process
@@ -46,6 +46,9 @@ import type { CoreRequest, SimulatedModel } from "./model.ts";
 import type { ModelRepository } from "./repository.ts";
 import { statisticsFields } from "./statistics.ts";
 import { type RegionRef, regionRef, SharedMemoryRegistry } from "./shm.ts";
+import { KSERVE_EXTENSIONS } from "./kserve_http.ts";
+import { TraceSettingsStore } from "./trace.ts";
+import { traceSettingsFromGrpc, traceSettingsToGrpc } from "../protocol/trace.ts";
 import { TfServingService } from "./tfserving.ts";
 import { PREDICTION_SERVICE } from "../protocol/tfserving.ts";
 
@@ -67,6 +70,8 @@ export interface GrpcServerOptions {
    * Default: regions of this front end's own, unregistered when it closes.
    */
   sharedMemory?: SharedMemoryRegistry;
+  /** The trace settings, shared with the other front ends. Default: this front end's own. */
+  trace?: TraceSettingsStore;
 }
 
 /** What arrived on the wire, for tests that check the client's framing (compression). */
@@ -98,13 +103,6 @@ const STATUS_OF: Record<ServerErrorCode, number> = {
   internal: Status.INTERNAL,
 };
 
-const EXTENSIONS = [
-  "binary_tensor_data",
-  "statistics",
-  "model_configuration",
-  "parameters",
-  "system_shared_memory",
-];
 const SUPPORTED_ENCODINGS = new Set(["identity", "gzip", "deflate"]);
 /** Request headers that are protocol, not user metadata. */
 const STANDARD_HEADERS = new Set(["te", "user-agent", "grpc-timeout", "content-length"]);
@@ -238,21 +236,27 @@ class InferenceService {
   readonly tfserving: TfServingService;
   readonly #repository: ModelRepository;
   readonly #sharedMemory: SharedMemoryRegistry;
+  readonly #trace: TraceSettingsStore;
   readonly #serverMetadata: Uint8Array;
   readonly #metadata = new Map<SimulatedModel, Uint8Array>();
   readonly #config = new Map<SimulatedModel, Uint8Array>();
 
   constructor(
     repository: ModelRepository,
-    options: { identity: ServerIdentity; sharedMemory: SharedMemoryRegistry },
+    options: {
+      identity: ServerIdentity;
+      sharedMemory: SharedMemoryRegistry;
+      trace: TraceSettingsStore;
+    },
   ) {
     const { identity } = options;
     this.tfserving = new TfServingService(repository);
     this.#sharedMemory = options.sharedMemory;
+    this.#trace = options.trace;
     this.#repository = repository;
     this.#serverMetadata = encodeMessage(Messages.ServerMetadataResponse, {
       ...identity,
-      extensions: EXTENSIONS,
+      extensions: KSERVE_EXTENSIONS,
     });
     for (const model of repository.models) {
       const spec = model.spec;
@@ -335,6 +339,20 @@ class InferenceService {
       case "SystemSharedMemoryUnregister":
         this.#sharedMemory.unregister(request(Messages.SystemSharedMemoryUnregisterRequest).name);
         return encodeMessage(Messages.SystemSharedMemoryUnregisterResponse, {});
+      case "TraceSetting": {
+        const r = request(Messages.TraceSettingRequest);
+        if (r.model_name !== "") {
+          throw new GrpcStatusError(
+            Status.UNIMPLEMENTED,
+            "Per-model trace settings are not supported: this server keeps global settings only",
+          );
+        }
+        // An empty value list restores the setting's default, as JSON null does over HTTP.
+        const settings = this.#trace.update(traceSettingsFromGrpc(r.settings));
+        return encodeMessage(Messages.TraceSettingResponse, {
+          settings: traceSettingsToGrpc(settings),
+        });
+      }
       default:
         throw new GrpcStatusError(Status.UNIMPLEMENTED, `Method not found: ${method}`);
     }
@@ -484,6 +502,7 @@ const UNARY_METHODS = new Set([
   "SystemSharedMemoryStatus",
   "SystemSharedMemoryRegister",
   "SystemSharedMemoryUnregister",
+  "TraceSetting",
 ]);
 const STREAM_METHOD = "ModelStreamInfer";
 
@@ -778,7 +797,11 @@ export async function serveGrpc(
   options: GrpcServerOptions,
 ): Promise<GrpcServer> {
   const sharedMemory = options.sharedMemory ?? new SharedMemoryRegistry();
-  const service = new InferenceService(repository, { identity, sharedMemory });
+  const service = new InferenceService(repository, {
+    identity,
+    sharedMemory,
+    trace: options.trace ?? new TraceSettingsStore(),
+  });
   const wire: WireStats = { messages: 0, compressed: {}, metadata: {} };
   const sessions = new Set<Http2Session>();
   const connections = new Set<Promise<void>>();

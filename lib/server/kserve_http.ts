@@ -1,6 +1,7 @@
 /**
  * KServe v2 / Triton HTTP front end: health, metadata, model configuration,
- * inference (JSON and the binary tensor extension) and statistics.
+ * inference (JSON and the binary tensor extension), statistics, system
+ * shared memory and trace settings.
  */
 import type { Tensor } from "../protocol/types.ts";
 import { type Datatype, elementCount, isDatatype } from "../input/datatype.ts";
@@ -11,6 +12,8 @@ import type { CoreRequest, SimulatedModel } from "./model.ts";
 import type { ModelRepository } from "./repository.ts";
 import { statisticsFields } from "./statistics.ts";
 import { type RegionRef, regionRef, type SharedMemoryRegistry } from "./shm.ts";
+import type { TraceSettingsStore } from "./trace.ts";
+import { traceSettingsToJson } from "../protocol/trace.ts";
 import { errorResponse, type HttpHandler, type HttpRequest, type HttpResponse } from "./_http.ts";
 
 export interface ServerIdentity {
@@ -24,6 +27,7 @@ export const KSERVE_EXTENSIONS: readonly string[] = [
   "model_configuration",
   "parameters",
   "system_shared_memory",
+  "trace",
 ];
 
 const TRITON_TYPES: Record<Datatype, string> = {
@@ -385,6 +389,14 @@ function decodeSegment(segment: string): string {
   }
 }
 
+function requestJson(request: HttpRequest): unknown {
+  try {
+    return JSON.parse(decoder.decode(request.body));
+  } catch (error) {
+    throw invalid(`failed to parse the request JSON buffer: ${(error as Error).message}`);
+  }
+}
+
 /**
  * Triton's system shared-memory routes: `path` follows "/v2/systemsharedmemory"
  * ("/status", "/region/NAME/register", ...).
@@ -415,12 +427,7 @@ function sharedMemoryRoute(
     return OK;
   }
   if (name === "") return NOT_FOUND;
-  let body: unknown;
-  try {
-    body = JSON.parse(decoder.decode(request.body));
-  } catch (error) {
-    throw invalid(`failed to parse the request JSON buffer: ${(error as Error).message}`);
-  }
+  const body = requestJson(request);
   const { key, offset = 0, byte_size: byteSize } = isRecord(body) ? body : {};
   if (
     typeof key !== "string" || !Number.isSafeInteger(offset) || !Number.isSafeInteger(byteSize)
@@ -431,11 +438,20 @@ function sharedMemoryRoute(
   return OK;
 }
 
+/** Triton's global trace settings: GET reads them, POST updates them and answers with all. */
+function traceRoute(request: HttpRequest, trace: TraceSettingsStore): HttpResponse {
+  if (request.method === "GET") return json(traceSettingsToJson(trace.get()));
+  if (request.method !== "POST") return METHOD_NOT_ALLOWED;
+  const body = requestJson(request);
+  if (!isRecord(body)) throw invalid("The trace setting request must be a JSON object");
+  return json(traceSettingsToJson(trace.update(body)));
+}
+
 /** The KServe v2 HTTP routes over a model repository. */
 export function createKServeHandler(
   repository: ModelRepository,
   identity: ServerIdentity,
-  options: { sharedMemory: SharedMemoryRegistry },
+  options: { sharedMemory: SharedMemoryRegistry; trace: TraceSettingsStore },
 ): HttpHandler {
   const serverMetadata = json({ ...identity, extensions: KSERVE_EXTENSIONS });
   const endpoints = new Map<SimulatedModel, ModelEndpoint>(
@@ -502,6 +518,8 @@ export function createKServeHandler(
       case "/v2":
       case "/v2/":
         return request.method === "GET" ? serverMetadata : METHOD_NOT_ALLOWED;
+      case "/v2/trace/setting":
+        return traceRoute(request, options.trace);
       case "/v2/health/live":
       case "/v2/health/ready":
         return request.method === "GET" ? OK : METHOD_NOT_ALLOWED;

@@ -12,6 +12,7 @@ import { createKServeHandler } from "./kserve_http.ts";
 import { createMetricsHandler } from "./metrics.ts";
 import { createOpenAiHandler } from "./openai.ts";
 import { SharedMemoryRegistry } from "./shm.ts";
+import { TraceSettingsStore } from "./trace.ts";
 import { createTorchServeHandler } from "./torchserve.ts";
 import type { Clock } from "./model.ts";
 import { ModelRepository } from "./repository.ts";
@@ -82,7 +83,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   });
   const identity = { name: SERVER_NAME, version: denoConfig.version };
   const sharedMemory = new SharedMemoryRegistry({ directory: options.sharedMemoryDirectory });
-  const kserve = createKServeHandler(repository, identity, { sharedMemory });
+  const trace = new TraceSettingsStore();
+  const kserve = createKServeHandler(repository, identity, { sharedMemory, trace });
   const torchserve = createTorchServeHandler(repository);
   const openai = createOpenAiHandler(repository, { clock: options.clock });
   const http = serveHttp(
@@ -112,6 +114,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       port: options.grpcPort ?? 0,
       tls: options.grpcTls,
       sharedMemory,
+      trace,
     });
   } catch (error) {
     await Promise.all([http.close(), metrics.close()]);
@@ -123,6 +126,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         hostname: host,
         port: options.tfservingPort,
         sharedMemory,
+        trace,
       });
     } catch (error) {
       await Promise.all([http.close(), metrics.close(), grpc.close()]);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { buildProfileConfig, parseArgv, UsageError } from "../cli/config.ts";
+import { buildProfileConfig, parseArgv } from "../cli/config.ts";
 import { readConfigFile } from "../cli/yaml.ts";
+import { usageErrors } from "../cli/testdata/usage_errors.ts";
 import {
   buildReportConfig,
   buildSweepConfig,
@@ -16,16 +17,6 @@ const EXAMPLE = new URL("../../fixtures/sweep/sweep.yaml", import.meta.url).path
 
 function sweep(...argv: string[]): SweepConfig {
   return buildSweepConfig(parseArgv(argv).options);
-}
-
-function usageErrors(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof UsageError) return e.errors;
-    throw e;
-  }
-  throw new Error("Expected a UsageError");
 }
 
 function points(config: SweepConfig): string[] {

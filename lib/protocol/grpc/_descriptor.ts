@@ -60,6 +60,10 @@ export const DESCRIPTOR = {
             "SystemSharedMemoryUnregister": {
               "requestType": "SystemSharedMemoryUnregisterRequest",
               "responseType": "SystemSharedMemoryUnregisterResponse"
+            },
+            "TraceSetting": {
+              "requestType": "TraceSettingRequest",
+              "responseType": "TraceSettingResponse"
             }
           }
         },
@@ -624,6 +628,50 @@ export const DESCRIPTOR = {
         },
         "SystemSharedMemoryUnregisterResponse": {
           "fields": {}
+        },
+        "TraceSettingRequest": {
+          "fields": {
+            "settings": {
+              "keyType": "string",
+              "type": "SettingValue",
+              "id": 1
+            },
+            "model_name": {
+              "type": "string",
+              "id": 2
+            }
+          },
+          "nested": {
+            "SettingValue": {
+              "fields": {
+                "value": {
+                  "rule": "repeated",
+                  "type": "string",
+                  "id": 1
+                }
+              }
+            }
+          }
+        },
+        "TraceSettingResponse": {
+          "fields": {
+            "settings": {
+              "keyType": "string",
+              "type": "SettingValue",
+              "id": 1
+            }
+          },
+          "nested": {
+            "SettingValue": {
+              "fields": {
+                "value": {
+                  "rule": "repeated",
+                  "type": "string",
+                  "id": 1
+                }
+              }
+            }
+          }
         },
         "DataType": {
           "values": {

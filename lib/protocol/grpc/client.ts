@@ -24,7 +24,10 @@ import type {
   ServerInfo,
   StatisticsSource,
   Tensor,
+  TraceControl,
+  TraceSettings,
 } from "../types.ts";
+import { traceSettingsFromGrpc, traceSettingsToGrpc } from "../trace.ts";
 import { isDatatype } from "../../input/datatype.ts";
 import {
   headerBlock,
@@ -221,6 +224,10 @@ function resetState(state: CallState): void {
   state.encoding = "identity";
 }
 
+function newCallState(): CallState {
+  return { httpStatus: 0, status: -1, message: "", encoding: "identity" };
+}
+
 /** Output tensors of a ModelInferResponse message. */
 function outputsOf(response: Fields): Tensor[] {
   const raw = response.raw_output_contents as Uint8Array[];
@@ -281,6 +288,8 @@ const FINAL_KEY = new TextEncoder().encode("triton_final_response");
 class Walker {
   pos = 0;
   end = 0;
+  /** Length of the field nextDelimited() stopped at. */
+  length = 0;
   bytes: Uint8Array = new Uint8Array(0);
 
   reset(bytes: Uint8Array, start = 0, end = bytes.length): void {
@@ -320,6 +329,23 @@ class Walker {
         throw new ProtocolError(`Unsupported protobuf wire type ${wireType}`);
     }
   }
+
+  /**
+   * Moves to the value of the next length-delimited field, skipping other
+   * fields: its field number (its size in `length`), or -1 at the end.
+   */
+  nextDelimited(): number {
+    while (this.pos < this.end) {
+      const key = this.varint();
+      const wire = key & 7;
+      if (wire === 2) {
+        this.length = this.varint();
+        return Math.floor(key / 8);
+      }
+      this.skip(wire);
+    }
+    return -1;
+  }
 }
 
 function sameBytes(bytes: Uint8Array, start: number, end: number, expected: Uint8Array): boolean {
@@ -337,41 +363,25 @@ function readStreamResponse(message: Uint8Array, w: Walker, out: StreamResponse)
   w.reset(message);
   let inferStart = -1;
   let inferEnd = -1;
-  while (w.pos < w.end) {
-    const key = w.varint();
-    const field = Math.floor(key / 8);
-    const wire = key & 7;
-    if (wire === 2 && (field === 1 || field === 2)) {
-      const length = w.varint();
-      if (field === 1) out.error = decoder.decode(message.subarray(w.pos, w.pos + length));
-      else {
-        inferStart = w.pos;
-        inferEnd = w.pos + length;
-      }
-      w.pos += length;
-    } else w.skip(wire);
+  for (let field = w.nextDelimited(); field >= 0; field = w.nextDelimited()) {
+    if (field === 1) out.error = decoder.decode(message.subarray(w.pos, w.pos + w.length));
+    else if (field === 2) {
+      inferStart = w.pos;
+      inferEnd = w.pos + w.length;
+    }
+    w.pos += w.length;
   }
   if (inferStart < 0) return;
   out.infer = message.subarray(inferStart, inferEnd);
   // ModelInferResponse: parameters (4) map entries, outputs (5), raw_output_contents (6).
   w.reset(message, inferStart, inferEnd);
-  while (w.pos < w.end) {
-    const key = w.varint();
-    const field = Math.floor(key / 8);
-    const wire = key & 7;
-    if (wire !== 2) {
-      w.skip(wire);
-      continue;
-    }
-    const length = w.varint();
-    const start = w.pos;
-    const end = start + length;
+  for (let field = w.nextDelimited(); field >= 0; field = w.nextDelimited()) {
     if (field === 5 || field === 6) out.hasOutputs = true;
     else if (field === 4) {
-      const final = readFinalFlag(message, start, end);
+      const final = readFinalFlag(message, w.pos, w.pos + w.length);
       if (final !== undefined) out.final = final;
     }
-    w.reset(message, end, inferEnd);
+    w.pos += w.length;
   }
 }
 
@@ -385,27 +395,19 @@ function readFinalFlag(message: Uint8Array, start: number, end: number): boolean
   w.reset(message, start, end);
   let isFinalKey = false;
   let value: boolean | undefined;
-  while (w.pos < w.end) {
-    const key = w.varint();
-    const field = Math.floor(key / 8);
-    const wire = key & 7;
-    if (wire !== 2) {
-      w.skip(wire);
-      continue;
-    }
-    const length = w.varint();
-    if (field === 1) isFinalKey = sameBytes(message, w.pos, w.pos + length, FINAL_KEY);
+  for (let field = w.nextDelimited(); field >= 0; field = w.nextDelimited()) {
+    if (field === 1) isFinalKey = sameBytes(message, w.pos, w.pos + w.length, FINAL_KEY);
     else if (field === 2) {
       // InferParameter: bool_param is field 1, a varint.
       const inner = PARAMETER;
-      inner.reset(message, w.pos, w.pos + length);
+      inner.reset(message, w.pos, w.pos + w.length);
       while (inner.pos < inner.end) {
         const k = inner.varint();
         if (k === 8) value = inner.varint() !== 0;
         else inner.skip(k & 7);
       }
     }
-    w.pos += length;
+    w.pos += w.length;
   }
   return isFinalKey ? value ?? false : undefined;
 }
@@ -422,15 +424,21 @@ function lossError(error: Error, address: string): Error {
   );
 }
 
-/** Shared machinery of both session kinds: connection slot, deadline, settling. */
-abstract class SessionBase implements InferSession {
+/** Shared machinery of both session kinds: connection slot, sending, deadline, settling. */
+abstract class SessionBase implements InferSession, StreamHandler {
   protected readonly client: GrpcClient;
   protected connection: Connection | undefined;
   /** The HTTP/2 stream of the call in flight (unary) or of the open ModelStreamInfer. */
   protected stream: Http2Stream | undefined;
   protected timing: RequestTiming | undefined;
   protected decode = false;
+  /** Output tensors of a response message of the request in flight. */
+  protected decodeResponse: (message: Uint8Array) => Tensor[] = decodeInferResponse;
   protected onResponse: (() => void) | undefined;
+  protected readonly state = newCallState();
+  protected readonly reader = new MessageReader((message, compressed) =>
+    this.onMessage(message, compressed)
+  );
   #resolve: ((value: OutputTensors | undefined) => void) | undefined;
   #reject: ((error: Error) => void) | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -440,11 +448,39 @@ abstract class SessionBase implements InferSession {
     this.client = client;
   }
 
-  abstract infer(
+  async infer(
     request: PreparedRequest,
     timing: RequestTiming,
     options?: InferOptions,
-  ): Promise<OutputTensors | undefined>;
+  ): Promise<OutputTensors | undefined> {
+    this.check(request);
+    const session = await this.session();
+    const done = this.begin(timing, options);
+    this.decodeResponse = request.decode;
+    this.startCall(request);
+    timing.start = performance.now();
+    try {
+      this.send(session, request);
+    } catch (error) {
+      this.fail(lossError(error as Error, this.client.address));
+      return done;
+    }
+    timing.sendEnd = performance.now();
+    return done;
+  }
+
+  /** Resets the per-request state before `request` is sent. */
+  protected abstract startCall(request: PreparedGrpcRequest): void;
+
+  /** Writes `request` to its stream; throws what the HTTP/2 session throws. */
+  protected abstract send(session: Http2Session, request: PreparedGrpcRequest): void;
+
+  /** One gRPC message of the stream, as the reader delimits it. */
+  protected abstract onMessage(message: Uint8Array, compressed: boolean): void;
+
+  abstract headers(stream: Http2Stream, fields: readonly string[], endStream: boolean): void;
+
+  abstract data(stream: Http2Stream, data: Uint8Array, endStream: boolean): void;
 
   close(): void {
     this.abort(new ConnectionError("The session was closed", this.client.address));
@@ -493,6 +529,21 @@ abstract class SessionBase implements InferSession {
     const resolve = this.#resolve;
     this.#clear();
     resolve?.(outputs);
+  }
+
+  /** Settles the call in flight with the outputs of its last response message, when asked. */
+  protected complete(message: Uint8Array | undefined): void {
+    let outputs: Tensor[] | undefined;
+    if (this.decode) {
+      try {
+        outputs = message === undefined ? [] : this.decodeResponse(message);
+      } catch (error) {
+        this.fail(error as Error);
+        return;
+      }
+    }
+    this.timing!.end = performance.now();
+    this.settle(outputs);
   }
 
   protected fail(error: Error): void {
@@ -547,47 +598,29 @@ abstract class SessionBase implements InferSession {
 }
 
 /** Unary ModelInfer: one HTTP/2 stream per request. */
-class UnarySession extends SessionBase implements StreamHandler {
-  readonly #state: CallState = { httpStatus: 0, status: -1, message: "", encoding: "identity" };
-  readonly #reader = new MessageReader((message, compressed) =>
-    this.#onMessage(message, compressed)
-  );
+class UnarySession extends SessionBase {
   #response: Uint8Array | undefined;
-  #decode: (message: Uint8Array) => Tensor[] = decodeInferResponse;
 
-  async infer(
-    request: PreparedRequest,
-    timing: RequestTiming,
-    options?: InferOptions,
-  ): Promise<OutputTensors | undefined> {
-    this.check(request);
-    const session = await this.session();
-    const done = this.begin(timing, options);
-    resetState(this.#state);
-    this.#reader.reset();
+  protected startCall(): void {
+    resetState(this.state);
+    this.reader.reset();
     this.#response = undefined;
-    this.#decode = request.decode;
-    timing.start = performance.now();
-    try {
-      this.stream = session.request(this, request.block, false);
-      session.sendData(this.stream, request.framed, true);
-    } catch (error) {
-      this.fail(lossError(error as Error, this.client.address));
-      return done;
-    }
-    timing.sendEnd = performance.now();
-    return done;
+  }
+
+  protected send(session: Http2Session, request: PreparedGrpcRequest): void {
+    this.stream = session.request(this, request.block, false);
+    session.sendData(this.stream, request.framed, true);
   }
 
   headers(_stream: Http2Stream, fields: readonly string[], endStream: boolean): void {
-    parseStatus(fields, this.#state);
+    parseStatus(fields, this.state);
     if (endStream) this.#finish();
   }
 
   data(_stream: Http2Stream, data: Uint8Array, endStream: boolean): void {
     if (this.decode) {
       try {
-        this.#reader.push(data);
+        this.reader.push(data);
       } catch (error) {
         this.abort(error as Error);
         return;
@@ -596,8 +629,8 @@ class UnarySession extends SessionBase implements StreamHandler {
     if (endStream) this.#finish();
   }
 
-  #onMessage(message: Uint8Array, compressed: boolean): void {
-    this.#response = compressed ? decompress(this.#state.encoding, message) : message.slice();
+  protected onMessage(message: Uint8Array, compressed: boolean): void {
+    this.#response = compressed ? decompress(this.state.encoding, message) : message.slice();
   }
 
   #finish(): void {
@@ -607,7 +640,7 @@ class UnarySession extends SessionBase implements StreamHandler {
     timing.recvStart = now;
     timing.firstResponse = now;
     timing.responses = 1;
-    const state = this.#state;
+    const state = this.state;
     if (state.status !== Status.OK) {
       this.fail(callError(state));
       return;
@@ -618,27 +651,16 @@ class UnarySession extends SessionBase implements StreamHandler {
       this.settle(undefined);
       return;
     }
-    let outputs: Tensor[];
-    try {
-      if (this.#response === undefined) {
-        throw new ProtocolError("The server sent no response message");
-      }
-      outputs = this.#decode(this.#response);
-    } catch (error) {
-      this.fail(error as Error);
+    if (this.#response === undefined) {
+      this.fail(new ProtocolError("The server sent no response message"));
       return;
     }
-    timing.end = performance.now();
-    this.settle(outputs);
+    this.complete(this.#response);
   }
 }
 
 /** ModelStreamInfer: one long-lived stream; requests go one at a time, responses are counted. */
-class StreamSession extends SessionBase implements StreamHandler {
-  readonly #state: CallState = { httpStatus: 0, status: -1, message: "", encoding: "identity" };
-  readonly #reader = new MessageReader((message, compressed) =>
-    this.#onMessage(message, compressed)
-  );
+class StreamSession extends SessionBase {
   readonly #walker = new Walker();
   readonly #response: StreamResponse = {
     error: "",
@@ -648,41 +670,27 @@ class StreamSession extends SessionBase implements StreamHandler {
   };
   #decoupled = false;
   #last: Uint8Array | undefined;
-  #decode: (message: Uint8Array) => Tensor[] = decodeInferResponse;
 
-  async infer(
-    request: PreparedRequest,
-    timing: RequestTiming,
-    options?: InferOptions,
-  ): Promise<OutputTensors | undefined> {
-    this.check(request);
-    const session = await this.session();
-    const done = this.begin(timing, options);
+  protected startCall(request: PreparedGrpcRequest): void {
     this.#decoupled = request.decoupled;
-    this.#decode = request.decode;
     this.#last = undefined;
-    timing.responses = 0;
-    timing.start = performance.now();
-    try {
-      if (this.stream === undefined) {
-        resetState(this.#state);
-        this.#reader.reset();
-        this.stream = session.request(this, this.client.streamBlock, false);
-      }
-      session.sendData(this.stream, request.framed, false);
-    } catch (error) {
-      this.fail(lossError(error as Error, this.client.address));
-      return done;
+    this.timing!.responses = 0;
+  }
+
+  protected send(session: Http2Session, request: PreparedGrpcRequest): void {
+    if (this.stream === undefined) {
+      resetState(this.state);
+      this.reader.reset();
+      this.stream = session.request(this, this.client.streamBlock, false);
     }
-    timing.sendEnd = performance.now();
-    return done;
+    session.sendData(this.stream, request.framed, false);
   }
 
   headers(_stream: Http2Stream, fields: readonly string[], endStream: boolean): void {
-    parseStatus(fields, this.#state);
+    parseStatus(fields, this.state);
     if (!endStream) return;
     this.stream = undefined;
-    const state = this.#state;
+    const state = this.state;
     this.fail(
       state.status === Status.OK
         ? new ProtocolError("The server ended the stream with a request in flight")
@@ -692,7 +700,7 @@ class StreamSession extends SessionBase implements StreamHandler {
 
   data(_stream: Http2Stream, data: Uint8Array, endStream: boolean): void {
     try {
-      this.#reader.push(data);
+      this.reader.push(data);
     } catch (error) {
       this.abort(error as Error);
       return;
@@ -703,13 +711,13 @@ class StreamSession extends SessionBase implements StreamHandler {
     }
   }
 
-  #onMessage(message: Uint8Array, compressed: boolean): void {
+  protected onMessage(message: Uint8Array, compressed: boolean): void {
     const now = performance.now();
     const timing = this.timing;
     if (timing === undefined || !this.busy) {
       throw new GrpcFramingError("The server sent a response with no request in flight");
     }
-    const body = compressed ? decompress(this.#state.encoding, message) : message;
+    const body = compressed ? decompress(this.state.encoding, message) : message;
     const response = this.#response;
     readStreamResponse(body, this.#walker, response);
     if (response.error !== "") {
@@ -727,23 +735,13 @@ class StreamSession extends SessionBase implements StreamHandler {
     if (!final) return;
     timing.recvStart = now;
     if (timing.responses === 0) timing.firstResponse = now;
-    let outputs: Tensor[] | undefined;
-    if (this.decode) {
-      try {
-        outputs = this.#last === undefined ? [] : this.#decode(this.#last);
-      } catch (error) {
-        this.fail(error as Error);
-        return;
-      }
-    }
-    timing.end = performance.now();
-    this.settle(outputs);
+    this.complete(this.#last);
   }
 }
 
 /** A unary call on the control connection (metadata, configuration, statistics). */
 class ControlCall implements StreamHandler {
-  readonly state: CallState = { httpStatus: 0, status: -1, message: "", encoding: "identity" };
+  readonly state = newCallState();
   readonly done = Promise.withResolvers<Uint8Array>();
   #message: Uint8Array | undefined;
   readonly #reader = new MessageReader((message, compressed) => {
@@ -777,7 +775,8 @@ class ControlCall implements StreamHandler {
   }
 }
 
-export class GrpcClient implements InferenceClient, StatisticsSource, SharedMemoryControl {
+export class GrpcClient
+  implements InferenceClient, StatisticsSource, SharedMemoryControl, TraceControl {
   readonly protocol = "grpc" as const;
   /** "host:port", as used in messages. */
   readonly address: string;
@@ -885,6 +884,16 @@ export class GrpcClient implements InferenceClient, StatisticsSource, SharedMemo
       { name },
       Messages.SystemSharedMemoryUnregisterResponse,
     );
+  }
+
+  async updateTraceSettings(settings: TraceSettings): Promise<TraceSettings> {
+    const response = await this.#call(
+      "TraceSetting",
+      Messages.TraceSettingRequest,
+      { settings: traceSettingsToGrpc(settings), model_name: "" },
+      Messages.TraceSettingResponse,
+    );
+    return traceSettingsFromGrpc(response.settings);
   }
 
   /** Encodes a request of another service's unary method once, for sessions to send. */

@@ -48,6 +48,8 @@ export const Messages = {
   SystemSharedMemoryRegisterResponse: type("SystemSharedMemoryRegisterResponse"),
   SystemSharedMemoryUnregisterRequest: type("SystemSharedMemoryUnregisterRequest"),
   SystemSharedMemoryUnregisterResponse: type("SystemSharedMemoryUnregisterResponse"),
+  TraceSettingRequest: type("TraceSettingRequest"),
+  TraceSettingResponse: type("TraceSettingResponse"),
 } as const;
 
 /** TF Serving's PredictionService messages (package tensorflow.serving) and TensorProto. */

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import type { ModelStatistics } from "../../protocol/types.ts";
+import { emptyWindow } from "../../measure/recorder.ts";
 import { statisticsDelta, summarizeClient, summarizeServer } from "../../measure/stats.ts";
 import type {
   ClientSummary,
@@ -125,24 +126,15 @@ export function percentile95Example(): LevelResult {
   const windows: WindowData[] = durations.map((duration, w) => {
     // Every third latency, newest first: the summary must sort.
     const mine = sorted.filter((_, i) => i % 3 === w).reverse();
-    const window: WindowData = {
-      startMs,
+    const window = emptyWindow(startMs, {
       endMs: startMs + duration,
-      startWallNs: 0n,
       latenciesUs: mine,
       sendUsSum: 120.5 * mine.length,
       recvUsSum: 80.2 * mine.length,
       waitUsSum: 13816.6 * mine.length,
       responseCount: mine.length,
-      errorCount: 0,
-      errors: new Map(),
-      delayedCount: 0,
-      correctedLatenciesUs: [],
-      sendCount: 0,
-      sendLagsUs: [],
-      blockedCount: 0,
       serverStats: statisticsDelta([snapshots[w]], [snapshots[w + 1]]),
-    };
+    });
     startMs += duration;
     return window;
   });
