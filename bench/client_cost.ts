@@ -95,7 +95,7 @@ async function planMode(
     const target = await startHttpTarget();
     const args = ["-m", "simple", "--request-rate-range", String(rate)];
     // Send lag is the rate accuracy case's concern; here a late level must still be measured.
-    if (inferperf.optionAvailable("ignore-send-lag")) args.push("--ignore-send-lag");
+    args.push("--ignore-send-lag");
     return { target, args, note: `rate: --request-rate-range ${rate} against ${target.kind}.` };
   }
   const latencyMs = (concurrency / rate) * 1000;
@@ -170,20 +170,10 @@ export async function clientCost(options: ClientCostOptions = {}): Promise<CaseR
   const seconds = options.seconds ?? 30;
   const rate = options.rate ?? 5000;
   const concurrency = options.concurrency ?? 16;
-  const rateAvailable = inferperf.optionAvailable("request-rate-range");
-  const modes = options.modes ??
-    (rateAvailable ? ["concurrency", "rate"] : ["concurrency"]) satisfies CostMode[];
-  if (modes.includes("rate") && !rateAvailable) {
-    throw new RangeError('Client cost mode "rate" needs --request-rate-range, not supported yet');
-  }
-  const exporting = inferperf.optionAvailable("profile-export-file");
+  const modes = options.modes ?? (["concurrency", "rate"] satisfies CostMode[]);
   const exportDir = await Deno.makeTempDir({ prefix: "inferperf-bench-cost-" });
   const args = options.extraArgs ?? [];
-  const notes = [
-    exporting
-      ? "Profile export on (--profile-export-file)."
-      : "Profile export is not supported yet: measured without it.",
-  ];
+  const notes = ["Profile export on (--profile-export-file)."];
   try {
     const rows: BenchRow[] = [];
     const details: unknown[] = [];
@@ -193,7 +183,7 @@ export async function clientCost(options: ClientCostOptions = {}): Promise<CaseR
         rate,
         concurrency,
         args,
-        ...(exporting ? { exportDir } : {}),
+        exportDir,
       });
       rows.push(...measured.rows);
       notes.push(measured.note);

@@ -1,5 +1,4 @@
 /** Runs the inferperf CLI as a child process, the way users run it, and reads its CSV report. */
-import { OPTIONS } from "../lib/cli/options.ts";
 import { runCommand, runSampled, type SampledResult, type SampleOptions } from "./process.ts";
 
 /** The repository root: the child finds deno.json and node_modules from there. */
@@ -10,12 +9,6 @@ const PERMISSIONS = ["--allow-net", "--allow-read", "--allow-write", "--allow-en
 /** The deno command line that runs inferperf with `args`. */
 export function inferperfArgs(args: readonly string[]): string[] {
   return ["run", ...PERMISSIONS, "main.ts", ...args];
-}
-
-/** True once the option's feature has landed (it is no longer "not supported yet"). */
-export function optionAvailable(name: string): boolean {
-  const def = OPTIONS.find((o) => o.name === name);
-  return def !== undefined && def.pending === undefined;
 }
 
 /** One level of the CSV report. */

@@ -5,7 +5,6 @@
 import { tokenize, type TokenOptions } from "./_argv.ts";
 import {
   type Command,
-  type OptionDef,
   optionDef,
   optionLabel,
   OPTIONS,
@@ -751,19 +750,6 @@ class Reader {
   }
 }
 
-function pendingErrors(raw: RawOptions): string[] {
-  const errors: string[] = [];
-  for (const [name] of raw) {
-    const def: OptionDef = optionDef(name);
-    if (def.pending) {
-      errors.push(
-        `Option ${optionLabel(name)} is not supported yet (it comes with ${def.pending})`,
-      );
-    }
-  }
-  return errors;
-}
-
 function parseHeaders(reader: Reader, list: string[]): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const item of list) {
@@ -851,7 +837,6 @@ export function buildServeConfig(raw: RawOptions): ServeConfig {
 export function buildProfileConfig(raw: RawOptions): ProfileConfig {
   const r = new Reader(raw);
   const errors = r.errors;
-  errors.push(...pendingErrors(raw));
   for (const name of raw.keys()) {
     if (optionDef(name).group === "Sweeps (--profile-models)") {
       errors.push(`Option ${optionLabel(name)} applies to sweeps (--profile-models) only`);

@@ -28,7 +28,6 @@ function describe(def: OptionDef): string {
   let text = def.help;
   if (def.default !== undefined && def.type !== "boolean") text += ` [default: ${def.default}]`;
   if (def.sweep) text += " [sweep]";
-  if (def.pending) text += " (not supported yet)";
   return text;
 }
 

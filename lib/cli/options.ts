@@ -1,8 +1,6 @@
 /**
  * The option table: the single source for parsing, `--help`, validation and
- * YAML configuration (--config). Every perf_analyzer option name is here; options
- * whose feature has not landed yet carry `pending` and are rejected when used,
- * never silently ignored.
+ * YAML configuration (--config). Every perf_analyzer option name is here.
  */
 import { TRACE_LEVELS } from "../protocol/trace.ts";
 
@@ -34,8 +32,6 @@ export interface OptionDef {
   valueName?: string;
   help: string;
   choices?: readonly string[];
-  /** Accepted for compatibility but not implemented yet: the feature that brings it. */
-  pending?: string;
   /** Commands that take the option; default: profile and demo. */
   commands?: readonly Command[];
   /**
