@@ -127,7 +127,7 @@ async function runHttp(options: Options): Promise<CaseResult> {
 }
 
 async function runRate(options: Options): Promise<CaseResult> {
-  const results = await rateAccuracy({
+  const { target, results } = await rateAccuracy({
     rates: options.rates,
     durationMs: options.rateSeconds * 1000,
     warmupMs: RATE_WARMUP_MS,
@@ -166,8 +166,9 @@ async function runRate(options: Options): Promise<CaseResult> {
     title: "Rate accuracy",
     rows,
     notes: [
-      `In-process open-loop load (lib/load/rate.ts) against the reference server on a second thread, ` +
-      `${options.rateSeconds} s per rate after ${RATE_WARMUP_MS / 1000} s of warmup.`,
+      `Open-loop load (lib/load/rate.ts) in a process of its own against ${
+        target === "nginx" ? "nginx" : "the reference server (nginx is not installed)"
+      }, ${options.rateSeconds} s per rate after ${RATE_WARMUP_MS / 1000} s of warmup.`,
     ],
     details: results,
   };

@@ -1,8 +1,13 @@
 /**
  * How exactly the open-loop load keeps its schedule: at each target rate, the
- * achieved send rate and the send lag (dispatch minus intended time) against
- * the reference server on a second thread. Target: within 1 % of the rate,
- * p99 send lag under 1 ms.
+ * achieved send rate and the send lag (dispatch minus intended time) of
+ * lib/load/rate.ts, run in a process of its own (like the CLI) against nginx
+ * (or the reference server when nginx is absent) in the bench process.
+ * Target: within 1 % of the rate, p99 send lag under 1 ms.
+ *
+ * `deno run --allow-net --allow-read bench/rate_accuracy.ts ADDR DURATION_MS
+ * WARMUP_MS MAX_INFLIGHT RATE...` measures in this process and prints the
+ * results as JSON.
  */
 import { RoundRobinFeed } from "../lib/load/feed.ts";
 import { DEFAULT_MAX_INFLIGHT, RateLoad } from "../lib/load/rate.ts";
@@ -10,7 +15,9 @@ import { constantSchedule } from "../lib/load/schedule.ts";
 import { Recorder } from "../lib/measure/recorder.ts";
 import { percentile } from "../lib/measure/stats.ts";
 import { KServeHttpClient } from "../lib/protocol/kserve_http.ts";
-import { startServerInWorker } from "../lib/server/mod.ts";
+import { REPO_ROOT } from "./inferperf.ts";
+import { runCommand } from "./process.ts";
+import { type HttpTarget, startHttpTarget } from "./targets.ts";
 
 export interface RateAccuracyOptions {
   /** Requests per second to measure. Default [1000, 5000]. */
@@ -20,6 +27,13 @@ export interface RateAccuracyOptions {
   /** Sent first and not measured (connections, JIT). Default 1000 ms. */
   warmupMs?: number;
   maxInflight?: number;
+}
+
+interface MeasureOptions {
+  rates: number[];
+  durationMs: number;
+  warmupMs: number;
+  maxInflight: number;
 }
 
 export interface RateAccuracyResult {
@@ -37,7 +51,7 @@ export interface RateAccuracyResult {
   onTarget: boolean;
 }
 
-/** Triton's `simple` request (two INT32[1,16] inputs) as the reference server serves it. */
+/** Triton's `simple` request (two INT32[1,16] inputs). */
 function simpleRequest(client: KServeHttpClient) {
   const input = (name: string) => ({
     name,
@@ -51,28 +65,21 @@ function simpleRequest(client: KServeHttpClient) {
   );
 }
 
-export async function rateAccuracy(
-  options: RateAccuracyOptions = {},
-): Promise<RateAccuracyResult[]> {
-  const { rates = [1000, 5000], durationMs = 5000, warmupMs = 1000 } = options;
-  const server = await startServerInWorker();
-  const client = new KServeHttpClient({
-    url: server.addr,
-    inputFormat: "binary",
-    outputFormat: "binary",
-  });
+/** Runs the load at each rate in this process. */
+async function measure(addr: string, options: MeasureOptions): Promise<RateAccuracyResult[]> {
+  const client = new KServeHttpClient({ url: addr, inputFormat: "binary", outputFormat: "binary" });
   const load = new RateLoad(client, {
     feed: new RoundRobinFeed([simpleRequest(client)]),
-    maxInflight: options.maxInflight ?? DEFAULT_MAX_INFLIGHT,
+    maxInflight: options.maxInflight,
   });
   const results: RateAccuracyResult[] = [];
   try {
-    for (const rate of rates) {
+    for (const rate of options.rates) {
       const recorder = new Recorder();
       load.start(constantSchedule(rate), { recorder });
-      await new Promise((r) => setTimeout(r, warmupMs));
+      await new Promise((r) => setTimeout(r, options.warmupMs));
       recorder.rotate();
-      await new Promise((r) => setTimeout(r, durationMs));
+      await new Promise((r) => setTimeout(r, options.durationMs));
       const window = recorder.rotate();
       await load.stop();
       const lags = Float64Array.from(window.sendLagsUs).sort();
@@ -95,12 +102,45 @@ export async function rateAccuracy(
   } finally {
     load.close();
     await client.close();
-    await server.close();
   }
   return results;
 }
 
+/** Starts the target and measures every rate in a child process. */
+export async function rateAccuracy(
+  options: RateAccuracyOptions = {},
+): Promise<{ target: HttpTarget["kind"]; results: RateAccuracyResult[] }> {
+  const { rates = [1000, 5000], durationMs = 5000, warmupMs = 1000 } = options;
+  const maxInflight = options.maxInflight ?? DEFAULT_MAX_INFLIGHT;
+  const target = await startHttpTarget();
+  try {
+    const result = await runCommand(Deno.execPath(), [
+      "run",
+      "--allow-net",
+      "--allow-read",
+      new URL(import.meta.url).pathname,
+      target.addr,
+      String(durationMs),
+      String(warmupMs),
+      String(maxInflight),
+      ...rates.map(String),
+    ], { cwd: REPO_ROOT });
+    if (result.code !== 0) {
+      throw new Error(`The rate accuracy run failed (${result.code}): ${result.stderr.trim()}`);
+    }
+    return { target: target.kind, results: JSON.parse(result.stdout) };
+  } finally {
+    await target.close();
+  }
+}
+
 if (import.meta.main) {
-  const rates = Deno.args.length > 0 ? Deno.args.map(Number) : undefined;
-  console.log(JSON.stringify(await rateAccuracy(rates ? { rates } : {}), null, 2));
+  const [addr, durationMs, warmupMs, maxInflight, ...rates] = Deno.args;
+  const results = await measure(addr, {
+    rates: rates.map(Number),
+    durationMs: Number(durationMs),
+    warmupMs: Number(warmupMs),
+    maxInflight: Number(maxInflight),
+  });
+  console.log(JSON.stringify(results));
 }

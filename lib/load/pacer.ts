@@ -1,23 +1,11 @@
 /**
  * Dispatches sends at their due times on the absolute monotonic clock
  * (start + schedule offset), never by relative sleeps, so lateness does not
- * accumulate. Timers alone are late by about a millisecond, so the pacer
- * sleeps with a timer until shortly before a due time and then yields to the
- * event loop with setImmediate (I/O keeps running) until the time has come.
- * Every send whose time has come goes out in one batch.
+ * accumulate. Between sends the pacer sleeps on an alarm (see _alarm.ts:
+ * about 0.1 ms late, no busy core) and each wake-up sends every request whose
+ * time has come, in one batch.
  */
 import type { Schedule } from "./schedule.ts";
-
-/** How long before a due time the timer wakes the pacer at least; idle timers fire ~1-2 ms late. */
-export const DEFAULT_SPIN_MS = 2;
-/**
- * On a busy machine timers fire much later (measured here: p99 18 ms with
- * other processes running), so the wake-up margin follows the lateness seen,
- * up to this bound on the time spent yielding.
- */
-const MAX_SPIN_MS = 10;
-/** Per wake-up, the margin shrinks by this factor towards the minimum once timers are punctual. */
-const MARGIN_DECAY = 0.95;
 
 /**
  * Sends one request due at `intendedMs` (performance.now() time). Returns
@@ -26,48 +14,41 @@ const MARGIN_DECAY = 0.95;
  */
 export type Dispatch = (intendedMs: number) => boolean;
 
+/** A one-shot timer; the precise one is Alarm, tests use a fake. */
+export interface Wakeup {
+  /** Calls `callback` once at or after `atMs`, replacing the previous setting. */
+  set(atMs: number, callback: () => void): void;
+  clear(): void;
+}
+
 export interface PacerOptions {
-  spinMs?: number;
+  /** Wakes the pacer for its next due time. */
+  wakeup: Wakeup;
   /** Called once when the schedule has no more sends. */
   onEnd?: () => void;
+  /** Milliseconds on the clock the wakeup and the due times use. Default performance.now. */
+  now?: () => number;
 }
 
 export class Pacer {
   readonly #schedule: Schedule;
   readonly #dispatch: Dispatch;
-  readonly #spinMs: number;
+  readonly #wakeup: Wakeup;
   readonly #onEnd: (() => void) | undefined;
+  readonly #now: () => number;
   #startMs = 0;
-  /** Due time of the next send, performance.now() milliseconds. */
+  /** Due time of the next send. */
   #dueMs = 0;
   #running = false;
   #paused = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #immediate: ReturnType<typeof setImmediate> | undefined;
-  /** Current wake-up margin before a due time, milliseconds. */
-  #marginMs: number;
-  /** When the pending timer was meant to fire. */
-  #wakeMs = 0;
-  readonly #tick = () => {
-    this.#timer = undefined;
-    this.#immediate = undefined;
-    this.#run();
-  };
-  readonly #wake = () => {
-    const lateMs = performance.now() - this.#wakeMs;
-    this.#marginMs = Math.min(
-      MAX_SPIN_MS,
-      Math.max(this.#spinMs, lateMs + this.#spinMs, this.#marginMs * MARGIN_DECAY),
-    );
-    this.#tick();
-  };
+  readonly #wake = () => this.#run();
 
-  constructor(schedule: Schedule, dispatch: Dispatch, options: PacerOptions = {}) {
+  constructor(schedule: Schedule, dispatch: Dispatch, options: PacerOptions) {
     this.#schedule = schedule;
     this.#dispatch = dispatch;
-    this.#spinMs = options.spinMs ?? DEFAULT_SPIN_MS;
-    this.#marginMs = this.#spinMs;
+    this.#wakeup = options.wakeup;
     this.#onEnd = options.onEnd;
+    this.#now = options.now ?? (() => performance.now());
   }
 
   /** True while sends are held back because dispatch reported no capacity. */
@@ -76,7 +57,7 @@ export class Pacer {
   }
 
   /** Starts pacing with the schedule's offsets counted from `startMs` (default: now). */
-  start(startMs = performance.now()): void {
+  start(startMs = this.#now()): void {
     if (this.#running) throw new Error("The pacer is already running");
     this.#startMs = startMs;
     this.#running = true;
@@ -94,10 +75,7 @@ export class Pacer {
   stop(): void {
     this.#running = false;
     this.#paused = false;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    if (this.#immediate !== undefined) clearImmediate(this.#immediate);
-    this.#timer = undefined;
-    this.#immediate = undefined;
+    this.#wakeup.clear();
   }
 
   #advance(): void {
@@ -110,7 +88,7 @@ export class Pacer {
   }
 
   #run(): void {
-    let now = performance.now();
+    let now = this.#now();
     while (this.#running && this.#dueMs <= now) {
       if (!this.#dispatch(this.#dueMs)) {
         this.#paused = this.#running;
@@ -118,13 +96,8 @@ export class Pacer {
       }
       this.#advance();
       // Sending takes time: sends that fell due meanwhile go out in this batch too.
-      if (this.#dueMs > now) now = performance.now();
+      if (this.#dueMs > now) now = this.#now();
     }
-    if (!this.#running) return;
-    const wait = this.#dueMs - now;
-    if (wait > this.#marginMs) {
-      this.#wakeMs = now + wait - this.#marginMs;
-      this.#timer = setTimeout(this.#wake, wait - this.#marginMs);
-    } else this.#immediate = setImmediate(this.#tick);
+    if (this.#running) this.#wakeup.set(this.#dueMs, this.#wake);
   }
 }

@@ -16,6 +16,7 @@ import type {
   RequestTiming,
 } from "../protocol/types.ts";
 import type { RequestFeed } from "./feed.ts";
+import { Alarm } from "./_alarm.ts";
 import { Pacer } from "./pacer.ts";
 import type { Schedule } from "./schedule.ts";
 
@@ -29,8 +30,6 @@ export interface RateLoadOptions {
   maxInflight: number;
   /** At most one request of a sequence in flight (--serial-sequences). */
   serialSequences?: boolean;
-  /** See Pacer. */
-  spinMs?: number;
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
@@ -57,7 +56,6 @@ export class RateLoad {
   readonly #feed: RequestFeed;
   readonly #maxInflight: number;
   readonly #serial: boolean;
-  readonly #spinMs: number | undefined;
   readonly #idle: Slot[] = [];
   /** Serial sequences: 1 while a lane has a request in flight. */
   readonly #laneBusy: Uint8Array;
@@ -66,6 +64,8 @@ export class RateLoad {
   #lane = 0;
   #recorder: Recorder | undefined;
   #pacer: Pacer | undefined;
+  /** Created by the first start() and kept for every level until close(). */
+  #alarm: Alarm | undefined;
   #budget = Infinity;
   /** The schedule (or the limit) has no more sends. */
   #exhausted = false;
@@ -86,7 +86,6 @@ export class RateLoad {
     this.#feed = options.feed;
     this.#maxInflight = options.maxInflight;
     this.#serial = (options.serialSequences ?? false) && options.feed.sequences;
-    this.#spinMs = options.spinMs;
     this.#laneBusy = new Uint8Array(options.feed.lanes);
   }
 
@@ -106,10 +105,8 @@ export class RateLoad {
     this.#exhausted = this.#budget <= 0;
     this.#resumedMs = -Infinity;
     this.#settled = Promise.withResolvers();
-    this.#pacer = new Pacer(schedule, this.#dispatch, {
-      onEnd: this.#onEnd,
-      ...(this.#spinMs === undefined ? {} : { spinMs: this.#spinMs }),
-    });
+    this.#alarm ??= new Alarm();
+    this.#pacer = new Pacer(schedule, this.#dispatch, { wakeup: this.#alarm, onEnd: this.#onEnd });
     if (!this.#exhausted) this.#pacer.start();
     this.#checkSettled();
   }
@@ -129,6 +126,8 @@ export class RateLoad {
   }
 
   close(): void {
+    this.#alarm?.close();
+    this.#alarm = undefined;
     for (const slot of this.#idle) slot.session?.close();
     this.#idle.length = 0;
     this.#slots = 0;

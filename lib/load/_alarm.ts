@@ -1,0 +1,147 @@
+/**
+ * A one-shot timer precise to about 0.1 ms that does not keep a core busy.
+ * Deno's timers fire 1-2 ms late (a 1 ms setTimeout returns after ~2.1 ms),
+ * too coarse for sends every 0.2 ms, and spinning on setImmediate until a due
+ * time costs a whole core. Here a worker thread sleeps in Atomics.wait, whose
+ * timeout the kernel keeps to tens of microseconds, and wakes the main thread
+ * with Atomics.notify, which resolves an Atomics.waitAsync there; the main
+ * event loop keeps serving I/O meanwhile. Until the worker has started, the
+ * alarm polls with setImmediate.
+ */
+import type { Wakeup } from "./pacer.ts";
+
+/** Int32 slots of the shared state. */
+/** Bumped by every set() and clear(): the worker sleeps until the due time or a change. */
+const ARMED = 0;
+/** The ARMED value the worker last fired for: the main thread waits for a change. */
+const FIRED = 1;
+/** 0 starting, 1 running, 2 closed. */
+const STATE = 2;
+const RUNNING = 1;
+const CLOSED = 2;
+/** Byte offset of the due time: float64, main-thread performance.now() milliseconds. */
+const DUE_OFFSET = 16;
+const BYTES = 24;
+
+/**
+ * The worker's whole program, sent as a data: URL so that bundles and
+ * compiled binaries need no extra file. Self-contained: it is serialized with
+ * Function.prototype.toString, so it uses literals, not the constants above.
+ */
+function alarmWorker(): void {
+  addEventListener("message", (event) => {
+    const { buffer, originMs } = (event as MessageEvent).data;
+    const state = new Int32Array(buffer, 0, 3);
+    const due = new Float64Array(buffer, 16, 1);
+    // Main-thread time = worker time + shift.
+    const shiftMs = performance.timeOrigin - originMs;
+    Atomics.store(state, 2, 1);
+    while (Atomics.load(state, 2) === 1) {
+      const armed = Atomics.load(state, 0);
+      const waitMs = due[0] - (performance.now() + shiftMs);
+      if (waitMs > 0) {
+        Atomics.wait(state, 0, armed, waitMs);
+        continue;
+      }
+      Atomics.store(state, 1, armed);
+      Atomics.notify(state, 1);
+      Atomics.wait(state, 0, armed);
+    }
+    close();
+  });
+}
+
+const WORKER_URL = `data:text/javascript,${encodeURIComponent(`(${alarmWorker})();`)}`;
+
+export class Alarm implements Wakeup {
+  readonly #state: Int32Array;
+  readonly #due: Float64Array;
+  readonly #worker: Worker;
+  #callback: () => void = () => {};
+  /** The ARMED value of the current setting. */
+  #armed = 0;
+  /** FIRED when last looked at. */
+  #fired = 0;
+  #set = false;
+  /** A waitAsync or setImmediate poll is pending. */
+  #waiting = false;
+  #closed = false;
+  readonly #check = () => {
+    this.#waiting = false;
+    this.#fired = Atomics.load(this.#state, FIRED);
+    if (this.#closed || !this.#set) return;
+    if (performance.now() >= this.#due[0]) {
+      this.#set = false;
+      this.#callback();
+      return;
+    }
+    // Either the worker fired for an earlier setting (this one's wake-up is still to come), or
+    // for this one a few microseconds early: its clock is the same but read through another
+    // time origin. Before the worker runs, the alarm polls.
+    if (this.#fired !== this.#armed && Atomics.load(this.#state, STATE) === RUNNING) this.#wait();
+    else this.#poll();
+  };
+
+  constructor() {
+    const buffer = new SharedArrayBuffer(BYTES);
+    this.#state = new Int32Array(buffer, 0, 3);
+    this.#due = new Float64Array(buffer, DUE_OFFSET, 1);
+    this.#due[0] = Infinity;
+    this.#worker = new Worker(WORKER_URL, { type: "module" });
+    // Without the worker the alarm keeps polling: slower, still correct.
+    this.#worker.onerror = (event) => event.preventDefault();
+    this.#worker.postMessage({ buffer, originMs: performance.timeOrigin });
+  }
+
+  /** Calls back at `atMs` (performance.now() time), replacing the previous setting. */
+  set(atMs: number, callback: () => void): void {
+    if (this.#closed) return;
+    this.#callback = callback;
+    this.#due[0] = atMs;
+    this.#set = true;
+    this.#armed = this.#arm();
+    if (this.#waiting) return;
+    if (Atomics.load(this.#state, STATE) === RUNNING) this.#wait();
+    else this.#poll();
+  }
+
+  clear(): void {
+    if (!this.#set) return;
+    this.#set = false;
+    this.#due[0] = Infinity;
+    this.#arm();
+  }
+
+  /** Ends the worker; the alarm is unusable afterwards. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#set = false;
+    Atomics.store(this.#state, STATE, CLOSED);
+    this.#arm();
+    // Settles a pending waitAsync.
+    Atomics.notify(this.#state, FIRED);
+    this.#worker.terminate();
+  }
+
+  /** Tells the worker about a new setting; returns its ARMED value. */
+  #arm(): number {
+    // Wraps as the Int32 slot does, so that it stays comparable with FIRED.
+    const armed = (Atomics.add(this.#state, ARMED, 1) + 1) | 0;
+    Atomics.notify(this.#state, ARMED);
+    return armed;
+  }
+
+  #wait(): void {
+    this.#waiting = true;
+    const wait = Atomics.waitAsync(this.#state, FIRED, this.#fired);
+    // Already fired: still call back asynchronously, never from inside set().
+    if (wait.async) wait.value.then(this.#check);
+    else setImmediate(this.#check);
+  }
+
+  #poll(): void {
+    this.#waiting = true;
+    setImmediate(this.#check);
+  }
+}

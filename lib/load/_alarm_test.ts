@@ -1,0 +1,39 @@
+import assert from "node:assert/strict";
+import { Alarm } from "./_alarm.ts";
+
+/** Sets the alarm; resolves with the time it called back, after noting `atMs` in `calls`. */
+function ringAt(alarm: Alarm, atMs: number, calls: number[]): Promise<number> {
+  return new Promise((resolve) =>
+    alarm.set(atMs, () => {
+      calls.push(atMs);
+      resolve(performance.now());
+    })
+  );
+}
+
+Deno.test("the alarm calls back once per setting, never early, the latest setting winning", async () => {
+  const alarm = new Alarm();
+  const calls: number[] = [];
+  try {
+    // The first settings may fall before the worker has started (the alarm polls meanwhile).
+    for (const delayMs of [0, 3, 1, 5, 2]) {
+      const at = performance.now() + delayMs;
+      const rang = await ringAt(alarm, at, calls);
+      assert.ok(rang >= at, `called back ${at - rang} ms early`);
+    }
+    const later = performance.now() + 4;
+    alarm.set(performance.now() + 1, () => calls.push(-1));
+    const rang = await ringAt(alarm, later, calls);
+    assert.ok(rang >= later);
+    alarm.set(performance.now() + 1, () => calls.push(-2));
+    alarm.clear();
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(calls.length, 6);
+    assert.ok(calls.every((c) => c > 0), "replaced and cleared settings never call back");
+  } finally {
+    alarm.close();
+  }
+  alarm.set(0, () => calls.push(-3));
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal(calls.length, 6, "a closed alarm stays silent");
+});
