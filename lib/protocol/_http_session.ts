@@ -248,7 +248,7 @@ export class UnaryHttpSession implements InferSession {
       throw error;
     }
     if (options?.decodeOutputs !== true) {
-      await connection.skipBody();
+      if (!connection.skipBufferedBody()) await connection.skipBody();
       timing.end = performance.now();
       timing.responses = 1;
       return undefined;

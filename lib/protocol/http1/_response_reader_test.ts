@@ -304,3 +304,44 @@ Deno.test("streamBody leaves a pipelined response intact and stops when onData t
     /bad event/,
   );
 });
+
+Deno.test("the head ends at its first CRLFCRLF whatever CR and LF bytes come before it", async () => {
+  // Values with stray CR and LF bytes at every alignment, so the skipping search meets each case.
+  for (let pad = 0; pad < 8; pad++) {
+    for (const tricky of ["\r", "\r\r", "\n", "\n\r", "\n\n\r", "x\r", "x\r\r\r"]) {
+      const wire = `HTTP/1.1 200 OK\r\nX-Pad: ${"p".repeat(pad)}${tricky}\r\n` +
+        `Content-Length: 3\r\n\r\nabc`;
+      for (const step of STEPS) {
+        const r = reader(wire, step);
+        assert.equal((await r.readHead()).contentLength, 3, `pad ${pad}, step ${step}`);
+        assert.equal(await bodyText(r), "abc");
+      }
+    }
+  }
+});
+
+Deno.test("skipBufferedBody consumes a body that has fully arrived, and only then", async () => {
+  const wire = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1 204 No Content\r\n\r\n";
+  const whole = reader(wire, 1 << 20);
+  await whole.readHead();
+  assert.equal(whole.skipBufferedBody(), true);
+  assert.equal(whole.bodyPending, false);
+  assert.equal((await whole.readHead()).status, 204);
+  assert.equal(whole.skipBufferedBody(), true);
+
+  const split = reader(wire, 40);
+  await split.readHead();
+  assert.equal(split.skipBufferedBody(), false);
+  assert.equal(split.bodyPending, true);
+  await split.skipBody();
+  assert.equal((await split.readHead()).status, 204);
+
+  const chunked = reader(
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n",
+    1 << 20,
+  );
+  await chunked.readHead();
+  assert.equal(chunked.skipBufferedBody(), false);
+  await chunked.skipBody();
+  assert.equal(chunked.bodyPending, false);
+});

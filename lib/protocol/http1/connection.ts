@@ -126,6 +126,18 @@ export class Http1Connection {
     }
   }
 
+  /**
+   * Consumes the response body if it has fully arrived (true); otherwise
+   * nothing happens and skipBody() must follow. Saves the hot path a chain
+   * of promises when a small response came in one read.
+   */
+  skipBufferedBody(): boolean {
+    if (!this.#reader.bodyPending) return true;
+    if (!this.#reader.skipBufferedBody()) return false;
+    this.#complete();
+    return true;
+  }
+
   /** Consumes the response body without copying it. */
   async skipBody(): Promise<void> {
     if (!this.#reader.bodyPending) return;
