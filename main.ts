@@ -104,4 +104,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-if (import.meta.main) Deno.exit(await main(Deno.args));
+if (import.meta.main) {
+  // --workers N: the load threads run this same module (lib/profile/workers/pool.ts).
+  if ("WorkerGlobalScope" in globalThis) {
+    (await import("./lib/profile/workers/worker.ts")).serveLoadWorker();
+  } else Deno.exit(await main(Deno.args));
+}

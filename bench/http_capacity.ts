@@ -39,7 +39,7 @@ interface Variant {
 }
 
 /** CPU use of a sampled run as a percentage of one core. */
-function cpuPercent(samples: readonly ProcessSample[]): number {
+export function cpuPercent(samples: readonly ProcessSample[]): number {
   if (samples.length < 2) return NaN;
   const first = samples[0];
   const last = samples[samples.length - 1];
@@ -47,7 +47,7 @@ function cpuPercent(samples: readonly ProcessSample[]): number {
 }
 
 /** The exact request inferperf sends with `args`, captured by the probe server. */
-async function captureRequest(args: readonly string[]): Promise<Uint8Array> {
+export async function captureRequest(args: readonly string[]): Promise<Uint8Array> {
   const probe = startProbe();
   try {
     await inferperf.profile(["-u", probe.addr, ...args, "--request-count", "1"]);

@@ -9,16 +9,18 @@ import { httpCapacity } from "./http_capacity.ts";
 import * as inferperf from "./inferperf.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
 import { grpcCapacity } from "./grpc_capacity.ts";
+import { multicore } from "./multicore.ts";
 import { findExecutable } from "./process.ts";
 import { rateAccuracy } from "./rate_accuracy.ts";
 import { startup } from "./startup.ts";
 import { type BenchReport, formatReport } from "./table.ts";
-import { startHttpTarget } from "./targets.ts";
+import { type HttpTarget, startHttpTarget } from "./targets.ts";
 import type { BenchRow, CaseResult } from "./types.ts";
 
 const USAGE = `Usage: deno task bench [options]
 
-  --cases LIST            any of http,grpc,rate,cost,startup, run in the order given (default all)
+  --cases LIST            any of http,grpc,rate,cost,startup,multicore, run in the order given
+                          (default all)
   --seconds N             HTTP capacity: measured seconds per tool, level and round (default 3)
   --rounds N              HTTP capacity: alternating wrk/inferperf rounds per level (default 3)
   --concurrency LIST      HTTP capacity levels (default 1,16,64)
@@ -31,13 +33,14 @@ const USAGE = `Usage: deno task bench [options]
   --cost-rate N           client cost requests/s (default 5000)
   --cost-concurrency N    in-flight requests of the concurrency cost mode (default 16)
   --startup-runs N        timed start-up runs (default 7)
+  --multicore-seconds N   multi-core: measured seconds per tool, thread count and round (default 3)
   --out FILE              results file (default bench/results.json)
 
 Needs wrk, nginx and h2load (bench/setup.sh installs them); without nginx the
 HTTP case loads the reference server, without h2load the gRPC case has no
 reference figure, and the report says so.`;
 
-const ALL_CASES = ["http", "grpc", "rate", "cost", "startup"];
+const ALL_CASES = ["http", "grpc", "rate", "cost", "startup", "multicore"];
 /** Issue 8: within 1 % of the rate and p99 send lag under 1 ms, up to 5k req/s. */
 const RATE_TARGET_MAX = 5000;
 const RATE_TARGET_ERROR_PCT = 1;
@@ -77,6 +80,7 @@ function parseOptions(args: string[]) {
       "cost-rate": { type: "string", default: "5000" },
       "cost-concurrency": { type: "string", default: "16" },
       "startup-runs": { type: "string", default: "7" },
+      "multicore-seconds": { type: "string", default: "3" },
       out: { type: "string", default: new URL("results.json", import.meta.url).pathname },
       help: { type: "boolean", default: false },
     },
@@ -102,28 +106,38 @@ function parseOptions(args: string[]) {
     costRate: positiveInt("cost-rate", values["cost-rate"]),
     costConcurrency: positiveInt("cost-concurrency", values["cost-concurrency"]),
     startupRuns: positiveInt("startup-runs", values["startup-runs"]),
+    multicoreSeconds: positive("multicore-seconds", values["multicore-seconds"]),
     out: values.out,
   };
 }
 
 type Options = ReturnType<typeof parseOptions>;
 
-async function runHttp(options: Options): Promise<CaseResult> {
+/** Runs `fn` with wrk's path against the HTTP target (nginx, else the reference server). */
+async function withWrkTarget(
+  fn: (target: HttpTarget, wrk: string) => Promise<CaseResult>,
+): Promise<CaseResult> {
   const wrk = findExecutable("wrk");
   if (wrk === undefined) {
     throw new Error("wrk is not installed: run bench/setup.sh (apt-get install wrk)");
   }
   const target = await startHttpTarget();
   try {
-    return await httpCapacity(target, wrk, {
+    return await fn(target, wrk);
+  } finally {
+    await target.close();
+  }
+}
+
+function runHttp(options: Options): Promise<CaseResult> {
+  return withWrkTarget((target, wrk) =>
+    httpCapacity(target, wrk, {
       concurrencies: options.concurrencies,
       seconds: options.seconds,
       rounds: options.rounds,
       wrkThreads: options.wrkThreads,
-    });
-  } finally {
-    await target.close();
-  }
+    })
+  );
 }
 
 async function runRate(options: Options): Promise<CaseResult> {
@@ -186,6 +200,10 @@ const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
       ...(o.costModes ? { modes: o.costModes } : {}),
     }),
   startup: (o) => startup({ runs: o.startupRuns }),
+  multicore: (o) =>
+    withWrkTarget((target, wrk) =>
+      multicore(target, wrk, { seconds: o.multicoreSeconds, rounds: o.rounds })
+    ),
 };
 
 async function main(args: string[]): Promise<number> {

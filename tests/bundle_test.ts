@@ -107,6 +107,25 @@ Deno.test("the bundle runs offline with least privilege", async (t) => {
         );
       }
 
+      await t.step("--workers 2 starts its threads from the bundle itself", async () => {
+        // Deno loads a worker's module only with read access to it: here the bundle.
+        const grants = [`--allow-net=${server.addr}`, `--allow-read=${data},${sandbox.bundle}`];
+        const args = [...measure, "-u", server.addr, "--concurrency-range", "4", "--workers", "2"];
+        const run = await runBundle(sandbox, grants, args);
+        assert.equal(run.code, 0, run.stderr);
+        assert.match(run.stdout, /Concurrency: 4, throughput: [\d.]+ infer\/sec/);
+        const denied = await runBundle(
+          sandbox,
+          grants.slice(0, 1).concat(`--allow-read=${data}`),
+          args,
+        );
+        assert.deepEqual([denied.code, denied.stderr], [
+          99,
+          `error: Permission denied: read access to "${sandbox.bundle}"; run again with ` +
+          `--allow-read=${sandbox.bundle}\n`,
+        ]);
+      });
+
       await t.step("a refused permission is one line naming the flag, exit 99", async () => {
         const cases = [
           { grants: ["--allow-net=127.0.0.1:1"], denied: `net access to "${server.addr}"` },

@@ -132,6 +132,8 @@ export interface LoadConfig {
    */
   fixedSchedule: boolean;
   maxInflight: number;
+  /** --workers: threads that drive the load (1: the main thread alone). */
+  workers: number;
   maxSendLagMs: number;
   ignoreSendLag: boolean;
   sequences: SequenceConfig;
@@ -176,6 +178,7 @@ function parseLoad(r: Reader, raw: RawOptions): LoadConfig {
     requestIntervals,
     fixedSchedule,
     maxInflight: r.bounded("max-inflight", (n) => n >= 1, "an integer >= 1"),
+    workers: r.bounded("workers", (n) => n >= 1, "an integer >= 1"),
     maxSendLagMs: r.bounded("max-send-lag", (n) => n > 0, "a number > 0"),
     ignoreSendLag: r.flag("ignore-send-lag"),
     sequences: {
@@ -940,6 +943,32 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
     );
   }
   r.number("max-threads");
+  checkWorkers(errors, config);
   if (errors.length > 0) throw new UsageError(errors);
   return config;
+}
+
+/** What --workers N > 1 can not split between threads. */
+function checkWorkers(errors: string[], config: ProfileConfig): void {
+  const n = config.workers;
+  if (n <= 1) return;
+  const refuse = (what: string, why: string) =>
+    errors.push(`Option --workers ${n} can not be used with ${what}: ${why}`);
+  if (config.sharedMemory !== "none") {
+    refuse("--shared-memory", "each worker would need its own regions and request slots");
+  }
+  if (config.periodic !== undefined) {
+    refuse(
+      "--periodic-concurrency-range",
+      "its sets of requests wait for each other's responses, which one thread must see",
+    );
+  } else if (config.profileExportFile !== undefined) {
+    refuse(
+      "--profile-export-file",
+      "the export needs each request's inputs and outputs, which stay in the worker",
+    );
+  }
+  if (config.loadMode !== "concurrency" && config.maxInflight < n) {
+    refuse(`--max-inflight ${config.maxInflight}`, `each worker needs at least 1 in flight`);
+  }
 }

@@ -723,3 +723,29 @@ Deno.test("shared memory: system for Triton over HTTP and gRPC; cuda needs CUDA"
     ['Invalid value "0" for --output-shared-memory-size: expected an integer >= 1'],
   );
 });
+
+Deno.test("--workers: 1 by default; what can not be split is refused, every error at once", () => {
+  assert.equal(config("-m", "x").workers, 1);
+  assert.equal(config("-m", "x", "--workers", "2", "--request-rate-range", "100").workers, 2);
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--workers", "0")), [
+    'Invalid value "0" for --workers: expected an integer >= 1',
+  ]);
+  assert.deepEqual(
+    usageErrors(() =>
+      config(
+        ..."-m x --workers 3 --shared-memory system --profile-export-file p.json".split(" "),
+        ..."--request-rate-range 100 --max-inflight 2".split(" "),
+      )
+    ),
+    [
+      "Option --workers 3 can not be used with --shared-memory: each worker would need its own " +
+      "regions and request slots",
+      "Option --workers 3 can not be used with --profile-export-file: the export needs each " +
+      "request's inputs and outputs, which stay in the worker",
+      "Option --workers 3 can not be used with --max-inflight 2: each worker needs at least 1 in " +
+      "flight",
+    ],
+  );
+  // A single thread takes them all, as before.
+  config(..."-m x --workers 1 --shared-memory system --profile-export-file p.json".split(" "));
+});

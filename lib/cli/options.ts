@@ -214,6 +214,15 @@ export const OPTIONS: readonly OptionDef[] = [
       "Open loop: requests (and connections) in flight at most. A send due while N are in flight waits; such sends are counted and reported.",
   },
   {
+    name: "workers",
+    type: "int",
+    default: 1,
+    group: "Load",
+    valueName: "N",
+    help:
+      "Drive the load from N threads (Web Workers), for clients that need more than one core. The concurrency, the open-loop schedule, --max-inflight and request counts are split between them; measuring stays on the main thread. 1: no worker.",
+  },
+  {
     name: "max-send-lag",
     type: "float",
     default: 1,

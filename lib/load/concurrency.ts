@@ -2,7 +2,7 @@
  * Closed-loop load: N workers, each with its own keep-alive session, send
  * the next request as soon as the previous one completes.
  */
-import type { Recorder } from "../measure/recorder.ts";
+import type { RequestRecorder } from "../measure/recorder.ts";
 import { ConnectionError } from "../protocol/errors.ts";
 import type {
   InferenceClient,
@@ -29,7 +29,7 @@ export class ConcurrencyLoad {
   readonly #client: InferenceClient;
   readonly #feed: RequestFeed;
   readonly #idle: InferSession[] = [];
-  #recorder: Recorder | undefined;
+  #recorder: RequestRecorder | undefined;
   #running = false;
   #budget = Infinity;
   #workers: Promise<void>[] = [];
@@ -43,7 +43,7 @@ export class ConcurrencyLoad {
    * Starts `concurrency` workers recording into `recorder`. With `limit`, the
    * workers together issue exactly that many requests and then stop.
    */
-  start(concurrency: number, options: { recorder: Recorder; limit?: number }): void {
+  start(concurrency: number, options: { recorder: RequestRecorder; limit?: number }): void {
     if (this.#running) throw new Error("The load is already running");
     this.#recorder = options.recorder;
     this.#budget = options.limit ?? Infinity;

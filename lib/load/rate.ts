@@ -8,7 +8,7 @@
  * is counted as blocked, and the latency from its intended time shows what
  * the wait cost.
  */
-import type { Recorder } from "../measure/recorder.ts";
+import type { RequestRecorder } from "../measure/recorder.ts";
 import type {
   InferenceClient,
   InferOptions,
@@ -62,7 +62,7 @@ export class RateLoad {
   #slots = 0;
   #inflight = 0;
   #lane = 0;
-  #recorder: Recorder | undefined;
+  #recorder: RequestRecorder | undefined;
   #pacer: Pacer | undefined;
   /** Created by the first start() and kept for every level until close(). */
   #alarm: Alarm | undefined;
@@ -98,7 +98,7 @@ export class RateLoad {
    * Starts sending on `schedule` from now, recording into `recorder`. With
    * `limit`, exactly that many requests are sent.
    */
-  start(schedule: Schedule, options: { recorder: Recorder; limit?: number }): void {
+  start(schedule: Schedule, options: { recorder: RequestRecorder; limit?: number }): void {
     if (this.#pacer) throw new Error("The load is already running");
     this.#recorder = options.recorder;
     this.#budget = options.limit ?? Infinity;

@@ -76,6 +76,9 @@ function recordTokens(w: WindowData, timing: TokenTiming, intendedMs: number | u
   }
 }
 
+/** What a load reports to: a Recorder, or a worker thread's batch of records for one. */
+export type RequestRecorder = Pick<Recorder, "record" | "recordSend" | "recordError">;
+
 export class Recorder {
   #window: WindowData;
   #target = Infinity;

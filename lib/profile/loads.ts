@@ -1,10 +1,11 @@
 /**
  * Chooses the load of a run from the configuration: a closed loop
  * (concurrency) or an open loop (request rate, custom intervals), fed with
- * plain requests or, for sequence models, with sequences. The sweep only
- * sees `level(value)`.
+ * plain requests or, for sequence models, with sequences, driven from this
+ * thread or (--workers N) from N worker threads, each of which drives its
+ * part (planPart). The sweep only sees `level(value)`.
  */
-import type { ProfileConfig } from "../cli/config.ts";
+import { type ProfileConfig, UsageError } from "../cli/config.ts";
 import type { Range } from "../cli/range.ts";
 import { mulberry32 } from "../input/generate.ts";
 import { ConcurrencyLoad } from "../load/concurrency.ts";
@@ -21,11 +22,24 @@ import {
   type Schedule,
 } from "../load/schedule.ts";
 import { SequenceFeed } from "../load/sequences.ts";
+import { type Part, share, shareRange, shiftedSchedule, strideSchedule } from "../load/split.ts";
 import type { LevelLoad } from "../measure/level.ts";
+import type { RequestRecorder } from "../measure/recorder.ts";
 import type { LevelResult, LoadMode } from "../measure/types.ts";
 import type { OutputCheck } from "../input/validation.ts";
-import type { InferenceClient, ModelInfo, PreparedRequest } from "../protocol/types.ts";
-import { InputError, type PlannedRequest } from "./inputs.ts";
+import type {
+  InferenceClient,
+  InferRequest,
+  ModelInfo,
+  PreparedRequest,
+} from "../protocol/types.ts";
+import {
+  batchRequest,
+  InputError,
+  type PlannedRequest,
+  type RequestPlan,
+  scheduleTimestamps,
+} from "./inputs.ts";
 
 /** Seeds of the Poisson gaps and sequence lengths: runs repeat exactly. */
 const SCHEDULE_SEED = 0x5eed;
@@ -41,9 +55,8 @@ export interface LoadPlan {
   close(): void;
 }
 
-export interface LoadPlanOptions {
-  config: ProfileConfig;
-  model: ModelInfo;
+/** What a load sends: the requests prepared by the client that sends them. */
+export interface LoadInputs {
   /**
    * The requests of each input-data stream with their checks (sequence models
    * prepare them per sequence; several streams are played back one per sequence).
@@ -55,6 +68,11 @@ export interface LoadPlanOptions {
   checks?: ReadonlyMap<PreparedRequest, OutputCheck>;
   /** --fixed-schedule: when each send is due, ms from the start of the load. */
   timestampsMs?: readonly number[];
+}
+
+export interface LoadPlanOptions extends LoadInputs {
+  config: ProfileConfig;
+  model: ModelInfo;
 }
 
 /** Open-loop levels whose send-lag p99 exceeded --max-send-lag: exit code 4. */
@@ -81,20 +99,90 @@ export function sendLagError(
   return late.length > 0 ? new SendLagError(late, config.maxSendLagMs) : undefined;
 }
 
-function createFeed(client: InferenceClient, options: LoadPlanOptions): RequestFeed {
-  const { config, model, streams } = options;
+/** The request with the --request-parameter values added. */
+function withParameters(request: InferRequest, config: ProfileConfig): InferRequest {
+  if (config.requestParameters.length === 0) return request;
+  const parameters = { ...request.parameters };
+  for (const p of config.requestParameters) parameters[p.name] = p.value;
+  return { ...request, parameters };
+}
+
+/**
+ * The requests of each input-data stream for sequence models: nested data
+ * streams are played back one per sequence, any other data forms one stream.
+ */
+function sequenceStreams(
+  model: ModelInfo,
+  options: { plan: RequestPlan; tolerance: number },
+): PlannedRequest[][] {
+  const { plan, tolerance } = options;
+  if (!model.sequence || plan.dataSet.streams.length < 2) {
+    return [plan.requests.map((request, i) => ({ request, check: plan.checks?.[i] }))];
+  }
+  return plan.dataSet.streams.map((steps) =>
+    steps.map((step) => batchRequest(model, [step], { tolerance }))
+  );
+}
+
+/**
+ * The requests of `plan` prepared by `client`, with --request-parameter
+ * values and, through `place`, their shared-memory placement.
+ */
+export function loadInputs(
+  client: InferenceClient,
+  options: {
+    config: ProfileConfig;
+    model: ModelInfo;
+    plan: RequestPlan;
+    place?: (request: InferRequest) => InferRequest;
+  },
+): LoadInputs {
+  const { config, model, plan } = options;
+  const place = (r: InferRequest) => withParameters(options.place?.(r) ?? r, config);
   const target = { model: config.model, version: config.modelVersion };
-  if (!model.sequence) return new RoundRobinFeed(options.prepared, options.checks);
+  const prepared = plan.requests.map((r) => client.prepare(place(r), target));
+  const checks = new Map<PreparedRequest, OutputCheck>();
+  plan.checks?.forEach((check, i) => check && checks.set(prepared[i], check));
+  const streams = sequenceStreams(model, { plan, tolerance: config.validationTolerance })
+    .map((s) => s.map((p) => ({ ...p, request: place(p.request) })));
+  return {
+    streams,
+    prepared,
+    checks,
+    ...(config.fixedSchedule ? { timestampsMs: scheduleTimestamps(plan.dataSet) } : {}),
+  };
+}
+
+/**
+ * Sequence ids must outnumber the live sequences (and, with --workers, the
+ * workers, which take disjoint slices of the range); open-loop workers each
+ * play at least one of the --num-of-sequences.
+ */
+function checkSequences(config: ProfileConfig, model: ModelInfo): void {
+  if (!model.sequence) return;
   const { start, end } = config.sequences.idRange;
   const live = config.loadMode === "concurrency"
     ? Math.max(config.concurrency.start, config.concurrency.end)
     : config.sequences.count;
-  if (end - start + 1 < live) {
+  const needed = Math.max(live, config.workers);
+  if (end - start + 1 < needed) {
     throw new InputError(
       `--sequence-id-range ${start}:${end} has ${end - start + 1} ids, but ${live} sequences ` +
-        "run at once",
+        `run at once${needed > live ? ` on ${config.workers} workers` : ""}`,
     );
   }
+  if (config.loadMode !== "concurrency" && config.sequences.count < config.workers) {
+    throw new UsageError([
+      `Option --workers ${config.workers} needs --num-of-sequences >= ${config.workers} on ` +
+      "a sequence model: each worker plays its own sequences",
+    ]);
+  }
+}
+
+function createFeed(client: InferenceClient, options: LoadPlanOptions): RequestFeed {
+  const { config, model, streams } = options;
+  const target = { model: config.model, version: config.modelVersion };
+  if (!model.sequence) return new RoundRobinFeed(options.prepared, options.checks);
   const validated = streams.some((s) => s.some((p) => p.check !== undefined));
   return new SequenceFeed(
     streams.map((s) => s.map((p) => p.request)),
@@ -123,21 +211,68 @@ async function readIntervals(path: string): Promise<number[]> {
   }
 }
 
+type ScheduleOf = (value: number, rng: () => number) => Schedule;
+
+/** The open-loop schedule of a level and the levels' rate, from the mode's options. */
+async function openLoop(
+  options: LoadPlanOptions,
+): Promise<{ schedule: ScheduleOf; rate: number | undefined }> {
+  const { config } = options;
+  const intervals = config.requestIntervals === undefined
+    ? undefined
+    : await readIntervals(config.requestIntervals);
+  const fixed = options.timestampsMs;
+  return {
+    schedule: (value, rng) =>
+      fixed !== undefined
+        ? fixedSchedule(fixed)
+        : intervals !== undefined
+        ? intervalSchedule(intervals)
+        : config.requestDistribution === "poisson"
+        ? poissonSchedule(value, rng)
+        : constantSchedule(value),
+    rate: fixed !== undefined
+      ? fixedScheduleRate(fixed)
+      : intervals === undefined
+      ? undefined
+      : intervalsRate(intervals),
+  };
+}
+
 export async function planLoad(
   client: InferenceClient,
   options: LoadPlanOptions,
 ): Promise<LoadPlan> {
-  const { config } = options;
+  const { config, model } = options;
   const mode = config.loadMode;
-  const intervals = config.requestIntervals === undefined
-    ? undefined
-    : await readIntervals(config.requestIntervals);
+  checkSequences(config, model);
+  const open = mode === "concurrency" ? undefined : await openLoop(options);
+  const fixed = options.timestampsMs;
+  const plan = {
+    mode,
+    range: open === undefined
+      ? config.concurrency
+      : open.rate === undefined
+      ? config.requestRate
+      : { start: open.rate, end: open.rate, step: 1 },
+    // A finite schedule is measured whole: --request-count can only shorten it.
+    ...(fixed === undefined ? {} : {
+      requestCount: config.requestCount > 0
+        ? Math.min(config.requestCount, fixed.length)
+        : fixed.length,
+    }),
+  };
+  if (config.workers > 1) {
+    // Loaded for --workers only, like the worker threads themselves.
+    const { WorkerPool } = await import("./workers/pool.ts");
+    const pool = await WorkerPool.open(config, { model });
+    return { ...plan, level: (value) => pool.level(value), close: () => pool.close() };
+  }
   const feed = createFeed(client, options);
-  if (mode === "concurrency") {
+  if (open === undefined) {
     const load = new ConcurrencyLoad(client, { feed });
     return {
-      mode,
-      range: config.concurrency,
+      ...plan,
       level: (value) => ({
         start: (o) => load.start(value, o),
         stop: () => load.stop(),
@@ -152,34 +287,92 @@ export async function planLoad(
     serialSequences: config.sequences.serial,
   });
   const rng = mulberry32(SCHEDULE_SEED);
-  const fixed = options.timestampsMs;
-  const schedule = (value: number): Schedule =>
-    fixed !== undefined
-      ? fixedSchedule(fixed)
-      : intervals !== undefined
-      ? intervalSchedule(intervals)
-      : config.requestDistribution === "poisson"
-      ? poissonSchedule(value, rng)
-      : constantSchedule(value);
-  const rate = fixed !== undefined
-    ? fixedScheduleRate(fixed)
-    : intervals === undefined
-    ? undefined
-    : intervalsRate(intervals);
   return {
-    mode,
-    range: rate === undefined ? config.requestRate : { start: rate, end: rate, step: 1 },
+    ...plan,
     level: (value) => ({
-      start: (o) => load.start(schedule(value), o),
+      start: (o) => load.start(open.schedule(value, rng), o),
       stop: () => load.stop(),
       drained: () => load.drained(),
     }),
-    // A finite schedule is measured whole: --request-count can only shorten it.
-    ...(fixed === undefined ? {} : {
-      requestCount: config.requestCount > 0
-        ? Math.min(config.requestCount, fixed.length)
-        : fixed.length,
-    }),
+    close: () => load.close(),
+  };
+}
+
+/** One start of a worker's part of the load; limits and counts are the whole load's. */
+export interface PartStart {
+  /** The level: concurrency or request rate. */
+  value: number;
+  /** Requests of the whole load (all workers); absent: until stopped. */
+  limit?: number;
+  /** Open loop: when the schedule starts, on this thread's clock, the same instant in every worker. */
+  startMs: number;
+  /**
+   * Starts so far (warmups included), the same in every worker: a level's
+   * Poisson gaps are drawn from a generator seeded with it, so that all
+   * workers walk the same schedule.
+   */
+  serial: number;
+}
+
+/** A worker thread's part of the load. */
+export interface PartLoad {
+  start(level: PartStart, recorder: RequestRecorder): void;
+  stop(): Promise<void>;
+  drained(): Promise<void>;
+  close(): void;
+}
+
+/**
+ * The load of worker `part` of --workers: its share of the concurrency (its
+ * lanes are its own sequences, with ids from its slice of
+ * --sequence-id-range), or every part.count-th send of the open-loop
+ * schedule from the part.index-th, with its share of --max-inflight and of
+ * --num-of-sequences. Request limits are split so that the total is exact.
+ */
+export async function planPart(
+  client: InferenceClient,
+  options: LoadPlanOptions & { part: Part },
+): Promise<PartLoad> {
+  const { config, part } = options;
+  const sequences = {
+    ...config.sequences,
+    count: Math.max(1, share(config.sequences.count, part)),
+    idRange: shareRange(config.sequences.idRange, part),
+  };
+  const feed = createFeed(client, { ...options, config: { ...config, sequences } });
+  if (config.loadMode === "concurrency") {
+    const load = new ConcurrencyLoad(client, { feed });
+    return {
+      start: ({ value, limit }, recorder) => {
+        // Workers without lanes at this level send nothing, so the others share the limit.
+        const active = { index: part.index, count: Math.min(value, part.count) };
+        const budget = part.index < active.count ? share(limit ?? 0, active) : 0;
+        load.start(share(value, part), {
+          recorder,
+          ...(limit === undefined ? {} : { limit: budget }),
+        });
+      },
+      stop: () => load.stop(),
+      drained: () => load.drained(),
+      close: () => load.close(),
+    };
+  }
+  const { schedule } = await openLoop(options);
+  const load = new RateLoad(client, {
+    feed,
+    maxInflight: share(config.maxInflight, part),
+    serialSequences: config.sequences.serial,
+  });
+  return {
+    start: ({ value, limit, startMs, serial }, recorder) => {
+      const own = strideSchedule(schedule(value, mulberry32(SCHEDULE_SEED + serial)), part);
+      load.start(shiftedSchedule(own, startMs - performance.now()), {
+        recorder,
+        ...(limit === undefined ? {} : { limit: share(limit, part) }),
+      });
+    },
+    stop: () => load.stop(),
+    drained: () => load.drained(),
     close: () => load.close(),
   };
 }

@@ -3,7 +3,6 @@
  * levels. Returns data; printing and exit codes belong to main.ts.
  */
 import { type ProfileConfig, UsageError } from "../cli/config.ts";
-import type { OutputCheck } from "../input/validation.ts";
 import { sweep, type SweepOutcome } from "../load/sweep.ts";
 import { measureLevel } from "../measure/level.ts";
 import type { LatencyHistogram } from "../measure/histogram.ts";
@@ -14,20 +13,12 @@ import { grpcTls, httpsTls } from "./tls.ts";
 import {
   hasStatistics,
   type InferenceClient,
-  type InferRequest,
   type ModelInfo,
   type ModelStatistics,
-  type PreparedRequest,
   type ServerInfo,
   type TraceSettings,
 } from "../protocol/types.ts";
-import {
-  batchRequest,
-  type PlannedRequest,
-  type RequestPlan,
-  scheduleTimestamps,
-} from "./inputs.ts";
-import { planLoad } from "./loads.ts";
+import { loadInputs, planLoad } from "./loads.ts";
 import {
   buildServiceRequests,
   createServiceClient,
@@ -110,14 +101,6 @@ export async function createClient(config: ProfileConfig): Promise<InferenceClie
   }
 }
 
-/** The request with the --request-parameter values added. */
-function withParameters(request: InferRequest, config: ProfileConfig): InferRequest {
-  if (config.requestParameters.length === 0) return request;
-  const parameters = { ...request.parameters };
-  for (const p of config.requestParameters) parameters[p.name] = p.value;
-  return { ...request, parameters };
-}
-
 /** Statistics of the profiled model and its composing models, when the server offers them. */
 function statisticsSource(
   client: InferenceClient,
@@ -131,23 +114,6 @@ function statisticsSource(
   ];
   return async () =>
     (await Promise.all(targets.map((t) => client.modelStatistics(t.name, t.version)))).flat();
-}
-
-/**
- * The requests of each input-data stream for sequence models: nested data
- * streams are played back one per sequence, any other data forms one stream.
- */
-function sequenceStreams(
-  model: ModelInfo,
-  options: { plan: RequestPlan; tolerance: number },
-): PlannedRequest[][] {
-  const { plan, tolerance } = options;
-  if (!model.sequence || plan.dataSet.streams.length < 2) {
-    return [plan.requests.map((request, i) => ({ request, check: plan.checks?.[i] }))];
-  }
-  return plan.dataSet.streams.map((steps) =>
-    steps.map((step) => batchRequest(model, [step], { tolerance }))
-  );
 }
 
 export async function runProfile(
@@ -174,16 +140,7 @@ export async function runProfile(
     const plan = await buildServiceRequests(model, config);
     // Every request is built from the plan's tensor data, so the plan's requests place them all.
     shared = await openSharedMemory(client, { config, server, requests: plan.requests });
-    const place = (r: InferRequest) => withParameters(shared?.place(r) ?? r, config);
-    const timestampsMs = config.fixedSchedule ? scheduleTimestamps(plan.dataSet) : undefined;
-    const requests = plan.requests.map((r) =>
-      client.prepare(place(r), {
-        model: config.model,
-        version: config.modelVersion,
-      })
-    );
-    const checks = new Map<PreparedRequest, OutputCheck>();
-    plan.checks?.forEach((check, i) => check && checks.set(requests[i], check));
+    const inputs = loadInputs(client, { config, model, plan, place: shared?.place.bind(shared) });
     events.ready?.({ server, model });
     scraper?.start();
     const statistics = statisticsSource(client, { server, model, config });
@@ -193,7 +150,7 @@ export async function runProfile(
         await runPeriodic(client, {
           ...config,
           periodic: config.periodic,
-          requests,
+          requests: inputs.prepared,
           interrupt,
           sink: tracer,
           newHistogram: events.newHistogram,
@@ -204,16 +161,7 @@ export async function runProfile(
       events.level?.(result);
       return { results: [result], server, model };
     }
-    const load = await planLoad(client, {
-      config,
-      model,
-      streams: sequenceStreams(model, { plan, tolerance: config.validationTolerance }).map((s) =>
-        s.map((p) => ({ ...p, request: place(p.request) }))
-      ),
-      prepared: requests,
-      checks,
-      ...(timestampsMs ? { timestampsMs } : {}),
-    });
+    const load = await planLoad(client, { config, model, ...inputs });
     try {
       const outcome = await sweep(async (value) => {
         events.levelStart?.(value);

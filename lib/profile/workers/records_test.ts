@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import type { RequestRecorder } from "../../measure/recorder.ts";
+import type { TokenTiming } from "../../measure/types.ts";
+import type { RequestTiming } from "../../protocol/types.ts";
+import { RecordBatch, replay } from "./records.ts";
+
+/** Notes every call as the Recorder would receive it. */
+function noting(calls: unknown[]): RequestRecorder {
+  return {
+    record: (t, intended) => calls.push(["record", { ...t }, intended]),
+    recordSend: (intended, dispatched, blocked) =>
+      calls.push(["send", intended, dispatched, blocked]),
+    recordError: (message, t) => calls.push(["error", message, t && { ...t }]),
+  };
+}
+
+Deno.test("records replay in order, on the main thread's clock", () => {
+  const timing: RequestTiming = { start: 10, sendEnd: 11, recvStart: 15, end: 16, responses: 1 };
+  const tokens: TokenTiming = {
+    ...timing,
+    firstResponse: 12,
+    responses: 3,
+    outputTokens: 3,
+    inputTokens: -1,
+    usage: false,
+  };
+  const batch = new RecordBatch(() => assert.fail("not full"));
+  batch.recordSend(9, 9.5, true);
+  batch.record(timing, 9);
+  batch.record(tokens);
+  batch.recordError("refused");
+  batch.recordError("HTTP 500", timing);
+  batch.recordError("refused", timing);
+  const message = batch.take();
+  assert.equal(batch.size, 0);
+  const calls: unknown[] = [];
+  replay(message, { recorder: noting(calls), offsetMs: 100 });
+  const moved = { start: 110, sendEnd: 111, recvStart: 115, end: 116, responses: 1 };
+  assert.deepEqual(calls, [
+    ["send", 109, 109.5, true],
+    ["record", { ...moved, firstResponse: undefined }, 109],
+    ["record", {
+      ...moved,
+      firstResponse: 112,
+      responses: 3,
+      outputTokens: 3,
+      inputTokens: -1,
+      usage: false,
+    }, undefined],
+    ["error", "refused", undefined],
+    ["error", "HTTP 500", { ...moved, firstResponse: undefined }],
+    ["error", "refused", { ...moved, firstResponse: undefined }],
+  ]);
+  assert.deepEqual(message.messages, ["refused", "HTTP 500"]);
+});
+
+Deno.test("a full batch asks to be taken", () => {
+  let taken = 0;
+  const batch: RecordBatch = new RecordBatch(() => {
+    taken += batch.take().rows.length;
+  });
+  for (let i = 0; i < 5000; i++) batch.recordSend(i, i, false);
+  assert.equal(taken, 4096 * 12);
+  assert.equal(batch.size, 5000 - 4096);
+});

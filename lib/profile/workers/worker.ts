@@ -1,0 +1,107 @@
+/**
+ * A load worker thread (--workers N > 1): main.ts runs serveLoadWorker()
+ * when it finds itself started as a Web Worker by pool.ts. The worker
+ * builds its own client and requests from the cloned configuration and
+ * model, drives its part of each level (loads.ts planPart) and sends what
+ * completed in batches (records.ts), every FLUSH_MS and before it reports
+ * "drained" or "stopped", so the main thread has every record by then.
+ *
+ * Messages in: init, then start / stop for each level (see ToWorker).
+ * Messages out: ready, records, drained, stopped, error (see FromWorker).
+ */
+import type { ProfileConfig } from "../../cli/config.ts";
+import type { Part } from "../../load/split.ts";
+import type { ModelInfo } from "../../protocol/types.ts";
+import { loadInputs, type PartLoad, type PartStart, planPart } from "../loads.ts";
+import { createClient } from "../run.ts";
+import { buildServiceRequests } from "../service_kinds.ts";
+import { RecordBatch, type RecordMessage } from "./records.ts";
+
+/**
+ * How often records leave while a level runs: a request completed in a
+ * worker is seen by the main thread's windows at most this much later.
+ */
+const FLUSH_MS = 5;
+
+export type ToWorker =
+  | { type: "init"; config: ProfileConfig; model: ModelInfo; part: Part; timeOrigin: number }
+  /** `level.startMs` is on the main thread's clock. */
+  | { type: "start"; level: PartStart }
+  | { type: "stop" };
+
+/** An error as it crosses the thread boundary (structured cloning keeps no custom class). */
+export interface WorkerFailure {
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+export type FromWorker =
+  | { type: "ready"; timeOrigin: number }
+  | { type: "records"; batch: RecordMessage }
+  /** `serial`: of the start whose load drained (a level without limit drains when stopped). */
+  | { type: "drained"; serial: number }
+  | { type: "stopped" }
+  | { type: "error"; error: WorkerFailure };
+
+interface WorkerScope {
+  onmessage: ((event: MessageEvent<ToWorker>) => void) | null;
+  postMessage(message: FromWorker, transfer?: Transferable[]): void;
+}
+
+function failure(error: unknown): WorkerFailure {
+  if (!(error instanceof Error)) return { name: "Error", message: String(error) };
+  return {
+    name: error.name,
+    message: error.message,
+    ...(error.stack ? { stack: error.stack } : {}),
+  };
+}
+
+export function serveLoadWorker(): void {
+  const scope = self as unknown as WorkerScope;
+  const post = (message: FromWorker) => scope.postMessage(message);
+  const flush = () => {
+    if (batch.size === 0) return;
+    const records = batch.take();
+    scope.postMessage({ type: "records", batch: records }, [records.rows.buffer]);
+  };
+  const batch = new RecordBatch(flush);
+  let load: PartLoad | undefined;
+  /** The main thread's clock minus this thread's. */
+  let mainOffsetMs = 0;
+  let timer: ReturnType<typeof setInterval> | undefined;
+
+  const handle = async (message: ToWorker): Promise<void> => {
+    switch (message.type) {
+      case "init": {
+        const { config, model, part } = message;
+        const client = await createClient(config);
+        const plan = await buildServiceRequests(model, config);
+        const inputs = loadInputs(client, { config, model, plan });
+        load = await planPart(client, { config, model, part, ...inputs });
+        mainOffsetMs = message.timeOrigin - performance.timeOrigin;
+        post({ type: "ready", timeOrigin: performance.timeOrigin });
+        return;
+      }
+      case "start": {
+        const level = message.level;
+        load!.start({ ...level, startMs: level.startMs + mainOffsetMs }, batch);
+        clearInterval(timer);
+        timer = setInterval(flush, FLUSH_MS);
+        await load!.drained();
+        flush();
+        post({ type: "drained", serial: level.serial });
+        return;
+      }
+      case "stop":
+        await load!.stop();
+        clearInterval(timer);
+        flush();
+        post({ type: "stopped" });
+    }
+  };
+  scope.onmessage = (event) => {
+    handle(event.data).catch((error) => post({ type: "error", error: failure(error) }));
+  };
+}
