@@ -2,20 +2,28 @@
  * Client cost: CPU time per request and peak memory of the inferperf process
  * over a long run at a moderate, fixed load, read from /proc while it runs.
  * Requests are counted by the server, so CPU per request is measured over the
- * steady middle of the run without start-up and teardown.
+ * steady middle of the run without start-up and teardown. The open loop has a
+ * reference measured the same way in the same run: h2load at the same rate
+ * against the same nginx.
  */
 import { STABILITY_WINDOWS } from "../lib/measure/stability.ts";
 import type { ModelConfig } from "../lib/server/mod.ts";
+import { captureRequest } from "./http_capacity.ts";
 import * as inferperf from "./inferperf.ts";
-import type { CountedSample } from "./process.ts";
+import { type CountedSample, findExecutable, runSampled } from "./process.ts";
 import { type HttpTarget, startHttpTarget, startReferenceTarget } from "./targets.ts";
-import type { BenchRow, CaseResult } from "./types.ts";
+import { type BenchRow, type CaseResult, ratio } from "./types.ts";
+import { parseRawRequest } from "./wrk.ts";
 
 const TARGET_CPU_US = 15;
 const TARGET_RSS_MB = 150;
 /** Start-up and JIT warmup left out of the steady-state figures. */
 const SKIP_MS = 2000;
 const SAMPLE_MS = 500;
+/** h2load's --rps is per client: the rate is split over this many connections. */
+const H2LOAD_CLIENTS = 10;
+/** h2load derives these from the URL and the body. */
+const H2LOAD_OWN_HEADERS = new Set(["host", "content-length"]);
 
 export type CostMode = "rate" | "concurrency";
 
@@ -80,6 +88,44 @@ export function steadyState(samples: readonly CountedSample[]): SteadyState | un
   };
 }
 
+/**
+ * h2load --h1 sending inferperf's exact request (captured) at `rate` for
+ * `seconds` against `target`, measured as inferperf is; undefined without
+ * h2load or when the run was too short.
+ */
+async function h2loadCost(
+  target: HttpTarget,
+  options: { rate: number; seconds: number },
+): Promise<SteadyState | undefined> {
+  const h2load = findExecutable("h2load");
+  if (h2load === undefined) return undefined;
+  const request = parseRawRequest(await captureRequest(["-m", "simple"]));
+  const body = await Deno.makeTempFile({ prefix: "inferperf-bench-cost-", suffix: ".bin" });
+  try {
+    await Deno.writeFile(body, request.body);
+    const headers = request.headers
+      .filter(([name]) => !H2LOAD_OWN_HEADERS.has(name.toLowerCase()))
+      .flatMap(([name, value]) => ["-H", `${name}: ${value}`]);
+    const run = await runSampled(h2load, [
+      "--h1",
+      "-D",
+      String(options.seconds),
+      "-c",
+      String(H2LOAD_CLIENTS),
+      "--rps",
+      String(options.rate / H2LOAD_CLIENTS),
+      "-d",
+      body,
+      ...headers,
+      `http://${target.addr}${request.path}`,
+    ], { intervalMs: SAMPLE_MS, counter: () => target.requestCount() });
+    if (run.code !== 0) throw new Error(`h2load failed (${run.code}): ${run.stderr || run.stdout}`);
+    return steadyState(run.samples);
+  } finally {
+    await Deno.remove(body);
+  }
+}
+
 interface ModePlan {
   args: string[];
   note: string;
@@ -131,6 +177,9 @@ async function measureMode(
     });
     const steady = steadyState(run.samples);
     if (steady === undefined) throw new Error("The client cost run was too short to measure");
+    const reference = mode === "rate" && plan.target.kind === "nginx"
+      ? await h2loadCost(plan.target, { rate: options.rate, seconds: options.seconds })
+      : undefined;
     const last = run.samples[run.samples.length - 1];
     const peakMb = Math.max(...run.samples.map((s) => s.hwmKb)) / 1024;
     const label = `${mode} ${Math.round(steady.rate)}/s, ${(run.elapsedMs / 1000).toFixed(0)} s`;
@@ -139,6 +188,13 @@ async function measureMode(
         name: `Client cost: CPU (${label})`,
         unit: "µs CPU/req",
         inferperf: steady.cpuUsPerRequest,
+        ...(reference
+          ? {
+            reference: reference.cpuUsPerRequest,
+            referenceName: `h2load, ${Math.round(reference.rate)}/s`,
+            ratio: ratio(steady.cpuUsPerRequest, reference.cpuUsPerRequest),
+          }
+          : {}),
         target: `<= ${TARGET_CPU_US}`,
         met: steady.cpuUsPerRequest <= TARGET_CPU_US,
         note: `steady state over ${steady.seconds.toFixed(0)} s; whole run incl. start-up ${
@@ -156,10 +212,15 @@ async function measureMode(
         } MB near the end`,
       },
     ];
+    const note = reference === undefined ? plan.note : `${plan.note} Reference: h2load --h1 -c ` +
+      `${H2LOAD_CLIENTS} --rps ${options.rate / H2LOAD_CLIENTS} (the same total rate, request ` +
+      `and nginx), its CPU read the same way. Its --rps timers send in bursts (in a check, 84 % ` +
+      `of sends left within 30 µs of the one before), so it pays about one timer wake-up per ` +
+      `${H2LOAD_CLIENTS} requests where inferperf, sending on time, pays one per request.`;
     return {
       rows,
-      note: plan.note,
-      details: { mode, steady, peakRssMb: peakMb },
+      note,
+      details: { mode, steady, peakRssMb: peakMb, h2load: reference },
     };
   } finally {
     await plan.target.close();

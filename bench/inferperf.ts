@@ -3,8 +3,15 @@ import { runCommand, runSampled, type SampledResult, type SampleOptions } from "
 
 /** The repository root: the child finds deno.json and node_modules from there. */
 export const REPO_ROOT = new URL("..", import.meta.url).pathname;
-/** What `deno task start` grants. */
-const PERMISSIONS = ["--allow-net", "--allow-read", "--allow-write", "--allow-env", "--allow-sys"];
+/** What `deno task start` passes: its V8 flag (bounds memory, see BENCHMARKS.md) and grants. */
+const PERMISSIONS = [
+  "--v8-flags=--max-semi-space-size=4",
+  "--allow-net",
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-sys",
+];
 
 /** The deno command line that runs inferperf with `args`. */
 export function inferperfArgs(args: readonly string[]): string[] {

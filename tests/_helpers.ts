@@ -1,6 +1,6 @@
 /** Shared helpers of the end-to-end tests: run the CLI as a user would, check ground truth. */
 import assert from "node:assert/strict";
-import { type RunningServer, startServerInWorker } from "../lib/server/mod.ts";
+import { type ModelConfig, type RunningServer, startServerInWorker } from "../lib/server/mod.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 /** The permissions the compiled binary has. */
@@ -143,3 +143,20 @@ export async function profileSlowModel(args: string[]): Promise<SlowModelRun> {
     await Deno.remove(dir, { recursive: true });
   }
 }
+
+/** One FP32[16] input and output, for identity models. */
+export const FP32_16 = {
+  inputs: [{ name: "INPUT0", datatype: "FP32" as const, dims: [16] }],
+  outputs: [{ name: "OUTPUT0", datatype: "FP32" as const, dims: [16] }],
+};
+
+/** A sequence model (the server checks start/end flags and ids) that answers in 1 ms. */
+export const ACCUMULATE_MODEL: ModelConfig = {
+  name: "acc",
+  kind: "accumulate",
+  compute_ms: 1,
+  instances: 2,
+  sequence_batching: {},
+  inputs: [{ name: "INPUT", datatype: "INT32", dims: [4] }],
+  outputs: [{ name: "OUTPUT", datatype: "INT32", dims: [4] }],
+};

@@ -5,12 +5,7 @@
 import assert from "node:assert/strict";
 import { type ModelConfig, startServerInWorker } from "../lib/server/mod.ts";
 import { parseProfileExport } from "../lib/report/export.ts";
-import { parseCsv, runCli } from "./_helpers.ts";
-
-const FP32_16 = {
-  inputs: [{ name: "INPUT0", datatype: "FP32" as const, dims: [16] }],
-  outputs: [{ name: "OUTPUT0", datatype: "FP32" as const, dims: [16] }],
-};
+import { ACCUMULATE_MODEL, FP32_16, parseCsv, runCli } from "./_helpers.ts";
 
 /** A 200 ms stall 300 ms after the first request; one model per run (the stall happens once). */
 function stalling(name: string): ModelConfig {
@@ -28,15 +23,7 @@ const MODELS: ModelConfig[] = [
   { name: "fast", kind: "identity", compute_ms: 1, instances: 4, ...FP32_16 },
   stalling("stall_open"),
   stalling("stall_capped"),
-  {
-    name: "acc",
-    kind: "accumulate",
-    compute_ms: 1,
-    instances: 2,
-    sequence_batching: {},
-    inputs: [{ name: "INPUT", datatype: "INT32", dims: [4] }],
-    outputs: [{ name: "OUTPUT", datatype: "INT32", dims: [4] }],
-  },
+  ACCUMULATE_MODEL,
 ];
 
 /** Reads "    <label>: N usec" from a report. */

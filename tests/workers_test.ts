@@ -5,27 +5,33 @@
  * thread does. Tolerances are wide: the machine has 2 cores and is shared.
  */
 import assert from "node:assert/strict";
+import { parseProfileExport, type ProfileExport } from "../lib/report/export.ts";
 import { type ModelConfig, startServerInWorker } from "../lib/server/mod.ts";
-import { parseCsv, runCli, within } from "./_helpers.ts";
-
-const FP32_16 = {
-  inputs: [{ name: "INPUT0", datatype: "FP32" as const, dims: [16] }],
-  outputs: [{ name: "OUTPUT0", datatype: "FP32" as const, dims: [16] }],
-};
+import { loadSchema, validate } from "./_json_schema.ts";
+import { ACCUMULATE_MODEL, FP32_16, parseCsv, runCli, within } from "./_helpers.ts";
 
 const MODELS: ModelConfig[] = [
   // 10 ms on 8 instances: concurrency 4 never queues, so throughput is 4 / 10 ms.
   { name: "ten", kind: "identity", compute_ms: 10, instances: 8, ...FP32_16 },
-  {
-    name: "acc",
-    kind: "accumulate",
-    compute_ms: 1,
-    instances: 2,
-    sequence_batching: {},
-    inputs: [{ name: "INPUT", datatype: "INT32", dims: [4] }],
-    outputs: [{ name: "OUTPUT", datatype: "INT32", dims: [4] }],
-  },
+  ACCUMULATE_MODEL,
 ];
+
+async function readExport(path: string): Promise<ProfileExport> {
+  const exported = parseProfileExport(await Deno.readTextFile(path));
+  assert.deepEqual(validate(exported, await loadSchema("profile_export.schema.json")), []);
+  return exported;
+}
+
+/** What a request of an export holds, without its values: fields, tensor names and sizes. */
+function shape(request: ProfileExport["experiments"][number]["requests"][number]): unknown {
+  const sizes = (tensors: Record<string, unknown>) =>
+    Object.entries(tensors).map(([name, value]) => [name, (value as unknown[]).length]);
+  return {
+    fields: Object.keys(request).sort(),
+    inputs: sizes(request.request_inputs),
+    outputs: request.response_outputs.map(sizes),
+  };
+}
 
 function count(report: string, label: string): number {
   const match = new RegExp(`${label}: (\\d+)`).exec(report);
@@ -85,6 +91,59 @@ Deno.test("--workers 2 end to end", async (t) => {
       assert.equal(run.code, 0, run.stderr + run.stdout);
       assert.equal(count(run.stdout, "Request count"), 200);
     });
+
+    await t.step("the profile export of 2 workers: every request, as one thread's", async () => {
+      const run = (workers: number) =>
+        runCli([
+          ..."-m ten --request-rate-range 200 --request-count 150 --ignore-send-lag".split(" "),
+          ...["--workers", String(workers), "--profile-export-file", `${dir}/${workers}.json`],
+          ...["-u", url],
+        ]);
+      const [two, one] = [await run(2), await run(1)];
+      for (const r of [two, one]) assert.equal(r.code, 0, r.stderr + r.stdout);
+      const [split, single] = [
+        await readExport(`${dir}/2.json`),
+        await readExport(`${dir}/1.json`),
+      ];
+      const [experiment] = split.experiments;
+      assert.equal(split.experiments.length, 1);
+      assert.deepEqual(experiment.experiment, { mode: "request_rate", value: 200 });
+      assert.equal(experiment.requests.length, count(two.stdout, "Inference count"));
+      assert.equal(experiment.requests.length, 150);
+      assert.equal(experiment.window_boundaries.length, 2);
+      assert.equal(experiment.window_latency_histograms!.length, 1);
+      const requests = experiment.requests;
+      assert.deepEqual(requests.map(shape), single.experiments[0].requests.map(shape));
+      for (const request of requests) {
+        const times = request.response_timestamps;
+        assert.ok(times[0] > request.timestamp && request.timestamp >= request.intended_timestamp!);
+        times.forEach((time, i) => assert.ok(i === 0 || time >= times[i - 1]));
+        // Identity: what came back is what was sent.
+        assert.deepEqual(request.response_outputs[0].OUTPUT0, request.request_inputs.INPUT0);
+      }
+      // Both workers' sends, in one schedule 5 ms apart.
+      const intended = requests.map((r) => Number(r.intended_timestamp! / 1000n)).sort((a, b) =>
+        a - b
+      );
+      within((intended.at(-1)! - intended[0]) / 149, 5000, 0.01, "intended gap (usec)");
+    });
+
+    await t.step(
+      "the export of sequences on 2 workers: each request with its sequence",
+      async () => {
+        const file = `${dir}/sequences.json`;
+        const run = await runCli([
+          ..."-m acc --concurrency-range 2 --sequence-length 4 --request-count 60".split(" "),
+          ...["--workers", "2", "--profile-export-file", file, "-u", url],
+        ]);
+        assert.equal(run.code, 0, run.stderr + run.stdout);
+        const { requests } = (await readExport(file)).experiments[0];
+        assert.equal(requests.length, 60);
+        const ids = new Set(requests.map((r) => r.sequence_id));
+        assert.ok(ids.size >= 2 && !ids.has(undefined), [...ids].join());
+        for (const r of requests) assert.equal((r.request_inputs.INPUT as number[]).length, 4);
+      },
+    );
 
     await t.step("errors: the exit codes and messages of one thread", async () => {
       const missing = await runCli([

@@ -962,11 +962,6 @@ function checkWorkers(errors: string[], config: ProfileConfig): void {
       "--periodic-concurrency-range",
       "its sets of requests wait for each other's responses, which one thread must see",
     );
-  } else if (config.profileExportFile !== undefined) {
-    refuse(
-      "--profile-export-file",
-      "the export needs each request's inputs and outputs, which stay in the worker",
-    );
   }
   if (config.loadMode !== "concurrency" && config.maxInflight < n) {
     refuse(`--max-inflight ${config.maxInflight}`, `each worker needs at least 1 in flight`);

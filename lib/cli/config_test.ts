@@ -740,10 +740,21 @@ Deno.test("--workers: 1 by default; what can not be split is refused, every erro
     [
       "Option --workers 3 can not be used with --shared-memory: each worker would need its own " +
       "regions and request slots",
-      "Option --workers 3 can not be used with --profile-export-file: the export needs each " +
-      "request's inputs and outputs, which stay in the worker",
       "Option --workers 3 can not be used with --max-inflight 2: each worker needs at least 1 in " +
       "flight",
+    ],
+  );
+  assert.equal(config(..."-m x --workers 2 --profile-export-file p.json".split(" ")).workers, 2);
+  assert.deepEqual(
+    usageErrors(() =>
+      config(
+        ..."-m x --workers 2 -i grpc --streaming --profile-export-file p.json".split(" "),
+        ..."--periodic-concurrency-range 2:4:2".split(" "),
+      )
+    ),
+    [
+      "Option --workers 2 can not be used with --periodic-concurrency-range: its sets of " +
+      "requests wait for each other's responses, which one thread must see",
     ],
   );
   // A single thread takes them all, as before.

@@ -20,6 +20,7 @@ import type {
   LoadMode,
   MeasurementOptions,
   RequestSink,
+  Samples,
   WindowData,
 } from "./types.ts";
 
@@ -93,6 +94,8 @@ function summarize(
   };
 }
 
+const NO_SAMPLES: Samples = [];
+
 /**
  * Drops a window's exact samples (8 bytes per request and array) once no
  * summary needs them, so memory is bounded by the level, not the run. The
@@ -100,9 +103,9 @@ function summarize(
  * the window's histogram, which runs with those reports record.
  */
 function releaseSamples(window: WindowData): void {
-  window.latenciesUs.length = 0;
-  window.correctedLatenciesUs.length = 0;
-  window.sendLagsUs.length = 0;
+  window.latenciesUs = NO_SAMPLES;
+  window.correctedLatenciesUs = NO_SAMPLES;
+  window.sendLagsUs = NO_SAMPLES;
   window.tokens = undefined;
 }
 

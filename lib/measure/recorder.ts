@@ -5,6 +5,7 @@
  */
 import type { RequestTiming } from "../protocol/types.ts";
 import type { LatencyHistogram } from "./histogram.ts";
+import { SampleList } from "./samples.ts";
 import {
   type CompletedRequest,
   isTokenTiming,
@@ -81,6 +82,10 @@ export type RequestRecorder = Pick<Recorder, "record" | "recordSend" | "recordEr
 
 export class Recorder {
   #window: WindowData;
+  // The current window's samples; rotate() hands them to the window it ends.
+  readonly #latenciesUs = new SampleList();
+  readonly #correctedLatenciesUs = new SampleList();
+  readonly #sendLagsUs = new SampleList();
   #target = Infinity;
   #onTarget: (() => void) | undefined;
   readonly #sink: RequestSink | undefined;
@@ -108,12 +113,12 @@ export class Recorder {
 
   /** Valid requests recorded in the current window so far. */
   get count(): number {
-    return this.#window.latenciesUs.length;
+    return this.#latenciesUs.length;
   }
 
   /** Requests (valid or failed) completed in the current window so far. */
   get completed(): number {
-    return this.#window.latenciesUs.length + this.#window.errorCount;
+    return this.#latenciesUs.length + this.#window.errorCount;
   }
 
   /**
@@ -124,9 +129,9 @@ export class Recorder {
   record(timing: RequestTiming, intendedMs?: number): void {
     const w = this.#window;
     const latencyMs = timing.end - timing.start;
-    w.latenciesUs.push(latencyMs * 1000);
+    this.#latenciesUs.push(latencyMs * 1000);
     w.histogram?.recordMs(latencyMs);
-    if (intendedMs !== undefined) w.correctedLatenciesUs.push((timing.end - intendedMs) * 1000);
+    if (intendedMs !== undefined) this.#correctedLatenciesUs.push((timing.end - intendedMs) * 1000);
     w.sendUsSum += (timing.sendEnd - timing.start) * 1000;
     w.waitUsSum += (timing.recvStart - timing.sendEnd) * 1000;
     w.recvUsSum += (timing.end - timing.recvStart) * 1000;
@@ -152,7 +157,7 @@ export class Recorder {
     const w = this.#window;
     const lagMs = dispatchedMs - intendedMs;
     w.sendCount++;
-    w.sendLagsUs.push(lagMs * 1000);
+    this.#sendLagsUs.push(lagMs * 1000);
     if (lagMs > DELAYED_SEND_MS) w.delayedCount++;
     if (blocked) w.blockedCount++;
   }
@@ -188,6 +193,9 @@ export class Recorder {
     const now = performance.now();
     const done = this.#window;
     done.endMs = now;
+    done.latenciesUs = this.#latenciesUs.take();
+    done.correctedLatenciesUs = this.#correctedLatenciesUs.take();
+    done.sendLagsUs = this.#sendLagsUs.take();
     this.#window = emptyWindow(now, { histogram: this.#newHistogram?.() });
     this.#target = Infinity;
     this.#onTarget?.();

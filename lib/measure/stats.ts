@@ -3,7 +3,7 @@
  * perf_analyzer computes them so reports agree with it number for number.
  */
 import type { ModelStatistics, StatDuration } from "../protocol/types.ts";
-import type { ClientSummary, ServerSummary, WindowData } from "./types.ts";
+import type { ClientSummary, Samples, ServerSummary, WindowData } from "./types.ts";
 
 /** Percentiles every report shows. */
 export const REPORTED_PERCENTILES: readonly number[] = [50, 90, 95, 99];
@@ -45,7 +45,7 @@ export function sampleStdDev(values: ArrayLike<number>, average = mean(values)):
 /** The `values` of every window in one ascending array. */
 export function pooledSorted(
   windows: readonly WindowData[],
-  values: (w: WindowData) => readonly number[],
+  values: (w: WindowData) => Samples,
 ): Float64Array {
   let count = 0;
   for (const w of windows) count += values(w).length;

@@ -4,11 +4,11 @@
  * summary: distributions over every request, rates over the windows' time.
  */
 import { mean, percentile, sampleStdDev, withReported } from "./stats.ts";
-import type { Distribution, LlmSummary, WindowData } from "./types.ts";
+import type { Distribution, LlmSummary, Samples, WindowData } from "./types.ts";
 
 /** avg, std, min, max and percentiles of `values`, ignoring NaN; undefined when none remain. */
 export function distribution(
-  values: readonly (readonly number[])[],
+  values: readonly Samples[],
   percentiles: readonly number[],
 ): Distribution | undefined {
   let count = 0;

@@ -6,14 +6,20 @@ import type { ModelStatistics, RequestTiming } from "../protocol/types.ts";
 import type { GpuMetrics } from "./gpu_metrics.ts";
 import type { LatencyHistogram } from "./histogram.ts";
 
+/** Per-request values of a window, in completion order. */
+export type Samples = Float64Array | readonly number[];
+
 /** Raw data of one measurement window. Times are performance.now() milliseconds. */
 export interface WindowData {
   startMs: number;
   endMs: number;
   /** Wall-clock time of the window start, ns since the epoch (exports only). */
   startWallNs: bigint;
-  /** Latency of every valid request that completed in this window, microseconds. */
-  latenciesUs: number[];
+  /**
+   * Latency of every valid request that completed in this window,
+   * microseconds. A Recorder fills it when the window ends (a Float64Array).
+   */
+  latenciesUs: Samples;
   /** Sums over valid requests, microseconds (send = write, recv = read, wait = in between). */
   sendUsSum: number;
   recvUsSum: number;
@@ -31,11 +37,11 @@ export interface WindowData {
   /** Rate modes: sends that left more than 1 ms after their due time. */
   delayedCount: number;
   /** Open-loop modes: latency of each valid request from its intended send time, microseconds. */
-  correctedLatenciesUs: number[];
+  correctedLatenciesUs: Samples;
   /** Open-loop modes: sends dispatched in this window (counted when they leave). */
   sendCount: number;
   /** Open-loop modes: dispatch minus intended time of each send of this window, microseconds. */
-  sendLagsUs: number[];
+  sendLagsUs: Samples;
   /** Open-loop modes: sends that waited for a free in-flight slot (--max-inflight) or sequence. */
   blockedCount: number;
   /** Server statistics delta over the window, one entry per model (composing models too). */

@@ -24,6 +24,7 @@ import {
 import { SequenceFeed } from "../load/sequences.ts";
 import { type Part, share, shareRange, shiftedSchedule, strideSchedule } from "../load/split.ts";
 import type { LevelLoad } from "../measure/level.ts";
+import type { RequestTracer } from "./run.ts";
 import type { RequestRecorder } from "../measure/recorder.ts";
 import type { LevelResult, LoadMode } from "../measure/types.ts";
 import type { OutputCheck } from "../input/validation.ts";
@@ -73,6 +74,8 @@ export interface LoadInputs {
 export interface LoadPlanOptions extends LoadInputs {
   config: ProfileConfig;
   model: ModelInfo;
+  /** The profile export, which --workers tells what the workers' clients saw. */
+  tracer?: RequestTracer;
 }
 
 /** Open-loop levels whose send-lag p99 exceeded --max-send-lag: exit code 4. */
@@ -265,7 +268,7 @@ export async function planLoad(
   if (config.workers > 1) {
     // Loaded for --workers only, like the worker threads themselves.
     const { WorkerPool } = await import("./workers/pool.ts");
-    const pool = await WorkerPool.open(config, { model });
+    const pool = await WorkerPool.open(config, { model, tracer: options.tracer });
     return { ...plan, level: (value) => pool.level(value), close: () => pool.close() };
   }
   const feed = createFeed(client, options);

@@ -15,6 +15,7 @@ import {
   type InferenceClient,
   type ModelInfo,
   type ModelStatistics,
+  type RequestTiming,
   type ServerInfo,
   type TraceSettings,
 } from "../protocol/types.ts";
@@ -30,6 +31,7 @@ import { updateTraceSettings } from "./trace.ts";
 import type { Interrupt } from "./interrupt.ts";
 import { MetricsScraper } from "../measure/metrics_scraper.ts";
 import { reportedWindows } from "../report/components.ts";
+import type { SeenRequest } from "../report/export.ts";
 
 export interface RunEvents {
   /** --trace-* updated the server's trace settings: all of them, as it answered (before `ready`). */
@@ -53,6 +55,8 @@ export interface RunEvents {
 /** A RequestSink that also sees, through the client it wraps, what each request sent and got. */
 export interface RequestTracer extends RequestSink {
   wrapClient<C extends InferenceClient>(client: C): C;
+  /** --workers N > 1: what a worker's client saw of the request replayed next with `timing`. */
+  noteRemote(timing: RequestTiming, seen: SeenRequest): void;
 }
 
 /** `result` with the GPU metrics scraped during the windows it reports. */
@@ -161,7 +165,7 @@ export async function runProfile(
       events.level?.(result);
       return { results: [result], server, model };
     }
-    const load = await planLoad(client, { config, model, ...inputs });
+    const load = await planLoad(client, { config, model, ...inputs, tracer });
     try {
       const outcome = await sweep(async (value) => {
         events.levelStart?.(value);

@@ -191,6 +191,17 @@ class SlotDetail {
   };
 }
 
+/** What the client wrapped by wrapClient() saw of a load slot's latest request. */
+export interface SeenRequest {
+  /** The request as given to prepare(); undefined when another client prepared it. */
+  request: InferRequest | undefined;
+  /** False when the client failed before sending it. */
+  sent: boolean;
+  /** performance.now() of each response as the client reported them; none: one, at the timing's end. */
+  responsesMs: readonly number[];
+  outputs: OutputTensors | undefined;
+}
+
 /** A session that notes, per timing object (one per load slot), what was sent and received. */
 class ExportingSession implements InferSession {
   readonly #inner: InferSession;
@@ -242,6 +253,8 @@ export class ProfileExportWriter implements RequestSink {
   readonly #facts = new WeakMap<PreparedRequest, RequestFacts>();
   readonly #sources = new WeakMap<PreparedRequest, InferRequest>();
   readonly #details = new WeakMap<RequestTiming, SlotDetail>();
+  /** Stand-ins for requests prepared in worker threads: facts are kept by prepared request. */
+  readonly #remoteKeys = new WeakMap<InferRequest, PreparedRequest>();
   #file: Deno.FsFile | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #finished = false;
@@ -285,6 +298,45 @@ export class ProfileExportWriter implements RequestSink {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
+  }
+
+  /**
+   * --workers N > 1, in a worker thread (whose writer writes nothing): what
+   * the client wrapped there saw of the latest request sent with `timing`.
+   */
+  seen(timing: RequestTiming): SeenRequest | undefined {
+    const detail = this.#details.get(timing);
+    if (detail === undefined) return undefined;
+    return {
+      request: detail.request && this.#sources.get(detail.request),
+      sent: timing.start !== detail.startBefore,
+      responsesMs: detail.responsesMs,
+      outputs: detail.outputs,
+    };
+  }
+
+  /**
+   * --workers N > 1, on the main thread: what a worker's client saw (its
+   * seen()) of the request replayed next with `timing`, which add() then
+   * writes as if this thread's client had sent it.
+   */
+  noteRemote(timing: RequestTiming, seen: SeenRequest): void {
+    let detail = this.#details.get(timing);
+    if (detail === undefined) {
+      detail = new SlotDetail();
+      this.#details.set(timing, detail);
+    }
+    let key = seen.request && this.#remoteKeys.get(seen.request);
+    if (seen.request && key === undefined) {
+      key = { byteLength: 0 };
+      this.#remoteKeys.set(seen.request, key);
+      this.#sources.set(key, seen.request);
+    }
+    detail.request = key;
+    detail.startBefore = seen.sent ? NaN : timing.start;
+    detail.responsesMs.length = 0;
+    for (const ms of seen.responsesMs) detail.responsesMs.push(ms);
+    detail.outputs = seen.outputs;
   }
 
   /** A completed request (hot path: keeps references, allocates nothing per request). */

@@ -17,7 +17,8 @@ import type { RequestRecorder } from "../../measure/recorder.ts";
 import { ConnectionError, InferError, TimeoutError } from "../../protocol/errors.ts";
 import type { ModelInfo } from "../../protocol/types.ts";
 import type { PartStart } from "../loads.ts";
-import { replay } from "./records.ts";
+import type { RequestTracer } from "../run.ts";
+import { RemoteRequests, replay } from "./records.ts";
 import type { FromWorker, ToWorker, WorkerFailure } from "./worker.ts";
 
 /** Open loop: the schedule starts this long after start(), so the message reaches every worker in time. */
@@ -82,10 +83,17 @@ export class WorkerPool {
   #failure: Error | undefined;
   #serial = 0;
 
-  /** Starts `config.workers` workers and waits until each has built its client and requests. */
-  static async open(config: ProfileConfig, options: { model: ModelInfo }): Promise<WorkerPool> {
+  /**
+   * Starts `config.workers` workers and waits until each has built its client
+   * and requests. `tracer` (the profile export) is told what the workers'
+   * clients saw of each request as it is replayed.
+   */
+  static async open(
+    config: ProfileConfig,
+    options: { model: ModelInfo; tracer?: RequestTracer },
+  ): Promise<WorkerPool> {
     checkReadable(Deno.mainModule);
-    const pool = new WorkerPool(config.workers);
+    const pool = new WorkerPool(config.workers, options.tracer);
     try {
       pool.#members.forEach((m, index) =>
         m.worker.postMessage(
@@ -106,8 +114,8 @@ export class WorkerPool {
     return pool;
   }
 
-  private constructor(count: number) {
-    this.#members = Array.from({ length: count }, (_, index) => this.#spawn(index));
+  private constructor(count: number, tracer: RequestTracer | undefined) {
+    this.#members = Array.from({ length: count }, (_, index) => this.#spawn(index, tracer));
   }
 
   /** The load of one level, split between the workers. */
@@ -149,8 +157,9 @@ export class WorkerPool {
     await Promise.all(this.#members.map((m) => which(m)?.promise));
   }
 
-  #spawn(index: number): Member {
+  #spawn(index: number, tracer: RequestTracer | undefined): Member {
     const worker = new Worker(Deno.mainModule, { type: "module" });
+    const remote = tracer && new RemoteRequests(tracer);
     const member: Member = {
       worker,
       offsetMs: 0,
@@ -162,7 +171,7 @@ export class WorkerPool {
       const message = event.data;
       switch (message.type) {
         case "records":
-          replay(message.batch, { recorder: this.#recorder!, offsetMs: member.offsetMs });
+          replay(message.batch, { recorder: this.#recorder!, offsetMs: member.offsetMs, remote });
           return;
         case "ready":
           member.offsetMs = message.timeOrigin - performance.timeOrigin;

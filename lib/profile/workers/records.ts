@@ -8,7 +8,8 @@
  */
 import type { RequestRecorder } from "../../measure/recorder.ts";
 import { isTokenTiming, type TokenTiming } from "../../measure/types.ts";
-import type { RequestTiming } from "../../protocol/types.ts";
+import type { InferRequest, RequestTiming, Tensor } from "../../protocol/types.ts";
+import type { ProfileExportWriter, SeenRequest } from "../../report/export.ts";
 
 const VALID = 0;
 const FAILED = 1;
@@ -40,6 +41,126 @@ const CAPACITY = 4096;
 export interface RecordMessage {
   rows: Float64Array<ArrayBuffer>;
   messages: string[];
+  /** --profile-export-file: what the worker's client saw of the requests of the rows. */
+  seen?: SeenMessage;
+}
+
+/**
+ * What a worker's client saw of each row that carries a timing, in row order
+ * (packed rather than cloned per request, and output bytes copied out of the
+ * response buffers they view). `numbers` holds per row: inputs id (-1:
+ * unknown), sequence id (0: none), sent (1/0), the response count and times,
+ * the output count (-1: none) and per output its name and datatype (indices
+ * in `strings`), rank, dims and byte length, whose bytes follow each other in
+ * `bytes`.
+ */
+export interface SeenMessage {
+  numbers: Float64Array<ArrayBuffer>;
+  strings: string[];
+  bytes: Uint8Array<ArrayBuffer>;
+  /** The inputs first used in this batch, by id: sent once, the rows name them by id. */
+  inputs: [number, Tensor[]][];
+}
+
+/** A typed array that grows, taken as a copy to be transferred. */
+class Growable<T extends Float64Array<ArrayBuffer> | Uint8Array<ArrayBuffer>> {
+  #data: T;
+  length = 0;
+  readonly #make: (length: number) => T;
+
+  constructor(make: (length: number) => T) {
+    this.#make = make;
+    this.#data = make(1024);
+  }
+
+  /** Room for `n` more elements, written from `length` on. */
+  reserve(n: number): T {
+    if (this.length + n > this.#data.length) {
+      const data = this.#make(Math.max(this.#data.length * 2, this.length + n));
+      data.set(this.#data.subarray(0, this.length));
+      this.#data = data;
+    }
+    return this.#data;
+  }
+
+  push(value: number): void {
+    this.reserve(1)[this.length++] = value;
+  }
+
+  take(): T {
+    const copy = this.#data.slice(0, this.length) as T;
+    this.length = 0;
+    return copy;
+  }
+}
+
+/** Packs what a worker's client saw (ProfileExportWriter.seen) into a SeenMessage. */
+class SeenPacker {
+  readonly #numbers = new Growable((n) => new Float64Array(n));
+  readonly #bytes = new Growable((n) => new Uint8Array(n));
+  #strings: string[] = [];
+  readonly #stringIndex = new Map<string, number>();
+  #inputs: [number, Tensor[]][] = [];
+  /** Every inputs array met so far (the plan's, shared by its sequences' requests), by id. */
+  readonly #inputIds = new Map<readonly Tensor[], number>();
+
+  pack(seen: SeenRequest | undefined, options: { outputs: boolean }): void {
+    const numbers = this.#numbers;
+    const request = seen?.request;
+    numbers.push(request === undefined ? -1 : this.#inputsId(request.inputs));
+    const sequenceId = request?.parameters?.sequence_id;
+    numbers.push(
+      typeof sequenceId === "number" || typeof sequenceId === "bigint" ? Number(sequenceId) : 0,
+    );
+    numbers.push(seen === undefined || seen.sent ? 1 : 0);
+    const times = seen?.responsesMs ?? [];
+    numbers.push(times.length);
+    for (let i = 0; i < times.length; i++) numbers.push(times[i]);
+    const outputs = options.outputs ? seen?.outputs : undefined;
+    numbers.push(outputs === undefined ? -1 : outputs.length);
+    for (const tensor of outputs ?? []) {
+      numbers.push(this.#string(tensor.name));
+      numbers.push(this.#string(tensor.datatype));
+      numbers.push(tensor.shape.length);
+      for (const dim of tensor.shape) numbers.push(dim);
+      numbers.push(tensor.data.byteLength);
+      this.#bytes.reserve(tensor.data.byteLength).set(tensor.data, this.#bytes.length);
+      this.#bytes.length += tensor.data.byteLength;
+    }
+  }
+
+  take(): SeenMessage {
+    const message = {
+      numbers: this.#numbers.take(),
+      strings: this.#strings,
+      bytes: this.#bytes.take(),
+      inputs: this.#inputs,
+    };
+    this.#strings = [];
+    this.#stringIndex.clear();
+    this.#inputs = [];
+    return message;
+  }
+
+  #inputsId(inputs: readonly Tensor[]): number {
+    let id = this.#inputIds.get(inputs);
+    if (id === undefined) {
+      id = this.#inputIds.size;
+      this.#inputIds.set(inputs, id);
+      // Copies: a tensor may view a larger buffer, which cloning would copy whole.
+      this.#inputs.push([id, inputs.map((t) => ({ ...t, data: t.data.slice() }))]);
+    }
+    return id;
+  }
+
+  #string(text: string): number {
+    let index = this.#stringIndex.get(text);
+    if (index === undefined) {
+      index = this.#strings.push(text) - 1;
+      this.#stringIndex.set(text, index);
+    }
+    return index;
+  }
 }
 
 export class RecordBatch implements RequestRecorder {
@@ -48,10 +169,21 @@ export class RecordBatch implements RequestRecorder {
   #messages: string[] = [];
   readonly #messageIndex = new Map<string, number>();
   readonly #onFull: () => void;
+  readonly #seen: ((timing: RequestTiming) => SeenRequest | undefined) | undefined;
+  readonly #packer: SeenPacker | undefined;
 
-  /** `onFull` must take() the batch: it is called when no row is left. */
-  constructor(onFull: () => void) {
+  /**
+   * `onFull` must take() the batch: it is called when no row is left.
+   * `seen` (--profile-export-file): what the client saw of the request of a
+   * timing, packed with its row.
+   */
+  constructor(
+    onFull: () => void,
+    options: { seen?: (timing: RequestTiming) => SeenRequest | undefined } = {},
+  ) {
     this.#onFull = onFull;
+    this.#seen = options.seen;
+    this.#packer = options.seen && new SeenPacker();
   }
 
   get size(): number {
@@ -67,6 +199,7 @@ export class RecordBatch implements RequestRecorder {
       rows[row + INPUT_TOKENS] = timing.inputTokens;
       rows[row + USAGE] = timing.usage ? 1 : 0;
     }
+    this.#packer?.pack(this.#seen!(timing), { outputs: true });
     this.#added();
   }
 
@@ -86,6 +219,7 @@ export class RecordBatch implements RequestRecorder {
       this.#messageIndex.set(message, index);
     }
     this.#rows[row + DETAIL] = index;
+    if (timing !== undefined) this.#packer?.pack(this.#seen!(timing), { outputs: false });
     this.#added();
   }
 
@@ -94,6 +228,7 @@ export class RecordBatch implements RequestRecorder {
     const message = {
       rows: this.#rows.slice(0, this.#count * COLUMNS),
       messages: this.#messages,
+      ...(this.#packer ? { seen: this.#packer.take() } : {}),
     };
     this.#count = 0;
     this.#messages = [];
@@ -122,6 +257,89 @@ export class RecordBatch implements RequestRecorder {
   }
 }
 
+/** How many sequences' requests RemoteRequests keeps before starting afresh. */
+const MAX_SEQUENCES = 4096;
+
+/**
+ * The main thread's side of one worker's SeenMessages: the worker's requests
+ * rebuilt once per inputs and sequence id (so that the export encodes each
+ * one's inputs once, as for this thread's own), handed to the export before
+ * each row is replayed.
+ */
+export class RemoteRequests {
+  readonly #writer: Pick<ProfileExportWriter, "noteRemote">;
+  readonly #inputs = new Map<number, Tensor[]>();
+  /** Requests by sequence id (0: none), then inputs id. */
+  readonly #requests = new Map<number, InferRequest[]>();
+  /** Reused for every replayed request: the export copies what it keeps. */
+  readonly #seen: SeenRequest & { responsesMs: number[] } = {
+    request: undefined,
+    sent: true,
+    responsesMs: [],
+    outputs: undefined,
+  };
+  #message: SeenMessage | undefined;
+  #number = 0;
+  #byte = 0;
+
+  constructor(writer: Pick<ProfileExportWriter, "noteRemote">) {
+    this.#writer = writer;
+  }
+
+  /** Starts reading `message`. */
+  begin(message: SeenMessage): void {
+    for (const [id, tensors] of message.inputs) this.#inputs.set(id, tensors);
+    this.#message = message;
+    this.#number = 0;
+    this.#byte = 0;
+  }
+
+  /** Hands the export the request of the next row, replayed with `timing`; times move by `offsetMs`. */
+  next(timing: RequestTiming, offsetMs: number): void {
+    const { numbers, strings, bytes } = this.#message!;
+    let n = this.#number;
+    const inputsId = numbers[n++];
+    const sequenceId = numbers[n++];
+    const seen = this.#seen;
+    seen.request = inputsId < 0 ? undefined : this.#request(inputsId, sequenceId);
+    seen.sent = numbers[n++] === 1;
+    const times = seen.responsesMs;
+    times.length = numbers[n++];
+    for (let i = 0; i < times.length; i++) times[i] = numbers[n++] + offsetMs;
+    const outputCount = numbers[n++];
+    if (outputCount < 0) seen.outputs = undefined;
+    else {
+      seen.outputs = [];
+      for (let i = 0; i < outputCount; i++) {
+        const name = strings[numbers[n++]];
+        const datatype = strings[numbers[n++]] as Tensor["datatype"];
+        const shape = Array.from(numbers.subarray(n + 1, n + 1 + numbers[n]));
+        n += 1 + shape.length;
+        const data = bytes.subarray(this.#byte, this.#byte + numbers[n++]);
+        this.#byte += data.byteLength;
+        seen.outputs.push({ name, datatype, shape, data });
+      }
+    }
+    this.#number = n;
+    this.#writer.noteRemote(timing, seen);
+  }
+
+  #request(inputsId: number, sequenceId: number): InferRequest {
+    let requests = this.#requests.get(sequenceId);
+    if (requests === undefined) {
+      // Sequence ids keep coming: old sequences' requests go (the export keeps what it still needs).
+      if (this.#requests.size >= MAX_SEQUENCES) this.#requests.clear();
+      requests = [];
+      this.#requests.set(sequenceId, requests);
+    }
+    return requests[inputsId] ??= {
+      inputs: this.#inputs.get(inputsId)!,
+      outputs: [],
+      ...(sequenceId === 0 ? {} : { parameters: { sequence_id: sequenceId } }),
+    };
+  }
+}
+
 /** Reused for every replayed request: the Recorder keeps no reference to a timing. */
 const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
 const tokenTiming: TokenTiming = { ...timing, outputTokens: 0, inputTokens: -1, usage: false };
@@ -133,10 +351,12 @@ const tokenTiming: TokenTiming = { ...timing, outputTokens: 0, inputTokens: -1, 
  */
 export function replay(
   message: RecordMessage,
-  options: { recorder: RequestRecorder; offsetMs: number },
+  options: { recorder: RequestRecorder; offsetMs: number; remote?: RemoteRequests },
 ): void {
   const { rows, messages } = message;
   const { recorder, offsetMs } = options;
+  const remote = message.seen && options.remote;
+  if (remote) remote.begin(message.seen!);
   for (let row = 0; row < rows.length; row += COLUMNS) {
     const kind = rows[row + KIND];
     if (kind === SEND) {
@@ -164,6 +384,7 @@ export function replay(
       tokenTiming.inputTokens = rows[row + INPUT_TOKENS];
       tokenTiming.usage = rows[row + USAGE] === 1;
     }
+    if (timed) remote?.next(t, offsetMs);
     if (kind === FAILED) {
       recorder.recordError(messages[rows[row + DETAIL]], timed ? t : undefined);
     } else {

@@ -64,9 +64,13 @@ export function serveLoadWorker(): void {
   const flush = () => {
     if (batch.size === 0) return;
     const records = batch.take();
-    scope.postMessage({ type: "records", batch: records }, [records.rows.buffer]);
+    const seen = records.seen;
+    scope.postMessage(
+      { type: "records", batch: records },
+      seen ? [records.rows.buffer, seen.numbers.buffer, seen.bytes.buffer] : [records.rows.buffer],
+    );
   };
-  const batch = new RecordBatch(flush);
+  let batch = new RecordBatch(flush);
   let load: PartLoad | undefined;
   /** The main thread's clock minus this thread's. */
   let mainOffsetMs = 0;
@@ -76,7 +80,15 @@ export function serveLoadWorker(): void {
     switch (message.type) {
       case "init": {
         const { config, model, part } = message;
-        const client = await createClient(config);
+        let client = await createClient(config);
+        if (config.profileExportFile !== undefined) {
+          // The export's own client wrapper notes what each request sent and got; this writer
+          // writes nothing: its seen() travels with the records to the main thread's.
+          const { ProfileExportWriter } = await import("../../report/export.ts");
+          const observer = new ProfileExportWriter(config.profileExportFile);
+          client = observer.wrapClient(client);
+          batch = new RecordBatch(flush, { seen: (timing) => observer.seen(timing) });
+        }
         const plan = await buildServiceRequests(model, config);
         const inputs = loadInputs(client, { config, model, plan });
         load = await planPart(client, { config, model, part, ...inputs });
