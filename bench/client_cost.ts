@@ -13,7 +13,11 @@ import * as inferperf from "./inferperf.ts";
 import { type CountedSample, findExecutable, runSampled } from "./process.ts";
 import { type HttpTarget, startHttpTarget, startReferenceTarget } from "./targets.ts";
 import { type BenchRow, type CaseResult, ratio } from "./types.ts";
+import { wakeFloor } from "./wake_floor.ts";
 import { parseRawRequest } from "./wrk.ts";
+
+/** Seconds of the wake-up floor's run (its figure settles within a few seconds). */
+const FLOOR_SECONDS = 5;
 
 const TARGET_CPU_US = 15;
 const TARGET_RSS_MB = 150;
@@ -180,6 +184,7 @@ async function measureMode(
     const reference = mode === "rate" && plan.target.kind === "nginx"
       ? await h2loadCost(plan.target, { rate: options.rate, seconds: options.seconds })
       : undefined;
+    const floorUs = mode === "rate" ? await wakeFloor(options.rate, FLOOR_SECONDS) : undefined;
     const last = run.samples[run.samples.length - 1];
     const peakMb = Math.max(...run.samples.map((s) => s.hwmKb)) / 1024;
     const label = `${mode} ${Math.round(steady.rate)}/s, ${(run.elapsedMs / 1000).toFixed(0)} s`;
@@ -199,7 +204,13 @@ async function measureMode(
         met: steady.cpuUsPerRequest <= TARGET_CPU_US,
         note: `steady state over ${steady.seconds.toFixed(0)} s; whole run incl. start-up ${
           ((last.cpuMs * 1000) / last.count).toFixed(1)
-        } µs/req`,
+        } µs/req${
+          floorUs === undefined
+            ? ""
+            : `; floor: a C loop only sleeping to each due time at ${
+              Math.round(options.rate)
+            }/s costs ${floorUs.toFixed(1)} µs per wake-up`
+        }`,
       },
       {
         name: `Client cost: peak RSS (${label})`,
@@ -220,7 +231,7 @@ async function measureMode(
     return {
       rows,
       note,
-      details: { mode, steady, peakRssMb: peakMb, h2load: reference },
+      details: { mode, steady, peakRssMb: peakMb, h2load: reference, wakeFloorUs: floorUs },
     };
   } finally {
     await plan.target.close();
