@@ -32,6 +32,8 @@ export interface CliOptions {
   cwd?: string;
   /** Deno permission flags instead of the binary's (e.g. ["-A"]). */
   permissions?: string[];
+  /** Environment variables added to the inherited ones. */
+  env?: Record<string, string>;
 }
 
 /** Runs `inferperf ARGS` in a child process. */
@@ -40,7 +42,7 @@ export async function runCli(args: string[], options: CliOptions = {}): Promise<
     args: ["run", ...(options.permissions ?? BINARY_PERMISSIONS), MAIN, ...args],
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...options.env },
     ...(options.cwd ? { cwd: options.cwd } : {}),
   }).spawn();
   const interrupt = () => {

@@ -72,6 +72,22 @@ Deno.test("--workers 2 end to end", async (t) => {
       within(rate, 200, 0.1, "send rate");
     });
 
+    await t.step("a cold module cache: the workers still get their first message", async () => {
+      // Loading the worker's code then outlasts the first message's delivery; it once was lost
+      // and the run hung. The open loop also needs each worker's alarm thread.
+      const denoDir = await Deno.makeTempDir({ prefix: "inferperf-deno-dir-" });
+      try {
+        const run = await runCli([
+          ..."-m ten --request-rate-range 200 --request-count 40 --ignore-send-lag".split(" "),
+          ...["--workers", "2", "-u", url],
+        ], { env: { DENO_DIR: denoDir }, timeoutMs: 50_000 });
+        assert.equal(run.code, 0, run.stderr + run.stdout);
+        assert.equal(count(run.stdout, "Request count"), 40);
+      } finally {
+        await Deno.remove(denoDir, { recursive: true });
+      }
+    });
+
     await t.step("a closed loop stops at exactly --request-count", async () => {
       const run = await runCli([
         ..."-m ten --concurrency-range 3 --request-count 101 --workers 2 -u".split(" "),

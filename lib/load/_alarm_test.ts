@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Alarm } from "./_alarm.ts";
+import { Alarm, type AlarmOptions, startAlarmThread } from "./_alarm.ts";
 
 /** Sets the alarm; resolves with the time it called back, after noting `atMs` in `calls`. */
 function ringAt(alarm: Alarm, atMs: number, calls: number[]): Promise<number> {
@@ -11,8 +11,8 @@ function ringAt(alarm: Alarm, atMs: number, calls: number[]): Promise<number> {
   );
 }
 
-Deno.test("the alarm calls back once per setting, never early, the latest setting winning", async () => {
-  const alarm = new Alarm();
+/** Calls back once per setting, never early, the latest setting winning; silent once closed. */
+async function checkSettings(alarm: Alarm): Promise<void> {
   const calls: number[] = [];
   try {
     // The first settings may fall before the worker has started (the alarm polls meanwhile).
@@ -36,4 +36,20 @@ Deno.test("the alarm calls back once per setting, never early, the latest settin
   alarm.set(0, () => calls.push(-3));
   await new Promise((r) => setTimeout(r, 5));
   assert.equal(calls.length, 6, "a closed alarm stays silent");
+}
+
+Deno.test("the alarm calls back once per setting, never early, the latest setting winning", async () => {
+  await checkSettings(new Alarm());
+});
+
+Deno.test("an alarm whose thread another thread starts wakes its owner by message", async () => {
+  // As in a load worker: the main thread starts the alarm's thread on request (see pool.ts).
+  const threads: Worker[] = [];
+  const options: AlarmOptions = { spawn: (setup) => threads.push(startAlarmThread(setup)) };
+  try {
+    await checkSettings(new Alarm(options));
+    assert.equal(threads.length, 1);
+  } finally {
+    for (const thread of threads) thread.terminate();
+  }
 });

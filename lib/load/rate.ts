@@ -16,7 +16,7 @@ import type {
   RequestTiming,
 } from "../protocol/types.ts";
 import type { RequestFeed } from "./feed.ts";
-import { Alarm } from "./_alarm.ts";
+import { Alarm, type AlarmOptions } from "./_alarm.ts";
 import { Pacer } from "./pacer.ts";
 import type { Schedule } from "./schedule.ts";
 
@@ -30,6 +30,8 @@ export interface RateLoadOptions {
   maxInflight: number;
   /** At most one request of a sequence in flight (--serial-sequences). */
   serialSequences?: boolean;
+  /** How the pacer's alarm starts its thread (Web Workers need the main thread's help). */
+  alarm?: AlarmOptions;
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
@@ -37,6 +39,8 @@ const DECODE: InferOptions = { decodeOutputs: true };
 /** One in-flight request's state, reused so that a send allocates nothing of its own. */
 interface Slot {
   session: InferSession | undefined;
+  /** The spare's session while it is being opened. */
+  opening: Promise<InferSession> | undefined;
   timing: RequestTiming;
   intendedMs: number;
   lane: number;
@@ -45,6 +49,7 @@ interface Slot {
 function newSlot(): Slot {
   return {
     session: undefined,
+    opening: undefined,
     timing: { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 },
     intendedMs: 0,
     lane: 0,
@@ -56,9 +61,16 @@ export class RateLoad {
   readonly #feed: RequestFeed;
   readonly #maxInflight: number;
   readonly #serial: boolean;
+  readonly #alarmOptions: AlarmOptions | undefined;
   readonly #idle: Slot[] = [];
   /** Serial sequences: 1 while a lane has a request in flight. */
   readonly #laneBusy: Uint8Array;
+  /**
+   * A slot whose connection opens in the background before any send needs
+   * it: a send that finds no idle slot takes it, so connecting (about a
+   * millisecond, more for TLS) stays off the send path and out of the send lag.
+   */
+  #spare: Slot | undefined;
   #slots = 0;
   #inflight = 0;
   #lane = 0;
@@ -87,6 +99,7 @@ export class RateLoad {
     this.#maxInflight = options.maxInflight;
     this.#serial = (options.serialSequences ?? false) && options.feed.sequences;
     this.#laneBusy = new Uint8Array(options.feed.lanes);
+    this.#alarmOptions = options.alarm;
   }
 
   /** Requests in flight now. */
@@ -105,8 +118,9 @@ export class RateLoad {
     this.#exhausted = this.#budget <= 0;
     this.#resumedMs = -Infinity;
     this.#settled = Promise.withResolvers();
-    this.#alarm ??= new Alarm();
+    this.#alarm ??= new Alarm(this.#alarmOptions);
     this.#pacer = new Pacer(schedule, this.#dispatch, { wakeup: this.#alarm, onEnd: this.#onEnd });
+    this.#ensureSpare();
     if (!this.#exhausted) this.#pacer.start();
     this.#checkSettled();
   }
@@ -125,19 +139,65 @@ export class RateLoad {
     await this.#settled?.promise;
   }
 
+  /**
+   * Opens the first connection and starts the alarm's thread before the
+   * first level, so that its first sends wait for neither. Never fails: an
+   * unreachable server is reported by the sends.
+   */
+  async prepare(): Promise<void> {
+    this.#alarm ??= new Alarm(this.#alarmOptions);
+    this.#ensureSpare();
+    await this.#spare?.opening?.catch(() => {});
+  }
+
   close(): void {
     this.#alarm?.close();
     this.#alarm = undefined;
     for (const slot of this.#idle) slot.session?.close();
     this.#idle.length = 0;
+    this.#spare?.opening?.then((session) => session.close(), () => {});
+    this.#spare = undefined;
     this.#slots = 0;
   }
 
+  /** Starts opening a spare connection when no slot is idle and the limit leaves room. */
+  #ensureSpare(): void {
+    if (this.#idle.length > 0 || this.#spare !== undefined || this.#slots >= this.#maxInflight) {
+      return;
+    }
+    const spare = newSlot();
+    this.#slots++;
+    this.#spare = spare;
+    const opening = this.#client.openSession();
+    spare.opening = opening;
+    opening.then((session) => {
+      spare.session = session;
+      spare.opening = undefined;
+      // Taken meanwhile: the send that took it has it.
+      if (this.#spare !== spare) return;
+      this.#spare = undefined;
+      this.#idle.push(spare);
+    }, () => {
+      spare.opening = undefined;
+      // A spare nobody took yet is dropped; the send that needs a connection next tries again
+      // and reports what fails.
+      if (this.#spare !== spare) return;
+      this.#spare = undefined;
+      this.#slots--;
+    });
+  }
+
   #send(intendedMs: number): boolean {
-    if (this.#idle.length === 0 && this.#slots === this.#maxInflight) return false;
+    if (this.#idle.length === 0 && this.#spare === undefined && this.#slots === this.#maxInflight) {
+      return false;
+    }
     const lane = this.#takeLane();
     if (lane < 0) return false;
     let slot = this.#idle.pop();
+    if (slot === undefined && this.#spare !== undefined) {
+      slot = this.#spare;
+      this.#spare = undefined;
+    }
     if (slot === undefined) {
       slot = newSlot();
       this.#slots++;
@@ -150,6 +210,7 @@ export class RateLoad {
       this.#pacer!.stop();
     }
     this.#run(slot);
+    this.#ensureSpare();
     return true;
   }
 
@@ -179,7 +240,11 @@ export class RateLoad {
     let sent = false;
     try {
       const request = this.#feed.next(lane);
-      slot.session ??= await this.#client.openSession();
+      if (slot.session === undefined) {
+        const opening = slot.opening ?? this.#client.openSession();
+        slot.opening = undefined;
+        slot.session = await opening;
+      }
       sent = true;
       recorder.recordSend(intendedMs, performance.now(), blocked);
       const check = this.#feed.check(request);

@@ -23,16 +23,20 @@ class FakeClient implements Pick<InferenceClient, "openSession" | "prepare"> {
   inflight = 0;
   maxInflight = 0;
   sent: FakeRequest[] = [];
+  /** How long opening a session takes; failing: it fails instead. */
+  connect = { ms: 0, failing: false };
   constructor(readonly latencyMs: number) {}
 
   prepare(request: InferRequest): PreparedRequest {
     return { byteLength: 0, parameters: request.parameters } as FakeRequest;
   }
 
-  openSession(): Promise<InferSession> {
+  async openSession(): Promise<InferSession> {
     this.sessions++;
     let busy = false;
-    return Promise.resolve({
+    if (this.connect.ms > 0) await new Promise((r) => setTimeout(r, this.connect.ms));
+    if (this.connect.failing) throw new Error("connection refused");
+    return {
       infer: async (request: PreparedRequest, timing: RequestTiming) => {
         assert.ok(!busy, "one request at a time per session");
         busy = true;
@@ -47,7 +51,7 @@ class FakeClient implements Pick<InferenceClient, "openSession" | "prepare"> {
         return undefined;
       },
       close: () => {},
-    });
+    };
   }
 }
 
@@ -71,9 +75,9 @@ Deno.test("sends leave on schedule without waiting for responses", async () => {
   assert.equal(w.latenciesUs.length, 40);
   assert.equal(w.correctedLatenciesUs.length, 40);
   assert.equal(w.blockedCount, 0);
-  // 30 ms answers at one send per 2 ms: about 15 in flight, one session each.
+  // 30 ms answers at one send per 2 ms: about 15 in flight, one session each and one spare.
   assert.ok(fake.maxInflight >= 10, `${fake.maxInflight} in flight at most`);
-  assert.equal(fake.sessions, fake.maxInflight);
+  assert.equal(fake.sessions, fake.maxInflight + 1);
   load.close();
 });
 
@@ -202,4 +206,38 @@ Deno.test("each prepared request of a sequence keeps the output check of its inp
       }),
     /The checks must align with the streams' requests/,
   );
+});
+
+Deno.test("connections open ahead of the sends that use them", async () => {
+  // Slow connects and answers that outlast the gap between sends: each new connection is a spare
+  // opened before it is needed, so no send waits for one (send lag stays far below 40 ms).
+  const fake = new FakeClient(70);
+  fake.connect.ms = 40;
+  const load = rateLoad(fake, { maxInflight: 100 });
+  const recorder = new Recorder();
+  await load.prepare();
+  assert.equal(fake.sessions, 1);
+  load.start(constantSchedule(20), { recorder, limit: 6 });
+  await load.drained();
+  await load.stop();
+  const w = recorder.rotate();
+  assert.equal(w.sendCount, 6);
+  assert.ok(Math.max(...w.sendLagsUs) < 20_000, `send lags ${[...w.sendLagsUs]} usec`);
+  load.close();
+});
+
+Deno.test("a spare that cannot connect is dropped and the sends report the failure", async () => {
+  const fake = new FakeClient(1);
+  fake.connect.failing = true;
+  const load = rateLoad(fake, { maxInflight: 2 });
+  const recorder = new Recorder();
+  await load.prepare();
+  load.start(constantSchedule(200), { recorder, limit: 5 });
+  await load.drained();
+  await load.stop();
+  const w = recorder.rotate();
+  assert.equal(w.sendCount, 5);
+  assert.equal(w.errorCount, 5);
+  assert.deepEqual([...w.errors], [["connection refused", 5]]);
+  load.close();
 });

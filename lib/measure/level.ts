@@ -26,6 +26,8 @@ import type {
 
 /** What the level loop needs from a load mode. */
 export interface LevelLoad {
+  /** Work before the level's first window, e.g. opening connections so that sends do not wait. */
+  prepare?(): Promise<void>;
   start(options: { recorder: Recorder; limit?: number }): void;
   stop(): Promise<void>;
   /** Resolves when a load started with `limit` has completed every request. */
@@ -133,6 +135,7 @@ async function snapshot(options: LevelOptions): Promise<ModelStatistics[] | unde
 export async function measureLevel(load: LevelLoad, options: LevelOptions): Promise<LevelResult> {
   const recorder = new Recorder({ sink: options.requestSink, newHistogram: options.newHistogram });
   const { interrupt } = options;
+  await load.prepare?.();
   if (options.warmupRequestCount > 0) {
     load.start({ recorder, limit: options.warmupRequestCount });
     await interrupt.race(load.drained());

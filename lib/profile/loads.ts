@@ -10,6 +10,7 @@ import type { Range } from "../cli/range.ts";
 import { mulberry32 } from "../input/generate.ts";
 import { ConcurrencyLoad } from "../load/concurrency.ts";
 import { type RequestFeed, RoundRobinFeed } from "../load/feed.ts";
+import type { AlarmOptions } from "../load/_alarm.ts";
 import { RateLoad } from "../load/rate.ts";
 import {
   constantSchedule,
@@ -293,6 +294,7 @@ export async function planLoad(
   return {
     ...plan,
     level: (value) => ({
+      prepare: () => load.prepare(),
       start: (o) => load.start(open.schedule(value, rng), o),
       stop: () => load.stop(),
       drained: () => load.drained(),
@@ -334,7 +336,7 @@ export interface PartLoad {
  */
 export async function planPart(
   client: InferenceClient,
-  options: LoadPlanOptions & { part: Part },
+  options: LoadPlanOptions & { part: Part; alarm?: AlarmOptions },
 ): Promise<PartLoad> {
   const { config, part } = options;
   const sequences = {
@@ -365,7 +367,9 @@ export async function planPart(
     feed,
     maxInflight: share(config.maxInflight, part),
     serialSequences: config.sequences.serial,
+    ...(options.alarm ? { alarm: options.alarm } : {}),
   });
+  await load.prepare();
   return {
     start: ({ value, limit, startMs, serial }, recorder) => {
       const own = strideSchedule(schedule(value, mulberry32(SCHEDULE_SEED + serial)), part);

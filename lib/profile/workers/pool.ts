@@ -10,6 +10,7 @@
  * interval (worker.ts FLUSH_MS) after it completed, so it may count in the
  * next window; its times themselves are exact on this thread's clock.
  */
+import { startAlarmThread } from "../../load/_alarm.ts";
 import { type ProfileConfig, UsageError } from "../../cli/config.ts";
 import { InputError } from "../../input/errors.ts";
 import type { LevelLoad } from "../../measure/level.ts";
@@ -65,6 +66,12 @@ interface Member {
   worker: Worker;
   /** This thread's clock minus the worker's. */
   offsetMs: number;
+  /**
+   * The worker listens for messages. Sent earlier, a message is lost: the
+   * worker's module loads its code with a dynamic import, and a message that
+   * arrives meanwhile finds no handler (every run hung with a cold module cache).
+   */
+  loaded: Wait;
   ready: Wait;
   drained: Wait | undefined;
   stopped: Wait | undefined;
@@ -82,6 +89,8 @@ export class WorkerPool {
   #recorder: RequestRecorder | undefined;
   #failure: Error | undefined;
   #serial = 0;
+  /** The threads of the workers' open-loop alarms: a worker cannot start them itself. */
+  readonly #alarms: Worker[] = [];
 
   /**
    * Starts `config.workers` workers and waits until each has built its client
@@ -95,6 +104,7 @@ export class WorkerPool {
     checkReadable(Deno.mainModule);
     const pool = new WorkerPool(config.workers, options.tracer);
     try {
+      await Promise.all(pool.#members.map((m) => m.loaded.promise));
       pool.#members.forEach((m, index) =>
         m.worker.postMessage(
           {
@@ -149,6 +159,7 @@ export class WorkerPool {
 
   close(): void {
     for (const m of this.#members) m.worker.terminate();
+    for (const alarm of this.#alarms) alarm.terminate();
     this.#fail(new Error("The load workers were closed"));
   }
 
@@ -163,6 +174,7 @@ export class WorkerPool {
     const member: Member = {
       worker,
       offsetMs: 0,
+      loaded: wait(),
       ready: wait(),
       drained: undefined,
       stopped: undefined,
@@ -173,6 +185,9 @@ export class WorkerPool {
         case "records":
           replay(message.batch, { recorder: this.#recorder!, offsetMs: member.offsetMs, remote });
           return;
+        case "loaded":
+          member.loaded.resolve();
+          return;
         case "ready":
           member.offsetMs = message.timeOrigin - performance.timeOrigin;
           member.ready.resolve();
@@ -182,6 +197,9 @@ export class WorkerPool {
           return;
         case "stopped":
           member.stopped?.resolve();
+          return;
+        case "alarm":
+          this.#alarms.push(startAlarmThread(message.setup));
           return;
         case "error":
           this.#fail(revive(message.error));
@@ -199,7 +217,7 @@ export class WorkerPool {
   #fail(error: Error): void {
     this.#failure ??= error;
     for (const m of this.#members) {
-      for (const w of [m.ready, m.drained, m.stopped]) w?.reject(this.#failure);
+      for (const w of [m.loaded, m.ready, m.drained, m.stopped]) w?.reject(this.#failure);
     }
   }
 }

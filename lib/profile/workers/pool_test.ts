@@ -54,6 +54,7 @@ if ("WorkerGlobalScope" in globalThis) {
       scope.postMessage({ type: "error", error: FAILURES[data.level.value] });
     }
   };
+  scope.postMessage({ type: "loaded" });
 } else {
   Deno.test("a worker's error fails the level as the main thread's would", async () => {
     const input = await levelFailure(0);

@@ -7,8 +7,9 @@
  * "drained" or "stopped", so the main thread has every record by then.
  *
  * Messages in: init, then start / stop for each level (see ToWorker).
- * Messages out: ready, records, drained, stopped, error (see FromWorker).
+ * Messages out: loaded, ready, records, drained, stopped, alarm, error (see FromWorker).
  */
+import type { AlarmSetup } from "../../load/_alarm.ts";
 import type { ProfileConfig } from "../../cli/config.ts";
 import type { Part } from "../../load/split.ts";
 import type { ModelInfo } from "../../protocol/types.ts";
@@ -37,12 +38,16 @@ export interface WorkerFailure {
 }
 
 export type FromWorker =
+  /** Listening: the pool sends nothing before (see pool.ts). */
+  | { type: "loaded" }
   | { type: "ready"; timeOrigin: number }
   | { type: "records"; batch: RecordMessage }
   /** `serial`: of the start whose load drained (a level without limit drains when stopped). */
   | { type: "drained"; serial: number }
   | { type: "stopped" }
-  | { type: "error"; error: WorkerFailure };
+  | { type: "error"; error: WorkerFailure }
+  /** Start the thread of an open-loop alarm of this worker's (see lib/load/_alarm.ts). */
+  | { type: "alarm"; setup: AlarmSetup };
 
 interface WorkerScope {
   onmessage: ((event: MessageEvent<ToWorker>) => void) | null;
@@ -91,7 +96,11 @@ export function serveLoadWorker(): void {
         }
         const plan = await buildServiceRequests(model, config);
         const inputs = loadInputs(client, { config, model, plan });
-        load = await planPart(client, { config, model, part, ...inputs });
+        const alarm = {
+          spawn: (setup: AlarmSetup & { port: MessagePort }) =>
+            scope.postMessage({ type: "alarm", setup }, [setup.port]),
+        };
+        load = await planPart(client, { config, model, part, alarm, ...inputs });
         mainOffsetMs = message.timeOrigin - performance.timeOrigin;
         post({ type: "ready", timeOrigin: performance.timeOrigin });
         return;
@@ -116,4 +125,5 @@ export function serveLoadWorker(): void {
   scope.onmessage = (event) => {
     handle(event.data).catch((error) => post({ type: "error", error: failure(error) }));
   };
+  post({ type: "loaded" });
 }
