@@ -13,9 +13,28 @@ import { parseRawRequest, type RawRequest, runWrk } from "./wrk.ts";
 const LARGE_ELEMENTS = 153_600;
 const TARGET_CONCURRENCY = 64;
 const TARGET_RATIO = 0.8;
-/** Warmup before inferperf's measured requests: JIT and connections settle. */
+/** Warmup before inferperf's measured requests: JIT, connections and worker threads settle. */
 const WARMUP_SECONDS = 1;
 const MIN_REQUESTS = 200;
+
+/** The small request: Triton's `simple` with zeros. */
+export const SMALL_REQUEST_ARGS: readonly string[] = ["-m", "simple", "--input-data", "zero"];
+
+/** Warmup and measured request counts that last about as long as `seconds` at wrk's rate. */
+export function requestCounts(
+  requestsPerSecond: number,
+  seconds: number,
+): { warmup: number; requests: number } {
+  const count = (s: number) => Math.max(MIN_REQUESTS, Math.round(requestsPerSecond * s));
+  return { warmup: count(WARMUP_SECONDS), requests: count(seconds) };
+}
+
+/** The server of the HTTP cases, in words for the notes. */
+export function describeTarget(target: HttpTarget): string {
+  return target.kind === "nginx"
+    ? "nginx (1 worker) with canned KServe v2 responses"
+    : "the reference server (nginx is not installed: run bench/setup.sh)";
+}
 
 export interface HttpCapacityOptions {
   /** Levels of the small request. Default [1, 16, 64]. */
@@ -83,8 +102,7 @@ async function measureRound(
     threads: options.wrkThreads,
     seconds: options.seconds,
   });
-  const requests = Math.max(MIN_REQUESTS, Math.round(wrkRun.requestsPerSecond * options.seconds));
-  const warmup = Math.max(MIN_REQUESTS, Math.round(wrkRun.requestsPerSecond * WARMUP_SECONDS));
+  const { warmup, requests } = requestCounts(wrkRun.requestsPerSecond, options.seconds);
   const run = await inferperf.profile([
     "-u",
     target.addr,
@@ -175,11 +193,10 @@ export async function httpCapacity(
   const seconds = options.seconds ?? 3;
   const rounds = options.rounds ?? 3;
   const wrkThreads = options.wrkThreads ?? 1;
-  const small = ["-m", "simple", "--input-data", "zero"];
   const variants: Variant[] = [
     ...(options.concurrencies ?? [1, 16, TARGET_CONCURRENCY]).map((concurrency) => ({
       label: "small",
-      args: small,
+      args: [...SMALL_REQUEST_ARGS],
       concurrency,
       targeted: concurrency === TARGET_CONCURRENCY,
     })),
@@ -197,15 +214,12 @@ export async function httpCapacity(
     rows.push(measured.row);
     details.push(measured.details);
   }
-  const server = target.kind === "nginx"
-    ? "nginx (1 worker) with canned KServe v2 responses"
-    : "the reference server (nginx is not installed: run bench/setup.sh)";
   return {
     id: "http",
     title: "HTTP client capacity (KServe v2 binary infer)",
     rows,
     notes: [
-      `Server: ${server}.`,
+      `Server: ${describeTarget(target)}.`,
       `wrk -t ${wrkThreads} replays the exact request inferperf sends (captured); per level, ` +
       `${rounds} rounds of wrk for ${seconds} s then the inferperf CLI with --warmup-request-count ` +
       `and --request-count sized to the same duration; medians shown.`,

@@ -5,17 +5,19 @@
  * alternating rounds against the same server, so that both speed-ups are
  * measured on the same machine at the same time.
  */
-import { captureRequest, cpuPercent } from "./http_capacity.ts";
+import {
+  captureRequest,
+  cpuPercent,
+  describeTarget,
+  requestCounts,
+  SMALL_REQUEST_ARGS,
+} from "./http_capacity.ts";
 import * as inferperf from "./inferperf.ts";
 import { median } from "./process.ts";
 import type { HttpTarget } from "./targets.ts";
 import type { BenchRow, CaseResult } from "./types.ts";
 import { parseRawRequest, runWrk } from "./wrk.ts";
 
-const SMALL = ["-m", "simple", "--input-data", "zero"];
-/** Warmup before inferperf's measured requests: JIT, connections and worker threads settle. */
-const WARMUP_SECONDS = 1;
-const MIN_REQUESTS = 200;
 const THREADS = [1, 2];
 
 export interface MulticoreOptions {
@@ -45,7 +47,7 @@ export async function multicore(
 ): Promise<CaseResult> {
   const concurrency = options.concurrency ?? 64;
   const seconds = options.seconds ?? 3;
-  const request = parseRawRequest(await captureRequest(SMALL));
+  const request = parseRawRequest(await captureRequest(SMALL_REQUEST_ARGS));
   const rounds: Round[] = [];
   for (let i = 0; i < (options.rounds ?? 3); i++) {
     const round: Round = { wrk: {}, inferperf: {} };
@@ -57,12 +59,11 @@ export async function multicore(
         seconds,
       });
       round.wrk[threads] = { throughput: w.requestsPerSecond, cpuPercent: cpuPercent(w.samples) };
-      const size = (s: number) =>
-        String(Math.max(MIN_REQUESTS, Math.round(w.requestsPerSecond * s)));
+      const { warmup, requests } = requestCounts(w.requestsPerSecond, seconds);
       const run = await inferperf.profile([
-        ...["-u", target.addr, ...SMALL, "--concurrency-range", String(concurrency)],
+        ...["-u", target.addr, ...SMALL_REQUEST_ARGS, "--concurrency-range", String(concurrency)],
         ...["--workers", String(threads)],
-        ...["--warmup-request-count", size(WARMUP_SECONDS), "--request-count", size(seconds)],
+        ...["--warmup-request-count", String(warmup), "--request-count", String(requests)],
       ]);
       round.inferperf[threads] = {
         throughput: run.levels[0].throughput,
@@ -103,15 +104,14 @@ export async function multicore(
     note: `median of per-round speed-ups; inferperf ${range(speedups("inferperf"))}, wrk ` +
       `${range(speedups("wrk"))} over ${rounds.length} rounds`,
   });
-  const server = target.kind === "nginx"
-    ? "nginx (1 worker) with canned KServe v2 responses"
-    : "the reference server (nginx is not installed: run bench/setup.sh)";
   return {
     id: "multicore",
     title: "Multi-core: 1 vs 2 load threads (HTTP small binary infer)",
     rows,
     notes: [
-      `Server: ${server}, on the same ${navigator.hardwareConcurrency} cores as the client: ` +
+      `Server: ${
+        describeTarget(target)
+      }, on the same ${navigator.hardwareConcurrency} cores as the client: ` +
       "a second client thread competes with it, so the speed-up is bounded by what the " +
       "server leaves free.",
       `Per round, for 1 then 2 threads: wrk -t N for ${seconds} s, then inferperf --workers N ` +
