@@ -170,17 +170,15 @@ export class RateLoad {
     this.#spare = spare;
     const opening = this.#client.openSession();
     spare.opening = opening;
+    // A spare taken meanwhile is the send's, which awaits `opening` itself.
     opening.then((session) => {
+      if (this.#spare !== spare) return;
       spare.session = session;
       spare.opening = undefined;
-      // Taken meanwhile: the send that took it has it.
-      if (this.#spare !== spare) return;
       this.#spare = undefined;
       this.#idle.push(spare);
     }, () => {
-      spare.opening = undefined;
-      // A spare nobody took yet is dropped; the send that needs a connection next tries again
-      // and reports what fails.
+      // Dropped: the send that needs a connection next tries again and reports what fails.
       if (this.#spare !== spare) return;
       this.#spare = undefined;
       this.#slots--;

@@ -7,6 +7,7 @@
  * clock.
  */
 import type { RequestRecorder } from "../../measure/recorder.ts";
+import { GrowableArray } from "../../measure/samples.ts";
 import { isTokenTiming, type TokenTiming } from "../../measure/types.ts";
 import type { InferRequest, RequestTiming, Tensor } from "../../protocol/types.ts";
 import type { ProfileExportWriter, SeenRequest } from "../../report/export.ts";
@@ -62,42 +63,10 @@ export interface SeenMessage {
   inputs: [number, Tensor[]][];
 }
 
-/** A typed array that grows, taken as a copy to be transferred. */
-class Growable<T extends Float64Array<ArrayBuffer> | Uint8Array<ArrayBuffer>> {
-  #data: T;
-  length = 0;
-  readonly #make: (length: number) => T;
-
-  constructor(make: (length: number) => T) {
-    this.#make = make;
-    this.#data = make(1024);
-  }
-
-  /** Room for `n` more elements, written from `length` on. */
-  reserve(n: number): T {
-    if (this.length + n > this.#data.length) {
-      const data = this.#make(Math.max(this.#data.length * 2, this.length + n));
-      data.set(this.#data.subarray(0, this.length));
-      this.#data = data;
-    }
-    return this.#data;
-  }
-
-  push(value: number): void {
-    this.reserve(1)[this.length++] = value;
-  }
-
-  take(): T {
-    const copy = this.#data.slice(0, this.length) as T;
-    this.length = 0;
-    return copy;
-  }
-}
-
 /** Packs what a worker's client saw (ProfileExportWriter.seen) into a SeenMessage. */
 class SeenPacker {
-  readonly #numbers = new Growable((n) => new Float64Array(n));
-  readonly #bytes = new Growable((n) => new Uint8Array(n));
+  readonly #numbers = new GrowableArray((n) => new Float64Array(n));
+  readonly #bytes = new GrowableArray((n) => new Uint8Array(n));
   #strings: string[] = [];
   readonly #stringIndex = new Map<string, number>();
   #inputs: [number, Tensor[]][] = [];
