@@ -283,7 +283,7 @@ Deno.test("validation passes with correct data and fails, counted and reported, 
       );
       assert.equal(directory.code, 0, directory.stderr + directory.stdout);
       const bad = await cli(server.addr, "-m", "sub_add", "--input-data", `${dir}/mixed.json`);
-      assert.equal(bad.code, 99, bad.stderr + bad.stdout);
+      assert.equal(bad.code, 3, bad.stderr + bad.stdout);
       assert.match(bad.stdout, /Failed requests: 20/);
       assert.match(
         bad.stdout,
@@ -296,7 +296,7 @@ Deno.test("validation passes with correct data and fails, counted and reported, 
   }
 });
 
-Deno.test("input errors exit 99 with one line saying where, before any request", async () => {
+Deno.test("input errors exit 1 with one line saying where, before any request", async () => {
   await withServer(async (server) => {
     const cases: Array<[string[], RegExp]> = [
       [
@@ -323,7 +323,7 @@ Deno.test("input errors exit 99 with one line saying where, before any request",
     ];
     for (const [args, message] of cases) {
       const r = await cli(server.addr, ...args);
-      assert.equal(r.code, 99, `${args.join(" ")}: ${r.stderr}`);
+      assert.equal(r.code, 1, `${args.join(" ")}: ${r.stderr}`);
       assert.match(r.stderr.trimEnd(), message);
       assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
       assert.doesNotMatch(r.stdout, /Request concurrency/);

@@ -762,7 +762,15 @@ function parseHeaders(reader: Reader, list: string[]): Record<string, string> {
       reader.errors.push(`Invalid value "${item}" for -H/--header: expected NAME:VALUE`);
       continue;
     }
-    headers[name] = item.slice(colon + 1).trim();
+    const value = item.slice(colon + 1).trim();
+    // CR, LF or NUL would end the header line early and let the rest inject headers or requests.
+    if (/[\r\n\0]/.test(value)) {
+      reader.errors.push(
+        `Invalid value ${JSON.stringify(item)} for -H/--header: the value holds CR, LF or NUL`,
+      );
+      continue;
+    }
+    headers[name] = value;
   }
   return headers;
 }

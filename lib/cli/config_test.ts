@@ -66,6 +66,16 @@ Deno.test("getopt spellings: --opt=value, -vv, repeated lists, headers, shapes",
   assert.equal(c.async, true);
 });
 
+Deno.test("a header value with CR, LF or NUL is refused: it could inject headers", () => {
+  for (const value of ["a\r\nX-Evil: 1", "a\nb", "a\0b"]) {
+    assert.deepEqual(usageErrors(() => config("-m", "m", "-H", `X-Ok:${value}`)), [
+      `Invalid value ${
+        JSON.stringify(`X-Ok:${value}`)
+      } for -H/--header: the value holds CR, LF or NUL`,
+    ]);
+  }
+});
+
 Deno.test("every problem is reported at once, naming option and value", () => {
   const errors = usageErrors(() =>
     config(

@@ -18,6 +18,7 @@ import {
 import { formatCsv } from "../report/csv.ts";
 import type { ProfileExportWriter } from "../report/export.ts";
 import { formatGeneral } from "../report/format.ts";
+import { type OutputTarget, writeAll, writeFileAtomic } from "../report/output_file.ts";
 import type { renderHtmlReport } from "../report/html.ts";
 import type { formatSummaryJson } from "../report/summary_json.ts";
 import type { RunEvents } from "./run.ts";
@@ -62,6 +63,17 @@ class ProgressLine {
     Deno.stderr.writeSync(encoder.encode("\r\x1b[2K"));
     this.#shown = false;
   }
+}
+
+/** The report files `config` asks for, to check before any load starts. */
+export function reportTargets(config: ProfileConfig): OutputTarget[] {
+  const targets: Array<[string | undefined, string]> = [
+    [config.latencyReportFile, "-f/--latency-report-file"],
+    [config.profileExportFile, "--profile-export-file"],
+    [config.summaryJson, "--summary-json"],
+    [config.reportHtml, "--report-html"],
+  ];
+  return targets.flatMap(([path, flag]) => path === undefined ? [] : [{ path, flag }]);
 }
 
 export class ReportSession {
@@ -143,66 +155,84 @@ export class ReportSession {
     this.#finished = true;
     this.#progress.clear();
     // First: after a hard interrupt this is all that gets written before the process exits.
-    this.#export?.finish({
-      version: denoConfig.version,
-      serviceKind: this.#config.serviceKind,
-      endpoint: this.#config.endpoint,
-    });
-    if (note) this.#print(`${note}\n\n`);
-    if (this.results.length === 0) return;
-    this.#print(formatSummaryTable(this.results, { percentile: this.#config.percentile }));
-    const file = this.#config.latencyReportFile;
-    if (file) {
-      Deno.writeTextFileSync(
-        file,
-        formatCsv(this.results, {
-          mode: this.#config.loadMode,
-          verbose: this.#config.verboseCsv,
-          percentile: this.#config.percentile,
-          decoupled: this.#decoupled,
-          ...(this.#config.collectMetrics ? { metrics: this.#metricsByLevel() } : {}),
-        }),
-      );
+    let exportFailure: unknown;
+    try {
+      this.#export?.finish({
+        version: denoConfig.version,
+        serviceKind: this.#config.serviceKind,
+        endpoint: this.#config.endpoint,
+      });
+    } catch (error) {
+      exportFailure = error;
     }
-    this.#writeReports(note);
+    if (note) this.#print(`${note}\n\n`);
+    if (this.results.length > 0) {
+      this.#print(formatSummaryTable(this.results, { percentile: this.#config.percentile }));
+    }
+    const file = this.results.length > 0 ? this.#config.latencyReportFile : undefined;
+    // Every file is attempted even when one fails: each holds what was measured.
+    writeAll([
+      () => {
+        if (exportFailure !== undefined) throw exportFailure;
+      },
+      () => {
+        if (!file) return;
+        writeFileAtomic(
+          file,
+          formatCsv(this.results, {
+            mode: this.#config.loadMode,
+            verbose: this.#config.verboseCsv,
+            percentile: this.#config.percentile,
+            decoupled: this.#decoupled,
+            ...(this.#config.collectMetrics ? { metrics: this.#metricsByLevel() } : {}),
+          }),
+        );
+      },
+      () => this.#writeSummaryJson(note),
+      () => this.#writeHtml(note),
+    ]);
   }
 
-  /** --summary-json and --report-html. */
-  #writeReports(note: string | undefined): void {
-    const c = this.#config;
-    const { summaryJson, reportHtml } = this.#files;
-    if (!summaryJson && !reportHtml) return;
-    const model = {
-      name: this.#target?.model.name ?? c.model,
-      version: this.#target?.model.version ?? c.modelVersion,
+  #model(): { name: string; version: string } {
+    return {
+      name: this.#target?.model.name ?? this.#config.model,
+      version: this.#target?.model.version ?? this.#config.modelVersion,
     };
-    if (summaryJson && c.summaryJson) {
-      const server = this.#target?.server;
-      Deno.writeTextFileSync(
-        c.summaryJson,
-        summaryJson(this.results, {
-          version: denoConfig.version,
-          model,
-          ...(server ? { server: { name: server.name, version: server.version } } : {}),
-          settings: { ...c, mode: c.loadMode },
-          ...(note ? { note } : {}),
-          percentiles: withReported(c.percentile === undefined ? [] : [c.percentile]),
-        }),
-      );
-    }
-    if (reportHtml && c.reportHtml) {
-      Deno.writeTextFileSync(
-        c.reportHtml,
-        reportHtml(this.results, {
-          version: denoConfig.version,
-          model,
-          mode: c.loadMode,
-          batchSize: c.batchSize,
-          ...(c.percentile === undefined ? {} : { percentile: c.percentile }),
-          ...(note ? { note } : {}),
-        }),
-      );
-    }
+  }
+
+  #writeSummaryJson(note: string | undefined): void {
+    const c = this.#config;
+    const { summaryJson } = this.#files;
+    if (!summaryJson || !c.summaryJson || this.results.length === 0) return;
+    const server = this.#target?.server;
+    writeFileAtomic(
+      c.summaryJson,
+      summaryJson(this.results, {
+        version: denoConfig.version,
+        model: this.#model(),
+        ...(server ? { server: { name: server.name, version: server.version } } : {}),
+        settings: { ...c, mode: c.loadMode },
+        ...(note ? { note } : {}),
+        percentiles: withReported(c.percentile === undefined ? [] : [c.percentile]),
+      }),
+    );
+  }
+
+  #writeHtml(note: string | undefined): void {
+    const c = this.#config;
+    const { reportHtml } = this.#files;
+    if (!reportHtml || !c.reportHtml || this.results.length === 0) return;
+    writeFileAtomic(
+      c.reportHtml,
+      reportHtml(this.results, {
+        version: denoConfig.version,
+        model: this.#model(),
+        mode: c.loadMode,
+        batchSize: c.batchSize,
+        ...(c.percentile === undefined ? {} : { percentile: c.percentile }),
+        ...(note ? { note } : {}),
+      }),
+    );
   }
 
   /** --collect-metrics per level, for the CSV. */

@@ -13,7 +13,7 @@ import type {
   OpenLoopSummary,
   ServerSummary,
 } from "../measure/types.ts";
-import { formatGeneral, wholeUs } from "./format.ts";
+import { formatGeneral, printableLine, wholeUs } from "./format.ts";
 
 /** The trace settings perf_analyzer's options set, shown first and in this order. */
 const TRACE_ORDER = ["trace_level", "trace_rate", "trace_count", "log_frequency"];
@@ -180,7 +180,7 @@ function clientLines(c: ClientSummary, options: LevelFormatOptions): string[] {
   if (c.errorCount > 0) {
     out.push(`    Failed requests: ${c.errorCount}`);
     for (const [message, count] of c.errors.slice(0, SHOWN_ERRORS)) {
-      out.push(`      ${count} x ${message.replace(/\s*[\r\n]+\s*/g, " ")}`);
+      out.push(`      ${count} x ${printableLine(message)}`);
     }
   }
   return out;

@@ -17,6 +17,7 @@
  */
 import { decodeBytesElements, parseJsonExact, tensorToJson } from "../input/codec.ts";
 import { windowHistogram } from "../measure/histogram.ts";
+import { outputReason, WriteError } from "./output_file.ts";
 import type { CompletedRequest, LoadMode, RequestSink, WindowData } from "../measure/types.ts";
 import type {
   InferenceClient,
@@ -270,6 +271,7 @@ export class ProfileExportWriter implements RequestSink {
   #requests: (PreparedRequest | undefined)[] = [];
   #outputs: (OutputTensors | undefined)[] = [];
   #errors: (string | undefined)[] = [];
+  #failure: WriteError | undefined;
   /** Reused for every write, so that flushes do not leave buffers behind for the collector. */
   #scratch = new Uint8Array(0);
 
@@ -369,7 +371,11 @@ export class ProfileExportWriter implements RequestSink {
     if (this.#finished) return;
     this.#endExperiment();
     if (this.#file === undefined) {
-      this.#file = Deno.openSync(this.#tempPath, { write: true, create: true, truncate: true });
+      try {
+        this.#file = Deno.openSync(this.#tempPath, { write: true, create: true, truncate: true });
+      } catch (error) {
+        this.#fail(error);
+      }
       this.#write('{"experiments":[');
       this.#timer = setInterval(() => this.flush(), FLUSH_INTERVAL_MS);
       Deno.unrefTimer(this.#timer);
@@ -423,16 +429,41 @@ export class ProfileExportWriter implements RequestSink {
     this.#endExperiment();
     this.#finished = true;
     clearInterval(this.#timer);
-    const file = this.#file;
-    if (file === undefined) return;
     this.#write(
       `],"version":${JSON.stringify(header.version)},` +
         `"service_kind":${JSON.stringify(header.serviceKind)},` +
         `"endpoint":${JSON.stringify(header.endpoint)}}\n`,
     );
-    file.close();
+    const file = this.#file;
+    if (file !== undefined) {
+      file.close();
+      this.#file = undefined;
+      try {
+        Deno.renameSync(this.#tempPath, this.path);
+      } catch (error) {
+        this.#fail(error);
+      }
+    }
+    if (this.#failure) throw this.#failure;
+  }
+
+  /**
+   * A write failed (disk full, directory removed): the export stops for the
+   * rest of the run, which goes on; finish() reports the failure.
+   */
+  #fail(error: unknown): void {
+    if (error instanceof Deno.errors.NotCapable) throw error;
+    this.#failure ??= new WriteError(
+      `Cannot write the profile export "${this.path}": ${outputReason(error)}`,
+      this.path,
+    );
+    try {
+      this.#file?.close();
+      Deno.removeSync(this.#tempPath);
+    } catch {
+      // Already closed, or the directory is gone with the file.
+    }
     this.#file = undefined;
-    Deno.renameSync(this.#tempPath, this.path);
   }
 
   #endExperiment(): void {
@@ -491,7 +522,11 @@ export class ProfileExportWriter implements RequestSink {
     }
     const length = encoder.encodeInto(text, this.#scratch).written;
     let written = 0;
-    while (written < length) written += file.writeSync(this.#scratch.subarray(written, length));
+    try {
+      while (written < length) written += file.writeSync(this.#scratch.subarray(written, length));
+    } catch (error) {
+      this.#fail(error);
+    }
   }
 }
 
