@@ -18,7 +18,10 @@ import { parseRange, type Range } from "./range.ts";
 import { defaultMetricsUrl, parseMetricsUrl } from "../measure/metrics_scraper.ts";
 import { exportTargetProblem } from "../report/export_target.ts";
 import type { ParameterValue } from "../protocol/types.ts";
-import { OPENAI_ENDPOINTS, type SyntheticPrompts } from "../input/llm_data.ts";
+import { isLlmEndpoint, OPENAI_ENDPOINTS, type SyntheticPrompts } from "../input/llm_data.ts";
+import type { TokenizerName } from "../input/tokenizer.ts";
+import { parseGoodput } from "../measure/tokens.ts";
+import type { GoodputObjective } from "../measure/types.ts";
 
 /** A configuration error; `errors` holds every problem found. */
 export class UsageError extends Error {
@@ -58,11 +61,15 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
   const tokens = tokenize(args, TOKEN_OPTIONS);
   const errors: string[] = [];
   const options: RawOptions = new Map();
+  // The variadic option whose values positional arguments still extend.
+  let variadic: string | undefined;
   for (const token of tokens) {
     if (token.kind === "positional") {
-      errors.push(`Unexpected argument "${token.value}"`);
+      if (variadic !== undefined) (options.get(variadic) as string[]).push(token.value);
+      else errors.push(`Unexpected argument "${token.value}"`);
       continue;
     }
+    variadic = undefined;
     const def = OPTIONS.find((o) => o.name === token.name);
     if (!def) {
       errors.push(`Unknown option "${token.rawName}"`);
@@ -88,6 +95,7 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
       const list = (options.get(def.name) as string[] | undefined) ?? [];
       list.push(token.value);
       options.set(def.name, list);
+      if (def.variadic) variadic = def.name;
     } else options.set(def.name, token.value);
   }
   if (errors.length > 0) throw new UsageError(errors);
@@ -495,6 +503,10 @@ export interface ServiceConfig {
   outputSharedMemorySize: number;
   /** --service-kind openai without payload files: the prompts to make up. */
   syntheticPrompts: SyntheticPrompts;
+  /** --tokenizer: counts prompts and answers without usage. */
+  tokenizer: TokenizerName;
+  /** --goodput objectives; empty without. */
+  goodput: GoodputObjective[];
 }
 
 /** perf_analyzer's default -u of --service-kind tfserving (TF Serving's gRPC port). */
@@ -505,7 +517,13 @@ const LLM_OPTIONS = [
   "synthetic-input-tokens-mean",
   "synthetic-input-tokens-stddev",
   "output-tokens-mean",
+  "output-tokens-stddev",
+  "output-tokens-mean-deterministic",
   "num-prompts",
+  "input-file",
+  "random-seed",
+  "tokenizer",
+  "goodput",
 ];
 
 function parseService(
@@ -530,13 +548,13 @@ function parseService(
   }
   const endpoint = (r.string("endpoint") ?? "").replace(/^\/+/, "");
   if (kind === "openai") {
-    if (!(OPENAI_ENDPOINTS as readonly string[]).includes(endpoint)) {
+    if (!isLlmEndpoint(endpoint)) {
       errors.push(
         raw.has("endpoint")
           ? `Invalid value "${raw.get("endpoint")}" for --endpoint: expected ${
-            OPENAI_ENDPOINTS.join(" or ")
+            OPENAI_ENDPOINTS.join(", ")
           }`
-          : `--service-kind openai needs --endpoint (${OPENAI_ENDPOINTS.join(" or ")})`,
+          : `--service-kind openai needs --endpoint (${OPENAI_ENDPOINTS.join(", ")})`,
       );
     }
   } else if (raw.has("endpoint")) {
@@ -563,8 +581,24 @@ function parseService(
     );
   }
   const outputTokens = raw.has("output-tokens-mean")
-    ? r.bounded("output-tokens-mean", (n) => n >= 1, "an integer >= 1")
+    ? {
+      mean: r.bounded("output-tokens-mean", (n) => n >= 1, "an integer >= 1"),
+      stddev: r.bounded("output-tokens-stddev", (n) => n >= 0, "an integer >= 0"),
+      deterministic: r.flag("output-tokens-mean-deterministic"),
+    }
     : undefined;
+  for (const name of ["output-tokens-stddev", "output-tokens-mean-deterministic"]) {
+    if (raw.has(name) && outputTokens === undefined) {
+      errors.push(`Option --${name} needs --output-tokens-mean`);
+    }
+  }
+  let goodput: GoodputObjective[] = [];
+  try {
+    goodput = parseGoodput(r.list("goodput"));
+  } catch (error) {
+    errors.push((error as Error).message);
+  }
+  const inputFile = r.string("input-file");
   return {
     protocol,
     serviceKind: kind === "triton_c_api" ? "triton" : kind as ServiceConfig["serviceKind"],
@@ -586,7 +620,11 @@ function parseService(
       ...(outputTokens === undefined ? {} : { outputTokens }),
       count: r.bounded("num-prompts", (n) => n >= 1, "an integer >= 1"),
       streaming: r.flag("streaming"),
+      seed: r.bounded("random-seed", (n) => n >= 0, "an integer >= 0"),
+      ...(inputFile === undefined ? {} : { inputFile }),
     },
+    tokenizer: r.string("tokenizer") as TokenizerName,
+    goodput,
   };
 }
 
@@ -633,6 +671,9 @@ function checkServiceInput(
       "--service-kind torchserve needs --input-data FILE.json naming the file to send, e.g. " +
         '{"data": [{"TORCHSERVE_INPUT": ["kitten_small.jpg"]}]}',
     );
+  }
+  if (service.syntheticPrompts.inputFile !== undefined && inputData.paths.length > 0) {
+    errors.push("Options --input-file and --input-data exclude each other: give one");
   }
   if (
     service.serviceKind === "openai" &&

@@ -665,10 +665,49 @@ Deno.test("service kinds: defaults, the protocol each needs and the options that
   assert.deepEqual(llm.syntheticPrompts, {
     inputTokensMean: 550,
     inputTokensStddev: 0,
-    outputTokens: 16,
+    outputTokens: { mean: 16, stddev: 0, deterministic: false },
     count: 100,
     streaming: true,
+    seed: 0,
   });
+  assert.equal(llm.tokenizer, "llama");
+  assert.deepEqual(llm.goodput, []);
+  const genai = config(
+    ...["-m", "llm", "--service-kind", "openai", "--endpoint", "v2/models/llm/generate_stream"],
+    ...["--output-tokens-mean", "100", "--output-tokens-stddev", "10"],
+    ...["--output-tokens-mean-deterministic", "--random-seed", "7", "--tokenizer", "cl100k_base"],
+    ...["--input-file", "prompts.jsonl", "--goodput", "time_to_first_token:100"],
+    ...["inter_token_latency:10", "request_latency:2000"],
+  );
+  assert.deepEqual(genai.syntheticPrompts.outputTokens, {
+    mean: 100,
+    stddev: 10,
+    deterministic: true,
+  });
+  assert.equal(genai.syntheticPrompts.seed, 7);
+  assert.equal(genai.syntheticPrompts.inputFile, "prompts.jsonl");
+  assert.equal(genai.tokenizer, "cl100k_base");
+  assert.deepEqual(genai.goodput, [
+    { metric: "time_to_first_token", value: 100 },
+    { metric: "inter_token_latency", value: 10 },
+    { metric: "request_latency", value: 2000 },
+  ]);
+  const openai = ["-m", "x", "--service-kind", "openai", "--endpoint", "v1/completions"];
+  assert.deepEqual(
+    usageErrors(() =>
+      config(...openai, "--goodput", "ttft:1", "--output-tokens-stddev", "3", "--tokenizer", "gpt2")
+    ),
+    [
+      "Option --output-tokens-stddev needs --output-tokens-mean",
+      'Invalid value "ttft:1" for --goodput: expected NAME:VALUE with NAME one of ' +
+      "time_to_first_token, time_to_second_token, inter_token_latency, request_latency, " +
+      "output_token_throughput_per_user",
+      'Invalid value "gpt2" for --tokenizer: expected one of llama, cl100k_base, none',
+    ],
+  );
+  assert.deepEqual(usageErrors(() => parseArgv(["-m", "x", "stray"])), [
+    'Unexpected argument "stray"',
+  ]);
   assert.deepEqual(
     usageErrors(() => config("-m", "x", "--service-kind", "tfserving", "-i", "http")),
     ["--service-kind tfserving needs -i grpc (TF Serving's Predict API is gRPC)"],
@@ -683,7 +722,8 @@ Deno.test("service kinds: defaults, the protocol each needs and the options that
     ),
     [
       "--service-kind openai needs -i http",
-      "--service-kind openai needs --endpoint (v1/chat/completions or v1/completions)",
+      "--service-kind openai needs --endpoint (v1/chat/completions, v1/completions, " +
+      "v1/embeddings, v2/models/MODEL/generate, v2/models/MODEL/generate_stream)",
       "--service-kind openai takes payload files in --input-data " +
       '({"data": [{"payload": [{...}]}]}), or none for synthetic prompts ' +
       "(--synthetic-input-tokens-mean); not generated tensors",

@@ -2,6 +2,7 @@
  * The option table: the single source for parsing, `--help`, validation and
  * YAML configuration (--config). Every perf_analyzer option name is here.
  */
+import { DEFAULT_TOKENIZER, TOKENIZER_NAMES } from "../input/tokenizer.ts";
 import { TRACE_LEVELS } from "../protocol/trace.ts";
 
 /**
@@ -39,6 +40,8 @@ export interface OptionDef {
    * its own point; "range" also accepts START:END[:STEP] or a <range> mapping.
    */
   sweep?: "list" | "range";
+  /** A "list" whose values may also follow it as separate arguments (genai-perf's nargs). */
+  variadic?: boolean;
 }
 
 export type Command = "profile" | "serve" | "demo" | "report";
@@ -443,7 +446,7 @@ export const OPTIONS: readonly OptionDef[] = [
     group: "Input data",
     valueName: "N",
     help:
-      "Synthetic prompts (--service-kind openai without --input-data): N words on average, a word being about a token.",
+      "Synthetic prompts (--service-kind openai without --input-data): N tokens of --tokenizer on average (words with --tokenizer none).",
   },
   {
     name: "synthetic-input-tokens-stddev",
@@ -451,14 +454,30 @@ export const OPTIONS: readonly OptionDef[] = [
     default: 0,
     group: "Input data",
     valueName: "N",
-    help: "Standard deviation of the synthetic prompt length, in words.",
+    help: "Standard deviation of the synthetic prompt length, in tokens.",
   },
   {
     name: "output-tokens-mean",
     type: "int",
     group: "Input data",
     valueName: "N",
-    help: "The max_tokens of synthetic prompts. Default: the server's choice.",
+    help:
+      "The max_tokens of generated requests, normal around N (--output-tokens-stddev). Default: the server's choice.",
+  },
+  {
+    name: "output-tokens-stddev",
+    type: "int",
+    default: 0,
+    group: "Input data",
+    valueName: "N",
+    help: "Standard deviation of max_tokens (with --output-tokens-mean).",
+  },
+  {
+    name: "output-tokens-mean-deterministic",
+    type: "boolean",
+    group: "Input data",
+    help:
+      "Also send min_tokens and ignore_eos (vLLM, TensorRT-LLM), so answers have exactly max_tokens tokens.",
   },
   {
     name: "num-prompts",
@@ -468,6 +487,40 @@ export const OPTIONS: readonly OptionDef[] = [
     valueName: "N",
     help:
       "Distinct synthetic prompts, sent round-robin (with --streaming they ask for a streamed answer).",
+  },
+  {
+    name: "input-file",
+    type: "string",
+    group: "Input data",
+    valueName: "FILE.jsonl",
+    help:
+      'Prompts for --service-kind openai, genai-perf\'s format: one {"text": "..."} per line, sent round-robin.',
+  },
+  {
+    name: "random-seed",
+    type: "int",
+    default: 0,
+    group: "Input data",
+    valueName: "N",
+    help: "Seed of synthetic prompts and output lengths: the same seed sends the same requests.",
+  },
+  {
+    name: "tokenizer",
+    type: "string",
+    default: DEFAULT_TOKENIZER,
+    group: "Input data",
+    choices: TOKENIZER_NAMES,
+    help:
+      "Counts tokens of prompts, and of answers without a usage field: llama (LLaMA's BPE, genai-perf's default), cl100k_base (GPT-4's) or none (counted chunks). Built in; nothing is downloaded.",
+  },
+  {
+    name: "goodput",
+    type: "list",
+    variadic: true,
+    group: "Measurement",
+    valueName: "METRIC:VALUE ...",
+    help:
+      "LLM service level objectives: time_to_first_token, time_to_second_token, inter_token_latency, request_latency (ms, upper bounds), output_token_throughput_per_user (tokens/s, lower bound). Reports the rate of requests that met all of them.",
   },
   {
     name: "input-tensor-format",

@@ -7,7 +7,7 @@ import type { Interrupt } from "../profile/interrupt.ts";
 import type { LatencyHistogram } from "./histogram.ts";
 import { summarizeOpenLoop } from "./open_loop.ts";
 import { Recorder } from "./recorder.ts";
-import { summarizeTokens } from "./tokens.ts";
+import { summarizeTokens, type TokenSummaryOptions } from "./tokens.ts";
 import {
   isStable,
   STABILITY_WINDOWS,
@@ -50,6 +50,8 @@ export interface LevelOptions extends MeasurementOptions {
   newHistogram?: () => LatencyHistogram;
   /** Open-loop modes: --max-send-lag, the send-lag p99 above which a level is untrustworthy. */
   maxSendLagMs?: number;
+  /** Token-streaming runs: the tokenizer and --goodput objectives of the LLM summary. */
+  tokens?: Omit<TokenSummaryOptions, "percentiles">;
 }
 
 /** The --max-send-lag default: perf_analyzer's bound for a "delayed" send. */
@@ -76,7 +78,7 @@ function summarize(
   // Each summary adds perf_analyzer's percentiles to these.
   const percentiles = options.percentile === undefined ? [] : [options.percentile];
   const deltas = merged.map((w) => w.serverStats).filter((s) => s !== undefined);
-  const llm = summarizeTokens(merged, { percentiles });
+  const llm = summarizeTokens(merged, { ...options.tokens, percentiles });
   return {
     mode: options.mode,
     value: options.value,

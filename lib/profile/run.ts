@@ -4,7 +4,8 @@
  */
 import { type ProfileConfig, UsageError } from "../cli/config.ts";
 import { sweep, type SweepOutcome } from "../load/sweep.ts";
-import { measureLevel } from "../measure/level.ts";
+import { type LevelOptions, measureLevel } from "../measure/level.ts";
+import { loadTokenizer } from "../input/tokenizer.ts";
 import type { LatencyHistogram } from "../measure/histogram.ts";
 import { stabilizingLatency } from "../measure/stability.ts";
 import type { LevelResult, RequestSink, WindowData } from "../measure/types.ts";
@@ -120,6 +121,15 @@ function statisticsSource(
     (await Promise.all(targets.map((t) => client.modelStatistics(t.name, t.version)))).flat();
 }
 
+/** OpenAI runs: the tokenizer and goodput objectives of their LLM summaries. */
+async function tokenSummaryOptions(
+  config: ProfileConfig,
+): Promise<LevelOptions["tokens"] | undefined> {
+  if (config.serviceKind !== "openai") return undefined;
+  const tokenizer = await loadTokenizer(config.tokenizer);
+  return { goodput: config.goodput, ...(tokenizer ? { tokenizer } : {}) };
+}
+
 export async function runProfile(
   config: ProfileConfig,
   options: { interrupt: Interrupt; events?: RunEvents; client?: InferenceClient },
@@ -166,6 +176,7 @@ export async function runProfile(
       return { results: [result], server, model };
     }
     const load = await planLoad(client, { config, model, ...inputs, tracer });
+    const tokens = await tokenSummaryOptions(config);
     try {
       const outcome = await sweep(async (value) => {
         events.levelStart?.(value);
@@ -181,6 +192,7 @@ export async function runProfile(
             requestSink: tracer,
             ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),
             newHistogram: events.newHistogram,
+            ...(tokens ? { tokens } : {}),
           }),
           scraper,
         );

@@ -6,6 +6,7 @@
  */
 import { type ProfileConfig, UsageError } from "../cli/config.ts";
 import { loadLlmData } from "../input/llm_data.ts";
+import { loadTokenizer } from "../input/tokenizer.ts";
 import { hasSharedMemoryControl, SystemSharedMemory } from "../protocol/shm.ts";
 import type { InferenceClient, InferRequest, ModelInfo, ServerInfo } from "../protocol/types.ts";
 import { buildRequests, checkBatchSize, type RequestPlan } from "./inputs.ts";
@@ -39,10 +40,12 @@ export async function createServiceClient(
     }
     case "openai": {
       const { OpenAiClient } = await import("../protocol/openai.ts");
+      const tokenizer = await loadTokenizer(config.tokenizer);
       return new OpenAiClient({
         ...common,
         endpoint: config.endpoint,
         tls: httpsTls(config.httpsSsl),
+        ...(tokenizer ? { tokenizer } : {}),
       });
     }
   }
@@ -55,11 +58,13 @@ export async function buildServiceRequests(
 ): Promise<RequestPlan> {
   if (config.serviceKind !== "openai") return await buildRequests(model, config);
   checkBatchSize(model, config.batchSize);
+  const tokenizer = await loadTokenizer(config.tokenizer);
   const dataSet = await loadLlmData({
     model: config.model,
     endpoint: config.endpoint,
     paths: config.inputData.paths,
     synthetic: config.syntheticPrompts,
+    ...(tokenizer ? { tokenizer } : {}),
   });
   const requests = dataSet.streams[0].map((step) => ({ inputs: step.inputs, outputs: [] }));
   return { requests, dataSet };

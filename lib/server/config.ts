@@ -61,9 +61,11 @@ export interface DecoupledConfig {
 
 /**
  * A token-streaming model served on the OpenAI-compatible endpoints
- * (/v1/chat/completions, /v1/completions): the first token `ttft_ms` after the
- * request arrives, then one every `itl_ms`, `output_tokens` in all (fewer when
- * the request's max_tokens says so; exactly max_tokens with ignore_eos).
+ * (/v1/chat/completions, /v1/completions, /v1/embeddings) and Triton's
+ * generate extension: the first token `ttft_ms` after the request arrives,
+ * then one every `itl_ms` (each +- up to `itl_jitter_ms`, uniform), `output_tokens`
+ * in all (normal with `output_tokens_stddev`; fewer when the request's
+ * max_tokens says so; exactly max_tokens with ignore_eos, at least min_tokens).
  */
 export interface LlmConfig {
   ttft_ms: number;
@@ -74,7 +76,25 @@ export interface LlmConfig {
    * some servers (llama.cpp) do. Default false.
    */
   close_after_stream?: boolean;
+  /** Default 0. Each token moves by up to this much (not the gaps), so at most itl_ms / 2. */
+  itl_jitter_ms?: number;
+  /** Default 0: every answer has output_tokens tokens. */
+  output_tokens_stddev?: number;
+  /** Send usage (with stream_options.include_usage when streaming). Default true. */
+  usage?: boolean;
+  /**
+   * Fraction of streamed answers that fail after `error_after_tokens` tokens
+   * (default 1), evenly spread: with an `error` event (`error_kind: event`, the
+   * default), a dropped connection (`abort`) or an end without [DONE]
+   * (`truncate`). Default 0.
+   */
+  error_rate?: number;
+  error_after_tokens?: number;
+  error_kind?: LlmErrorKind;
 }
+
+export const LLM_ERROR_KINDS = ["event", "abort", "truncate"] as const;
+export type LlmErrorKind = typeof LLM_ERROR_KINDS[number];
 
 /** Triton's default max_sequence_idle_microseconds, in milliseconds. */
 export const DEFAULT_SEQUENCE_IDLE_MS = 1000;
@@ -129,8 +149,21 @@ export interface ModelSpec {
   dynamicBatching?: { maxQueueDelayMs: number; preferredBatchSizes: number[] };
   sequence?: { maxSequenceIdleMs: number };
   decoupled?: { responses: number; gapMs: number };
-  llm?: { ttftMs: number; itlMs: number; outputTokens: number; closeAfterStream: boolean };
+  llm?: LlmSpec;
   faults?: FaultSpec;
+}
+
+export interface LlmSpec {
+  ttftMs: number;
+  itlMs: number;
+  itlJitterMs: number;
+  outputTokens: number;
+  outputTokensStddev: number;
+  closeAfterStream: boolean;
+  usage: boolean;
+  errorRate: number;
+  errorAfterTokens: number;
+  errorKind: LlmErrorKind;
 }
 
 /** Every problem of a configuration at once, each naming the model and field. */
@@ -168,7 +201,18 @@ const DISTRIBUTION_FIELDS = new Set(["dist", "mean_ms", "stddev_ms", "min_ms", "
 const BATCHING_FIELDS = new Set(["max_queue_delay_ms", "preferred_batch_sizes"]);
 const SEQUENCE_FIELDS = new Set(["max_sequence_idle_ms"]);
 const DECOUPLED_FIELDS = new Set(["responses", "gap_ms"]);
-const LLM_FIELDS = new Set(["ttft_ms", "itl_ms", "output_tokens", "close_after_stream"]);
+const LLM_FIELDS = new Set([
+  "ttft_ms",
+  "itl_ms",
+  "output_tokens",
+  "close_after_stream",
+  "itl_jitter_ms",
+  "output_tokens_stddev",
+  "usage",
+  "error_rate",
+  "error_after_tokens",
+  "error_kind",
+]);
 /** The tensors of an LLM model that leaves them out. */
 const TEXT_INPUTS: readonly TensorConfig[] = [{ name: "text_input", datatype: "BYTES", dims: [1] }];
 const TEXT_OUTPUTS: readonly TensorConfig[] = [
@@ -419,15 +463,37 @@ class ModelChecker {
     for (const field of ["ttft_ms", "itl_ms", "output_tokens"]) {
       if (value[field] === undefined) this.add(`llm.${field}`, "is required");
     }
-    const close = value.close_after_stream ?? false;
-    if (typeof close !== "boolean") {
-      this.add("llm.close_after_stream", `must be true or false, got ${show(close)}`);
+    const flag = (field: string, fallback: boolean): boolean => {
+      const v = value[field] ?? fallback;
+      if (typeof v !== "boolean") this.add(`llm.${field}`, `must be true or false, got ${show(v)}`);
+      return v === true;
+    };
+    const itlMs = this.number("llm.itl_ms", value.itl_ms) ?? 0;
+    const itlJitterMs = this.number("llm.itl_jitter_ms", value.itl_jitter_ms) ?? 0;
+    if (itlJitterMs > itlMs / 2) {
+      this.add("llm.itl_jitter_ms", `must be at most half of itl_ms (${itlMs / 2})`);
+    }
+    const errorRate = this.number("llm.error_rate", value.error_rate) ?? 0;
+    if (errorRate > 1) this.add("llm.error_rate", `must be at most 1, got ${errorRate}`);
+    const errorKind = value.error_kind ?? "event";
+    if (!(LLM_ERROR_KINDS as readonly unknown[]).includes(errorKind)) {
+      this.add(
+        "llm.error_kind",
+        `must be one of ${LLM_ERROR_KINDS.join(", ")}, got ${show(errorKind)}`,
+      );
     }
     return {
       ttftMs: this.number("llm.ttft_ms", value.ttft_ms) ?? 0,
-      itlMs: this.number("llm.itl_ms", value.itl_ms) ?? 0,
+      itlMs,
+      itlJitterMs,
       outputTokens: this.integer("llm.output_tokens", { value: value.output_tokens, min: 1 }) ?? 1,
-      closeAfterStream: close === true,
+      outputTokensStddev: this.number("llm.output_tokens_stddev", value.output_tokens_stddev) ?? 0,
+      closeAfterStream: flag("close_after_stream", false),
+      usage: flag("usage", true),
+      errorRate,
+      errorAfterTokens:
+        this.integer("llm.error_after_tokens", { value: value.error_after_tokens, min: 0 }) ?? 1,
+      errorKind: errorKind as LlmErrorKind,
     };
   }
 
@@ -623,11 +689,18 @@ function specToConfig(spec: ModelSpec): ModelConfig {
     config.decoupled = { responses: spec.decoupled.responses, gap_ms: spec.decoupled.gapMs };
   }
   if (spec.llm !== undefined) {
+    const l = spec.llm;
     config.llm = {
-      ttft_ms: spec.llm.ttftMs,
-      itl_ms: spec.llm.itlMs,
-      output_tokens: spec.llm.outputTokens,
-      close_after_stream: spec.llm.closeAfterStream,
+      ttft_ms: l.ttftMs,
+      itl_ms: l.itlMs,
+      output_tokens: l.outputTokens,
+      close_after_stream: l.closeAfterStream,
+      itl_jitter_ms: l.itlJitterMs,
+      output_tokens_stddev: l.outputTokensStddev,
+      usage: l.usage,
+      error_rate: l.errorRate,
+      error_after_tokens: l.errorAfterTokens,
+      error_kind: l.errorKind,
     };
   }
   if (spec.faults !== undefined) config.faults = faultsToConfig(spec.faults);
