@@ -56,37 +56,50 @@ interface Run {
   /** The first level's `llm` object. */
   llm: Json;
   csv: string;
-  dir: string;
 }
 
 async function profile(
   server: { addr: string },
-  options: { args: string[]; dir: string; expectCode?: number },
+  options: { args: string[]; dir?: string; expectCode?: number },
 ): Promise<Run> {
-  const summaryPath = `${options.dir}/summary.json`;
-  const csvPath = `${options.dir}/llm.csv`;
-  const r = await runCli([
-    "--service-kind",
-    "openai",
-    "-u",
-    server.addr,
-    "--summary-json",
-    summaryPath,
-    "-f",
-    csvPath,
-    ...options.args,
-  ], { timeoutMs: 120_000 });
-  assert.equal(r.code, options.expectCode ?? 0, r.stderr + r.stdout);
-  const summary = JSON.parse(await Deno.readTextFile(summaryPath));
-  assert.deepEqual(validate(summary, await loadSchema("summary.schema.json")), []);
-  return {
-    stdout: r.stdout,
-    code: r.code,
-    summary,
-    llm: summary.levels[0].llm,
-    csv: await Deno.readTextFile(csvPath),
-    dir: options.dir,
-  };
+  const dir = options.dir ?? await Deno.makeTempDir();
+  try {
+    const summaryPath = `${dir}/summary.json`;
+    const csvPath = `${dir}/llm.csv`;
+    const r = await runCli([
+      "--service-kind",
+      "openai",
+      "-u",
+      server.addr,
+      "--summary-json",
+      summaryPath,
+      "-f",
+      csvPath,
+      ...options.args,
+    ], { timeoutMs: 120_000 });
+    assert.equal(r.code, options.expectCode ?? 0, r.stderr + r.stdout);
+    const summary = JSON.parse(await Deno.readTextFile(summaryPath));
+    assert.deepEqual(validate(summary, await loadSchema("summary.schema.json")), []);
+    return {
+      stdout: r.stdout,
+      code: r.code,
+      summary,
+      llm: summary.levels[0].llm,
+      csv: await Deno.readTextFile(csvPath),
+    };
+  } finally {
+    if (options.dir === undefined) await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Runs `fn` against a reference server of MODELS in a worker thread. */
+async function withLlmServer(fn: (server: { addr: string }) => Promise<void>): Promise<void> {
+  const server = await startServerInWorker({ models: MODELS });
+  try {
+    await fn(server);
+  } finally {
+    await server.close();
+  }
 }
 
 async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
@@ -159,66 +172,52 @@ const GOODPUT = [
   `request_latency:${LATENCY_MS * 1.5}`,
 ];
 
-Deno.test("openai: metrics within 3 % of the server's schedule at concurrency 1, 8 and 64", async (t) => {
-  const server = await startServerInWorker({ models: MODELS });
-  try {
+Deno.test("openai: metrics within 3 % of the server's schedule at concurrency 1, 8 and 64", (t) =>
+  withLlmServer(async (server) => {
     for (const [concurrency, rounds] of [[1, 5], [8, 3], [64, 2]]) {
-      await t.step(`concurrency ${concurrency}`, () =>
-        withDir(async (dir) => {
-          const run = await profile(server, {
-            dir,
-            args: [
-              ...STREAMED,
-              ...GOODPUT,
-              "--concurrency-range",
-              String(concurrency),
-              "--request-count",
-              String(concurrency * rounds),
-            ],
-          });
-          checkAccuracy(run.llm, { concurrency });
-          assert.equal(run.llm.request_count, concurrency * rounds);
-        }));
-    }
-  } finally {
-    await server.close();
-  }
-});
-
-Deno.test("openai: a fixed request rate, measured also from the intended send time", async () => {
-  const server = await startServerInWorker({ models: MODELS });
-  try {
-    await withDir(async (dir) => {
-      const run = await profile(server, {
-        dir,
-        args: [
-          ...STREAMED,
-          ...GOODPUT,
-          "--request-rate-range",
-          "20",
-          "--request-count",
-          "30",
-          // The lag of a loaded test machine is not what this test is about.
-          "--ignore-send-lag",
-        ],
+      await t.step(`concurrency ${concurrency}`, async () => {
+        const run = await profile(server, {
+          args: [
+            ...STREAMED,
+            ...GOODPUT,
+            "--concurrency-range",
+            String(concurrency),
+            "--request-count",
+            String(concurrency * rounds),
+          ],
+        });
+        checkAccuracy(run.llm, { concurrency });
+        assert.equal(run.llm.request_count, concurrency * rounds);
       });
-      checkAccuracy(run.llm, {});
-      const corrected = run.llm.corrected_time_to_first_token_ms as Statistics;
-      assert.ok(corrected.avg >= (run.llm.time_to_first_token_ms as Statistics).avg);
-      within(
-        run.llm.output_token_throughput_tokens_per_sec as number,
-        (run.llm.request_throughput_per_sec as number) * TOKENS,
-        "output tokens/s",
-      );
-    });
-  } finally {
-    await server.close();
-  }
-});
+    }
+  }));
 
-Deno.test("openai: every output carries the LLM metrics", async () => {
-  const server = await startServerInWorker({ models: MODELS });
-  try {
+Deno.test("openai: a fixed request rate, measured also from the intended send time", () =>
+  withLlmServer(async (server) => {
+    const run = await profile(server, {
+      args: [
+        ...STREAMED,
+        ...GOODPUT,
+        "--request-rate-range",
+        "20",
+        "--request-count",
+        "30",
+        // The lag of a loaded test machine is not what this test is about.
+        "--ignore-send-lag",
+      ],
+    });
+    checkAccuracy(run.llm, {});
+    const corrected = run.llm.corrected_time_to_first_token_ms as Statistics;
+    assert.ok(corrected.avg >= (run.llm.time_to_first_token_ms as Statistics).avg);
+    within(
+      run.llm.output_token_throughput_tokens_per_sec as number,
+      (run.llm.request_throughput_per_sec as number) * TOKENS,
+      "output tokens/s",
+    );
+  }));
+
+Deno.test("openai: every output carries the LLM metrics", () =>
+  withLlmServer(async (server) => {
     await withDir(async (dir) => {
       const exported = `${dir}/export.json`;
       const html = `${dir}/report.html`;
@@ -314,118 +313,96 @@ Deno.test("openai: every output carries the LLM metrics", async () => {
       assert.deepEqual(marks["llm-throughput"], { points: 0, bars: 2 });
       assert.deepEqual(marks["llm-ttft-input"], { points: 2 * 8, bars: 0 });
     });
-  } finally {
-    await server.close();
-  }
-});
+  }));
 
-Deno.test("openai: mid-stream errors are failed requests, whatever their kind", async (t) => {
-  const server = await startServerInWorker({ models: MODELS });
-  try {
+Deno.test("openai: mid-stream errors are failed requests, whatever their kind", (t) =>
+  withLlmServer(async (server) => {
     for (const kind of ["event", "abort", "truncate"]) {
-      await t.step(kind, () =>
-        withDir(async (dir) => {
-          const run = await profile(server, {
-            dir,
-            expectCode: 3,
-            args: [
-              "-m",
-              `failing_${kind}`,
-              "--endpoint",
-              "v1/chat/completions",
-              "--streaming",
-              "--synthetic-input-tokens-mean",
-              "4",
-              "--concurrency-range",
-              "2",
-              "--request-count",
-              "20",
-            ],
-          });
-          const client = run.summary.levels as Json[];
-          const level = client[0].client as Json;
-          // Every fourth answer fails after three tokens.
-          assert.equal(level.error_count, 5);
-          assert.equal(run.llm.request_count, 15);
-          assert.match(run.stdout, /Failed requests/);
-          assert.ok(
-            parseCsv(run.csv).some((row) =>
-              row[0] === "Failed Request Count (count)" && row[1] === "5.00"
-            ),
-          );
-        }));
+      await t.step(kind, async () => {
+        const run = await profile(server, {
+          expectCode: 3,
+          args: [
+            "-m",
+            `failing_${kind}`,
+            "--endpoint",
+            "v1/chat/completions",
+            "--streaming",
+            "--synthetic-input-tokens-mean",
+            "4",
+            "--concurrency-range",
+            "2",
+            "--request-count",
+            "20",
+          ],
+        });
+        const client = run.summary.levels as Json[];
+        const level = client[0].client as Json;
+        // Every fourth answer fails after three tokens.
+        assert.equal(level.error_count, 5);
+        assert.equal(run.llm.request_count, 15);
+        assert.match(run.stdout, /Failed requests/);
+        assert.ok(
+          parseCsv(run.csv).some((row) =>
+            row[0] === "Failed Request Count (count)" && row[1] === "5.00"
+          ),
+        );
+      });
     }
-  } finally {
-    await server.close();
-  }
-});
+  }));
 
-Deno.test("openai: without usage the tokenizer counts; Triton's generate; embeddings", async (t) => {
-  const server = await startServerInWorker({ models: MODELS });
-  const quiet = ["-m", "quiet", "--synthetic-input-tokens-mean", "50", "--request-count", "6"];
-  try {
+Deno.test("openai: without usage the tokenizer counts; Triton's generate; embeddings", (t) =>
+  withLlmServer(async (server) => {
+    const quiet = ["-m", "quiet", "--synthetic-input-tokens-mean", "50", "--request-count", "6"];
     await t.step(
       "chat without usage: the tokenizer counts prompts and answers",
-      () =>
-        withDir(async (dir) => {
-          const run = await profile(server, {
-            dir,
-            args: [...quiet, "--endpoint", "v1/chat/completions", "--streaming"],
-          });
-          assert.deepEqual(run.llm.token_counts, {
-            output: "tokenizer llama",
-            input: "tokenizer llama",
-          });
-          // Synthetic prompts are exactly as long as asked, in the tokenizer's tokens.
-          assert.equal((run.llm.input_sequence_length_tokens as Statistics).avg, 50);
-          // The server's twelve words, "the quick brown dog ...", are twelve LLaMA tokens.
-          assert.equal((run.llm.output_sequence_length_tokens as Statistics).avg, 12);
-        }),
-    );
-    await t.step("--tokenizer none counts chunks", () =>
-      withDir(async (dir) => {
+      async () => {
         const run = await profile(server, {
-          dir,
-          args: [...quiet, "--endpoint", "v1/completions", "--streaming", "--tokenizer", "none"],
+          args: [...quiet, "--endpoint", "v1/chat/completions", "--streaming"],
         });
-        assert.deepEqual(run.llm.token_counts, { output: "chunks", input: "unknown" });
+        assert.deepEqual(run.llm.token_counts, {
+          output: "tokenizer llama",
+          input: "tokenizer llama",
+        });
+        // Synthetic prompts are exactly as long as asked, in the tokenizer's tokens.
+        assert.equal((run.llm.input_sequence_length_tokens as Statistics).avg, 50);
+        // The server's twelve words, "the quick brown dog ...", are twelve LLaMA tokens.
         assert.equal((run.llm.output_sequence_length_tokens as Statistics).avg, 12);
-      }));
+      },
+    );
+    await t.step("--tokenizer none counts chunks", async () => {
+      const run = await profile(server, {
+        args: [...quiet, "--endpoint", "v1/completions", "--streaming", "--tokenizer", "none"],
+      });
+      assert.deepEqual(run.llm.token_counts, { output: "chunks", input: "unknown" });
+      assert.equal((run.llm.output_sequence_length_tokens as Statistics).avg, 12);
+    });
     for (const endpoint of ["generate_stream", "generate"]) {
-      await t.step(`v2/models/quiet/${endpoint}`, () =>
-        withDir(async (dir) => {
-          const run = await profile(server, {
-            dir,
-            args: [...quiet, "--endpoint", `v2/models/quiet/${endpoint}`],
-          });
-          const streamed = endpoint === "generate_stream";
-          assert.equal(run.llm.time_to_first_token_ms !== undefined, streamed);
-          if (streamed) {
-            within((run.llm.time_to_first_token_ms as Statistics).avg, 100, "generate TTFT");
-            within((run.llm.inter_token_latency_ms as Statistics).avg, 10, "generate ITL");
-          }
-          assert.equal((run.llm.output_sequence_length_tokens as Statistics).avg, 12);
-        }));
-    }
-    await t.step("v1/embeddings: request latency and throughput", () =>
-      withDir(async (dir) => {
+      await t.step(`v2/models/quiet/${endpoint}`, async () => {
         const run = await profile(server, {
-          dir,
-          args: ["-m", "llm", "--endpoint", "v1/embeddings", "--request-count", "4"],
+          args: [...quiet, "--endpoint", `v2/models/quiet/${endpoint}`],
         });
-        assert.equal(run.llm.time_to_first_token_ms, undefined);
-        assert.equal(run.llm.request_count, 4);
-        assert.equal((run.llm.input_sequence_length_tokens as Statistics).avg, 550);
-        within((run.llm.request_latency_ms as Statistics).avg, TTFT_MS, "embeddings latency");
-      }));
-  } finally {
-    await server.close();
-  }
-});
+        const streamed = endpoint === "generate_stream";
+        assert.equal(run.llm.time_to_first_token_ms !== undefined, streamed);
+        if (streamed) {
+          within((run.llm.time_to_first_token_ms as Statistics).avg, 100, "generate TTFT");
+          within((run.llm.inter_token_latency_ms as Statistics).avg, 10, "generate ITL");
+        }
+        assert.equal((run.llm.output_sequence_length_tokens as Statistics).avg, 12);
+      });
+    }
+    await t.step("v1/embeddings: request latency and throughput", async () => {
+      const run = await profile(server, {
+        args: ["-m", "llm", "--endpoint", "v1/embeddings", "--request-count", "4"],
+      });
+      assert.equal(run.llm.time_to_first_token_ms, undefined);
+      assert.equal(run.llm.request_count, 4);
+      assert.equal((run.llm.input_sequence_length_tokens as Statistics).avg, 550);
+      within((run.llm.request_latency_ms as Statistics).avg, TTFT_MS, "embeddings latency");
+    });
+  }));
 
-Deno.test("openai: payload files and JSONL prompts; a server closing connections", async (t) => {
-  const server = await startServerInWorker({ models: MODELS });
-  try {
+Deno.test("openai: payload files and JSONL prompts; a server closing connections", (t) =>
+  withLlmServer(async (server) => {
     await t.step("payload files, answers not streamed", () =>
       withDir(async (dir) => {
         const payloads = `${dir}/payloads.json`;
@@ -441,12 +418,7 @@ Deno.test("openai: payload files and JSONL prompts; a server closing connections
         const run = await profile(server, {
           dir,
           args: [
-            "-m",
-            "quiet",
-            "--endpoint",
-            "v1/completions",
-            "--input-data",
-            payloads,
+            ...["-m", "quiet", "--endpoint", "v1/completions", "--input-data", payloads],
             "--request-count",
             "4",
           ],
@@ -461,11 +433,7 @@ Deno.test("openai: payload files and JSONL prompts; a server closing connections
         const run = await profile(server, {
           dir,
           args: [
-            "-m",
-            "quiet",
-            "--endpoint",
-            "v1/chat/completions",
-            "--streaming",
+            ...["-m", "quiet", "--endpoint", "v1/chat/completions", "--streaming"],
             "--input-file",
             prompts,
             "--request-count",
@@ -478,27 +446,22 @@ Deno.test("openai: payload files and JSONL prompts; a server closing connections
       }));
     await t.step(
       "a server closing keep-alive connections after each stream",
-      () =>
-        withDir(async (dir) => {
-          const run = await profile(server, {
-            dir,
-            args: [
-              "-m",
-              "closing",
-              "--endpoint",
-              "v1/chat/completions",
-              "--streaming",
-              "--synthetic-input-tokens-mean",
-              "4",
-              "--request-count",
-              "30",
-            ],
-          });
-          assert.doesNotMatch(run.stdout, /Failed requests/);
-          assert.equal((run.llm.output_sequence_length_tokens as Statistics).avg, 4);
-        }),
+      async () => {
+        const run = await profile(server, {
+          args: [
+            "-m",
+            "closing",
+            "--endpoint",
+            "v1/chat/completions",
+            "--streaming",
+            "--synthetic-input-tokens-mean",
+            "4",
+            "--request-count",
+            "30",
+          ],
+        });
+        assert.doesNotMatch(run.stdout, /Failed requests/);
+        assert.equal((run.llm.output_sequence_length_tokens as Statistics).avg, 4);
+      },
     );
-  } finally {
-    await server.close();
-  }
-});
+  }));
