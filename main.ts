@@ -6,13 +6,9 @@
  * after a second Ctrl-C).
  */
 import denoConfig from "./deno.json" with { type: "json" };
-import {
-  buildProfileConfig,
-  parseArgv,
-  type RawOptions,
-  UsageError,
-  withConfigFile,
-} from "./lib/cli/config.ts";
+import { buildProfileConfig, parseArgv, withConfigFile } from "./lib/cli/config.ts";
+import type { RawOptions } from "./lib/cli/options.ts";
+import { UsageError } from "./lib/types/errors.ts";
 import { formatHelp } from "./lib/cli/help.ts";
 import type { Command } from "./lib/cli/options.ts";
 import { findMissingPermission, formatMissingPermission } from "./lib/cli/permissions.ts";

@@ -6,11 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { encodeBytesElements, tensorFromJson } from "../lib/input/codec.ts";
-import { type Datatype, DATATYPES } from "../lib/input/datatype.ts";
+import { type Datatype, DATATYPES } from "../lib/types/datatype.ts";
 import { parseInputData } from "../lib/input/input_data.ts";
 import { buildRequests, type InputOptions } from "../lib/profile/inputs.ts";
 import { KServeHttpClient, type TensorFormat } from "../lib/protocol/kserve_http.ts";
-import type { RequestTiming, Tensor } from "../lib/protocol/types.ts";
+import type { RequestTiming } from "../lib/types/timing.ts";
+import type { Tensor } from "../lib/types/tensor.ts";
 import { type RunningServer, startServer } from "../lib/server/mod.ts";
 import { runCli, withServer } from "./_helpers.ts";
 

@@ -10,27 +10,28 @@ import {
   OPTIONS,
   type OptionType,
   PROFILE_COMMANDS,
+  type RawOptions,
 } from "./options.ts";
 import { type InputDataSpec, parseInputData } from "../input/input_data.ts";
-import type { LoadMode, MeasurementOptions } from "../measure/types.ts";
 import { MAX_SEQUENCE_ID } from "../load/sequences.ts";
-import { parseRange, type Range } from "./range.ts";
+import { parseRange, type Range } from "../load/range.ts";
 import { defaultMetricsUrl, parseMetricsUrl } from "../measure/metrics_scraper.ts";
 import { exportTargetProblem } from "../report/export_target.ts";
-import type { ParameterValue } from "../protocol/types.ts";
-import { OPENAI_ENDPOINTS, type SyntheticPrompts } from "../input/llm_data.ts";
-
-/** A configuration error; `errors` holds every problem found. */
-export class UsageError extends Error {
-  override name = "UsageError";
-  constructor(readonly errors: string[]) {
-    super(errors.join("\n"));
-  }
-}
-
-export type RawValue = string | number | boolean | string[];
-/** Values by long option name, as given (strings from argv, typed values from YAML). */
-export type RawOptions = Map<string, RawValue>;
+import type { ParameterValue } from "../types/tensor.ts";
+import type { InputPlan } from "../input/plan.ts";
+import type { LoadPlan } from "../load/plan.ts";
+import type { MetricsPlan } from "../measure/plan.ts";
+import type {
+  ClientPlan,
+  GrpcSslConfig,
+  HttpsSslConfig,
+  RequestParameter,
+  ServiceKind,
+} from "../protocol/plan.ts";
+import { UsageError } from "../types/errors.ts";
+import type { ReportPlan } from "../report/plan.ts";
+import type { ProfilePlan, TraceConfig } from "../profile/plan.ts";
+import { OPENAI_ENDPOINTS } from "../input/llm_data.ts";
 
 export interface ParsedArgs {
   command: Command;
@@ -108,37 +109,6 @@ export async function withConfigFile(parsed: ParsedArgs): Promise<RawOptions> {
   return new Map([...file, ...cli]);
 }
 
-/** --sequence-* options: how requests of sequence models are grouped. */
-export interface SequenceConfig {
-  /** Live sequences an open-loop load cycles through (--num-of-sequences). */
-  count: number;
-  length: number;
-  variationPct: number;
-  idRange: { start: number; end: number };
-  serial: boolean;
-}
-
-/** Which load runs over which levels, and how open-loop sends are bounded and judged. */
-export interface LoadConfig {
-  loadMode: LoadMode;
-  /** --request-rate-range (floats); used when loadMode is "request_rate". */
-  requestRate: Range;
-  requestDistribution: "constant" | "poisson";
-  /** --request-intervals file; loadMode is then "custom_intervals". */
-  requestIntervals?: string;
-  /**
-   * --fixed-schedule: each input-data step is sent at its timestamp, as one
-   * window; loadMode is then "custom_intervals" (a single open-loop level).
-   */
-  fixedSchedule: boolean;
-  maxInflight: number;
-  /** --workers: threads that drive the load (1: the main thread alone). */
-  workers: number;
-  maxSendLagMs: number;
-  ignoreSendLag: boolean;
-  sequences: SequenceConfig;
-}
-
 function parseSequenceIds(r: Reader): { start: number; end: number } {
   const text = r.string("sequence-id-range");
   if (text === undefined) return { start: 1, end: MAX_SEQUENCE_ID };
@@ -155,7 +125,13 @@ function parseSequenceIds(r: Reader): { start: number; end: number } {
   return { start, end };
 }
 
-function parseLoad(r: Reader, raw: RawOptions): LoadConfig {
+/** What the load options give; the sweep's own (range, threshold, search) come separately. */
+type LoadOptions = Omit<
+  LoadPlan,
+  "concurrency" | "periodic" | "binarySearch" | "latencyThresholdMs" | "async"
+>;
+
+function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
   const fixedSchedule = r.flag("fixed-schedule");
   const modes = ["concurrency-range", "request-rate-range", "request-intervals"]
     .filter((name) => raw.has(name))
@@ -193,40 +169,6 @@ function parseLoad(r: Reader, raw: RawOptions): LoadConfig {
       serial: r.flag("serial-sequences"),
     },
   };
-}
-
-/** A --request-parameter, its value typed as TYPE says. */
-export interface RequestParameter {
-  name: string;
-  value: ParameterValue;
-}
-
-/** --ssl-grpc-* files (TLS is on when this is set). */
-export interface GrpcSslConfig {
-  rootCertificatesFile?: string;
-  privateKeyFile?: string;
-  certificateChainFile?: string;
-}
-
-/** --ssl-https-* settings, used with an https:// URL. */
-export interface HttpsSslConfig {
-  verifyHost: boolean;
-  caCertificatesFile?: string;
-  clientCertificateFile?: string;
-  clientCertificateType: "PEM" | "DER";
-  privateKeyFile?: string;
-  privateKeyType: "PEM" | "DER";
-}
-
-/** gRPC, TLS and request-parameter options. */
-export interface ProtocolConfig {
-  streaming: boolean;
-  grpcCompression: "none" | "gzip" | "deflate";
-  requestParameters: RequestParameter[];
-  /** --periodic-concurrency-range with --request-period (replaces the sweep). */
-  periodic?: { range: Range; requestPeriod: number };
-  grpcSsl?: GrpcSslConfig;
-  httpsSsl: HttpsSslConfig;
 }
 
 /** Parameters Triton or the protocol itself set; a custom parameter may not take them. */
@@ -313,10 +255,15 @@ const HTTPS_SSL_OPTIONS = [
   "ssl-https-private-key-type",
 ];
 
+/** gRPC, TLS and request-parameter options, and --periodic-concurrency-range. */
+type ProtocolOptions =
+  & Pick<ClientPlan, "streaming" | "grpcCompression" | "requestParameters" | "grpcSsl" | "httpsSsl">
+  & Pick<LoadPlan, "periodic">;
+
 function parseProtocol(
   r: Reader,
   options: { raw: RawOptions; protocol: "http" | "grpc"; url: string; serviceKind: string },
-): ProtocolConfig {
+): ProtocolOptions {
   const { raw, protocol } = options;
   const errors = r.errors;
   const given = (names: string[]) => names.filter((n) => raw.has(n)).map((n) => `--${n}`);
@@ -336,7 +283,7 @@ function parseProtocol(
     else requestParameters.push(parsed);
   }
 
-  let periodic: ProtocolConfig["periodic"];
+  let periodic: LoadPlan["periodic"];
   if (raw.has("periodic-concurrency-range")) {
     const range = r.range("periodic-concurrency-range", "1");
     const requestPeriod = r.bounded("request-period", (n) => n >= 1, "an integer >= 1");
@@ -436,7 +383,7 @@ function parseProtocol(
   }
   return {
     streaming,
-    grpcCompression: r.string("grpc-compression-algorithm") as ProtocolConfig["grpcCompression"],
+    grpcCompression: r.string("grpc-compression-algorithm") as ClientPlan["grpcCompression"],
     requestParameters,
     periodic,
     grpcSsl,
@@ -445,19 +392,11 @@ function parseProtocol(
 }
 
 /** Output files and server metrics beyond the console report and CSV. */
-export interface ExportConfig {
-  profileExportFile?: string;
-  /** --overwrite: --profile-export-file may replace an existing file. */
-  overwrite: boolean;
-  collectMetrics: boolean;
-  /** --metrics-url, else the host of -u on port 8002. */
-  metricsUrl: string;
-  metricsIntervalMs: number;
-  reportHtml?: string;
-  summaryJson?: string;
-}
+type ExportOptions =
+  & Pick<ReportPlan, "profileExportFile" | "overwrite" | "reportHtml" | "summaryJson">
+  & MetricsPlan;
 
-function parseExports(r: Reader, url: string): ExportConfig {
+function parseExports(r: Reader, url: string): ExportOptions {
   const profileExportFile = r.string("profile-export-file");
   const overwrite = r.flag("overwrite");
   if (profileExportFile !== undefined) {
@@ -483,20 +422,6 @@ function parseExports(r: Reader, url: string): ExportConfig {
   };
 }
 
-/** --service-kind and the options that go with it. */
-export interface ServiceConfig {
-  serviceKind: "triton" | "tfserving" | "torchserve" | "openai";
-  /** --endpoint of --service-kind openai; "" otherwise. */
-  endpoint: string;
-  /** --model-signature-name (tfserving). */
-  modelSignatureName: string;
-  /** --shared-memory ("cuda" is refused: it needs a GPU). */
-  sharedMemory: "none" | "system";
-  outputSharedMemorySize: number;
-  /** --service-kind openai without payload files: the prompts to make up. */
-  syntheticPrompts: SyntheticPrompts;
-}
-
 /** perf_analyzer's default -u of --service-kind tfserving (TF Serving's gRPC port). */
 const TFSERVING_URL = "localhost:8500";
 
@@ -508,10 +433,18 @@ const LLM_OPTIONS = [
   "num-prompts",
 ];
 
+/** --service-kind and the options that go with it. */
+type ServiceOptions =
+  & Pick<
+    ClientPlan,
+    "serviceKind" | "endpoint" | "modelSignatureName" | "sharedMemory" | "outputSharedMemorySize"
+  >
+  & Pick<InputPlan, "syntheticPrompts">;
+
 function parseService(
   r: Reader,
   raw: RawOptions,
-): ServiceConfig & { protocol: "http" | "grpc" } {
+): ServiceOptions & { protocol: "http" | "grpc" } {
   const errors = r.errors;
   const kind = r.string("service-kind")!;
   let protocol = r.string("protocol") as "http" | "grpc";
@@ -567,7 +500,7 @@ function parseService(
     : undefined;
   return {
     protocol,
-    serviceKind: kind === "triton_c_api" ? "triton" : kind as ServiceConfig["serviceKind"],
+    serviceKind: kind === "triton_c_api" ? "triton" : kind as ServiceKind,
     endpoint: kind === "openai" ? endpoint : "",
     modelSignatureName: r.string("model-signature-name")!,
     sharedMemory: sharedMemory === "system" ? "system" : "none",
@@ -588,15 +521,6 @@ function parseService(
       streaming: r.flag("streaming"),
     },
   };
-}
-
-/** --trace-level, --trace-rate, --trace-count and --log-frequency: Triton trace settings to set. */
-export interface TraceConfig {
-  /** In the order given, each once; empty leaves the server's levels as they are. */
-  levels: string[];
-  rate?: number;
-  count?: number;
-  logFrequency?: number;
 }
 
 const TRACE_OPTIONS = ["trace-level", "trace-rate", "trace-count", "log-frequency"];
@@ -624,7 +548,7 @@ function parseTrace(r: Reader, serviceKind: string): TraceConfig | undefined {
 /** Input data each service kind needs. */
 function checkServiceInput(
   r: Reader,
-  options: { service: ServiceConfig; inputData: InputDataSpec },
+  options: { service: Pick<ClientPlan, "serviceKind">; inputData: InputDataSpec },
 ): void {
   const { service, inputData } = options;
   const errors = r.errors;
@@ -644,33 +568,6 @@ function checkServiceInput(
         "(--synthetic-input-tokens-mean); not generated tensors",
     );
   }
-}
-
-export interface ProfileConfig
-  extends MeasurementOptions, LoadConfig, ProtocolConfig, ExportConfig, ServiceConfig {
-  model: string;
-  modelVersion: string;
-  url: string;
-  protocol: "http" | "grpc";
-  composingModels: Array<{ name: string; version: string }>;
-  concurrency: Range;
-  binarySearch: boolean;
-  latencyThresholdMs: number;
-  async: boolean;
-  requestTimeoutMs: number;
-  inputData: InputDataSpec;
-  shapes: Map<string, number[]>;
-  stringLength: number;
-  stringData?: string;
-  validationTolerance: number;
-  inputTensorFormat: "binary" | "json";
-  outputTensorFormat: "binary" | "json";
-  headers: Record<string, string>;
-  latencyReportFile?: string;
-  verboseCsv: boolean;
-  verbose: number;
-  /** --trace-*: the server's trace settings to update before profiling. */
-  trace?: TraceConfig;
 }
 
 /** Reads option values with their table default, recording conversion errors. */
@@ -837,7 +734,7 @@ export function buildServeConfig(raw: RawOptions): ServeConfig {
 }
 
 /** Converts and validates raw options; throws UsageError listing every problem. */
-export function buildProfileConfig(raw: RawOptions): ProfileConfig {
+export function buildProfileConfig(raw: RawOptions): ProfilePlan {
   const r = new Reader(raw);
   const errors = r.errors;
   for (const name of raw.keys()) {
@@ -894,7 +791,7 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
     url,
     serviceKind: service.serviceKind,
   });
-  const config: ProfileConfig = {
+  const config: ProfilePlan = {
     model: model ?? "",
     modelVersion: r.string("model-version") ?? "",
     url,
@@ -908,7 +805,7 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
     latencyThresholdMs,
     // As in perf_analyzer, --streaming implies asynchronous calls.
     async: r.flag("async") || protocolConfig.streaming,
-    measurementMode: r.string("measurement-mode") as ProfileConfig["measurementMode"],
+    measurementMode: r.string("measurement-mode") as ProfilePlan["measurementMode"],
     measurementIntervalMs: r.bounded("measurement-interval", (n) => n > 0, "an integer > 0"),
     measurementRequestCount: r.bounded(
       "measurement-request-count",
@@ -949,7 +846,7 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
 }
 
 /** What --workers N > 1 can not split between threads. */
-function checkWorkers(errors: string[], config: ProfileConfig): void {
+function checkWorkers(errors: string[], config: ProfilePlan): void {
   const n = config.workers;
   if (n <= 1) return;
   const refuse = (what: string, why: string) =>

@@ -2,5 +2,4 @@ export * from "./config.ts";
 export * from "./help.ts";
 export * from "./options.ts";
 export * from "./permissions.ts";
-export * from "./range.ts";
 export * from "./yaml.ts";

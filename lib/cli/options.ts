@@ -4,6 +4,10 @@
  */
 import { TRACE_LEVELS } from "../protocol/trace.ts";
 
+export type RawValue = string | number | boolean | string[];
+/** Values by long option name, as given (strings from argv, typed values from YAML). */
+export type RawOptions = Map<string, RawValue>;
+
 /**
  * How an option is written. "list": repeatable; "comma-list": repeatable and
  * comma-delimited; "range": START[:END[:STEP]] (a <range> mapping in YAML);

@@ -1,7 +1,9 @@
 /** `inferperf [profile]` and `inferperf demo`: one profiling run with its reports. */
-import { buildProfileConfig, type ProfileConfig, type RawOptions } from "../cli/config.ts";
+import { buildProfileConfig } from "../cli/config.ts";
+import type { ProfilePlan } from "../profile/plan.ts";
+import type { RawOptions } from "../cli/options.ts";
 import { sendLagError } from "../profile/loads.ts";
-import { Interrupt } from "../profile/interrupt.ts";
+import { Interrupt } from "../measure/interrupt.ts";
 import { ReportSession } from "../profile/report_session.ts";
 import { runProfile } from "../profile/run.ts";
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
@@ -19,7 +21,7 @@ const DEMO_DEFAULTS: Array<[string, string]> = [
  * throws still writes what it measured before the error propagates.
  */
 export async function profileCommand(
-  config: ProfileConfig,
+  config: ProfilePlan,
   context: CommandContext,
 ): Promise<Outcome> {
   const interrupt = new Interrupt();

@@ -1,5 +1,4 @@
 /** Tensor datatypes, the tensor codec, input data (generated, files, directories) and validation. */
-export * from "./datatype.ts";
 export * from "./codec.ts";
 export * from "./generate.ts";
 export * from "./errors.ts";

@@ -2,7 +2,8 @@
  * Measurement math: window summaries, server statistics, stability, latency
  * histograms, GPU metrics and their scraping.
  */
-export type * from "./types.ts";
+export type * from "./plan.ts";
+export * from "./interrupt.ts";
 export * from "./stats.ts";
 export * from "./stability.ts";
 export * from "./gpu_metrics.ts";

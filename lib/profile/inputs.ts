@@ -13,7 +13,8 @@ import {
 import { InputError } from "../input/errors.ts";
 import { type InputDataSpec, loadDataSet } from "../input/input_data.ts";
 import { createOutputCheck, type OutputCheck } from "../input/validation.ts";
-import type { InferRequest, ModelInfo } from "../protocol/types.ts";
+import type { InferRequest } from "../types/tensor.ts";
+import type { ModelInfo } from "../types/model.ts";
 
 export { InputError };
 

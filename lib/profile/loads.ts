@@ -5,8 +5,9 @@
  * thread or (--workers N) from N worker threads, each of which drives its
  * part (planPart). The sweep only sees `level(value)`.
  */
-import { type ProfileConfig, UsageError } from "../cli/config.ts";
-import type { Range } from "../cli/range.ts";
+import type { ProfilePlan } from "./plan.ts";
+import { UsageError } from "../types/errors.ts";
+import type { Range } from "../load/range.ts";
 import { mulberry32 } from "../input/generate.ts";
 import { ConcurrencyLoad } from "../load/concurrency.ts";
 import { type RequestFeed, RoundRobinFeed } from "../load/feed.ts";
@@ -27,14 +28,11 @@ import { type Part, share, shareRange, shiftedSchedule, strideSchedule } from ".
 import type { LevelLoad } from "../measure/level.ts";
 import type { RequestTracer } from "./run.ts";
 import type { RequestRecorder } from "../measure/recorder.ts";
-import type { LevelResult, LoadMode } from "../measure/types.ts";
+import type { LevelResult, LoadMode } from "../types/results.ts";
 import type { OutputCheck } from "../input/validation.ts";
-import type {
-  InferenceClient,
-  InferRequest,
-  ModelInfo,
-  PreparedRequest,
-} from "../protocol/types.ts";
+import type { InferenceClient, PreparedRequest } from "../protocol/types.ts";
+import type { InferRequest } from "../types/tensor.ts";
+import type { ModelInfo } from "../types/model.ts";
 import {
   batchRequest,
   InputError,
@@ -73,7 +71,7 @@ export interface LoadInputs {
 }
 
 export interface LoadPlanOptions extends LoadInputs {
-  config: ProfileConfig;
+  config: ProfilePlan;
   model: ModelInfo;
   /** The profile export, which --workers tells what the workers' clients saw. */
   tracer?: RequestTracer;
@@ -96,7 +94,7 @@ export class SendLagError extends Error {
 /** The SendLagError of open-loop levels that sent too late, unless --ignore-send-lag. */
 export function sendLagError(
   results: readonly LevelResult[],
-  config: ProfileConfig,
+  config: ProfilePlan,
 ): SendLagError | undefined {
   if (config.ignoreSendLag) return undefined;
   const late = results.filter((r) => r.openLoop !== undefined && !r.openLoop.trustworthy);
@@ -104,7 +102,7 @@ export function sendLagError(
 }
 
 /** The request with the --request-parameter values added. */
-function withParameters(request: InferRequest, config: ProfileConfig): InferRequest {
+function withParameters(request: InferRequest, config: ProfilePlan): InferRequest {
   if (config.requestParameters.length === 0) return request;
   const parameters = { ...request.parameters };
   for (const p of config.requestParameters) parameters[p.name] = p.value;
@@ -135,7 +133,7 @@ function sequenceStreams(
 export function loadInputs(
   client: InferenceClient,
   options: {
-    config: ProfileConfig;
+    config: ProfilePlan;
     model: ModelInfo;
     plan: RequestPlan;
     place?: (request: InferRequest) => InferRequest;
@@ -162,7 +160,7 @@ export function loadInputs(
  * workers, which take disjoint slices of the range); open-loop workers each
  * play at least one of the --num-of-sequences.
  */
-function checkSequences(config: ProfileConfig, model: ModelInfo): void {
+function checkSequences(config: ProfilePlan, model: ModelInfo): void {
   if (!model.sequence) return;
   const { start, end } = config.sequences.idRange;
   const live = config.loadMode === "concurrency"

@@ -3,10 +3,10 @@
  * Output happens between windows and levels, never inside the request loop.
  * `finish()` is synchronous so a second Ctrl-C can still write what exists.
  */
-import type { ProfileConfig } from "../cli/config.ts";
+import type { ProfilePlan } from "./plan.ts";
 import { REPORTED_PERCENTILES, summarizeClient, withReported } from "../measure/stats.ts";
-import type { LevelResult, WindowData } from "../measure/types.ts";
-import type { LatencyHistogram } from "../measure/histogram.ts";
+import type { LevelResult, WindowData } from "../types/results.ts";
+import type { Histogram } from "../types/results.ts";
 import {
   formatLevel,
   formatPass,
@@ -22,7 +22,7 @@ import type { renderHtmlReport } from "../report/html.ts";
 import type { formatSummaryJson } from "../report/summary_json.ts";
 import type { RunEvents } from "./run.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
-import type { ModelInfo, ServerInfo } from "../protocol/types.ts";
+import type { ModelInfo, ServerInfo } from "../types/model.ts";
 
 const encoder = new TextEncoder();
 
@@ -37,7 +37,7 @@ interface FileWriters {
   summaryJson?: typeof formatSummaryJson;
   reportHtml?: typeof renderHtmlReport;
   /** The windows' latency histograms, which the three files carry. */
-  newHistogram?: () => LatencyHistogram;
+  newHistogram?: () => Histogram;
 }
 
 /** A one-line progress display on a terminal; silent when stderr is piped. */
@@ -67,7 +67,7 @@ class ProgressLine {
 export class ReportSession {
   readonly results: LevelResult[] = [];
   readonly events: RunEvents;
-  readonly #config: ProfileConfig;
+  readonly #config: ProfilePlan;
   readonly #progress: ProgressLine;
   #decoupled = false;
   #finished = false;
@@ -76,7 +76,7 @@ export class ReportSession {
   #target: { server: ServerInfo; model: ModelInfo } | undefined;
 
   /** A session for `config`, with the writers of the files it asks for loaded. */
-  static async open(config: ProfileConfig): Promise<ReportSession> {
+  static async open(config: ProfilePlan): Promise<ReportSession> {
     const { profileExportFile, summaryJson, reportHtml } = config;
     const [exporter, summary, html, histogram] = await Promise.all([
       profileExportFile ? import("../report/export.ts") : undefined,
@@ -96,7 +96,7 @@ export class ReportSession {
     });
   }
 
-  private constructor(config: ProfileConfig, files: FileWriters) {
+  private constructor(config: ProfilePlan, files: FileWriters) {
     this.#config = config;
     this.#progress = new ProgressLine(config.verbose === 0);
     this.#files = files;

@@ -2,23 +2,19 @@
  * One profiling run: discover the model, build the requests, sweep the load
  * levels. Returns data; printing and exit codes belong to main.ts.
  */
-import { type ProfileConfig, UsageError } from "../cli/config.ts";
+import type { ProfilePlan } from "./plan.ts";
+import { UsageError } from "../types/errors.ts";
 import { sweep, type SweepOutcome } from "../load/sweep.ts";
 import { measureLevel } from "../measure/level.ts";
-import type { LatencyHistogram } from "../measure/histogram.ts";
+import type { Histogram } from "../types/results.ts";
 import { stabilizingLatency } from "../measure/stability.ts";
-import type { LevelResult, RequestSink, WindowData } from "../measure/types.ts";
+import type { LevelResult, WindowData } from "../types/results.ts";
+import type { RequestSink } from "../types/timing.ts";
 import { KServeHttpClient } from "../protocol/kserve_http.ts";
 import { grpcTls, httpsTls } from "./tls.ts";
-import {
-  hasStatistics,
-  type InferenceClient,
-  type ModelInfo,
-  type ModelStatistics,
-  type RequestTiming,
-  type ServerInfo,
-  type TraceSettings,
-} from "../protocol/types.ts";
+import { hasStatistics, type InferenceClient, type TraceSettings } from "../protocol/types.ts";
+import type { ModelInfo, ModelStatistics, ServerInfo } from "../types/model.ts";
+import type { RequestTiming } from "../types/timing.ts";
 import { loadInputs, planLoad } from "./loads.ts";
 import {
   buildServiceRequests,
@@ -28,7 +24,7 @@ import {
 } from "./service_kinds.ts";
 import { runPeriodic } from "./periodic.ts";
 import { updateTraceSettings } from "./trace.ts";
-import type { Interrupt } from "./interrupt.ts";
+import type { Interrupt } from "../measure/interrupt.ts";
 import { MetricsScraper } from "../measure/metrics_scraper.ts";
 import { reportedWindows } from "../report/components.ts";
 import type { SeenRequest } from "../report/export.ts";
@@ -49,7 +45,7 @@ export interface RunEvents {
   /** Sees every request of the run (the profile export). */
   requests?: RequestTracer;
   /** Makes each window's latency histogram, for the reports that carry them. */
-  newHistogram?: () => LatencyHistogram;
+  newHistogram?: () => Histogram;
 }
 
 /** A RequestSink that also sees, through the client it wraps, what each request sent and got. */
@@ -73,7 +69,7 @@ export interface RunOutcome extends SweepOutcome {
 }
 
 /** The KServe client of -i: HTTP (with --ssl-https-*) or gRPC (with --ssl-grpc-*). */
-export async function createClient(config: ProfileConfig): Promise<InferenceClient> {
+export async function createClient(config: ProfilePlan): Promise<InferenceClient> {
   const timeout = config.requestTimeoutMs > 0 ? { requestTimeoutMs: config.requestTimeoutMs } : {};
   // Loaded for gRPC runs only: protobuf, HTTP/2 and zlib would add about 30 ms to every start-up.
   const grpc = config.protocol === "grpc" ? await import("../protocol/grpc/client.ts") : undefined;
@@ -108,7 +104,7 @@ export async function createClient(config: ProfileConfig): Promise<InferenceClie
 /** Statistics of the profiled model and its composing models, when the server offers them. */
 function statisticsSource(
   client: InferenceClient,
-  options: { server: ServerInfo; model: ModelInfo; config: ProfileConfig },
+  options: { server: ServerInfo; model: ModelInfo; config: ProfilePlan },
 ): (() => Promise<ModelStatistics[]>) | undefined {
   if (!hasStatistics(client) || !options.server.extensions.includes("statistics")) return undefined;
   const targets = [
@@ -121,7 +117,7 @@ function statisticsSource(
 }
 
 export async function runProfile(
-  config: ProfileConfig,
+  config: ProfilePlan,
   options: { interrupt: Interrupt; events?: RunEvents; client?: InferenceClient },
 ): Promise<RunOutcome> {
   const { interrupt, events = {} } = options;

@@ -4,10 +4,13 @@
  * (payload files or synthetic prompts), and the shared-memory regions of
  * Triton runs, registered before the load and released after it.
  */
-import { type ProfileConfig, UsageError } from "../cli/config.ts";
+import type { ProfilePlan } from "./plan.ts";
+import { UsageError } from "../types/errors.ts";
 import { loadLlmData } from "../input/llm_data.ts";
 import { hasSharedMemoryControl, SystemSharedMemory } from "../protocol/shm.ts";
-import type { InferenceClient, InferRequest, ModelInfo, ServerInfo } from "../protocol/types.ts";
+import type { InferenceClient } from "../protocol/types.ts";
+import type { InferRequest } from "../types/tensor.ts";
+import type { ModelInfo, ServerInfo } from "../types/model.ts";
 import { buildRequests, checkBatchSize, type RequestPlan } from "./inputs.ts";
 import { grpcTls, httpsTls } from "./tls.ts";
 
@@ -16,7 +19,7 @@ import { grpcTls, httpsTls } from "./tls.ts";
  * protocol modules load only for the kind in use.
  */
 export async function createServiceClient(
-  config: ProfileConfig,
+  config: ProfilePlan,
   options: { requestTimeoutMs?: number },
 ): Promise<InferenceClient | undefined> {
   const common = { url: config.url, headers: config.headers, ...options };
@@ -51,7 +54,7 @@ export async function createServiceClient(
 /** The requests of the run: OpenAI payloads or synthetic prompts, else input data as usual. */
 export async function buildServiceRequests(
   model: ModelInfo,
-  config: ProfileConfig,
+  config: ProfilePlan,
 ): Promise<RequestPlan> {
   if (config.serviceKind !== "openai") return await buildRequests(model, config);
   checkBatchSize(model, config.batchSize);
@@ -79,7 +82,7 @@ export interface SharedMemorySession {
  */
 export async function openSharedMemory(
   client: InferenceClient,
-  options: { config: ProfileConfig; server: ServerInfo; requests: readonly InferRequest[] },
+  options: { config: ProfilePlan; server: ServerInfo; requests: readonly InferRequest[] },
 ): Promise<SharedMemorySession | undefined> {
   const { config, server } = options;
   if (config.sharedMemory !== "system") return undefined;

@@ -17,17 +17,17 @@
  */
 import { decodeBytesElements, parseJsonExact, tensorToJson } from "../input/codec.ts";
 import { windowHistogram } from "../measure/histogram.ts";
-import type { CompletedRequest, LoadMode, RequestSink, WindowData } from "../measure/types.ts";
+import type { CompletedRequest, RequestSink } from "../types/timing.ts";
+import type { LoadMode, WindowData } from "../types/results.ts";
 import type {
   InferenceClient,
   InferOptions,
-  InferRequest,
   InferSession,
   OutputTensors,
   PreparedRequest,
-  RequestTiming,
-  Tensor,
 } from "../protocol/types.ts";
+import type { InferRequest, Tensor } from "../types/tensor.ts";
+import type { RequestTiming } from "../types/timing.ts";
 
 export { exportTargetProblem } from "./export_target.ts";
 

@@ -9,4 +9,3 @@ export * from "./components.ts";
 export * from "./export.ts";
 export * from "./html.ts";
 export * from "./summary_json.ts";
-export * from "./sweep_html.ts";

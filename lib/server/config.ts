@@ -4,7 +4,7 @@
  * know the ground truth.
  */
 import { parse } from "yaml";
-import { type Datatype, DATATYPES, isDatatype } from "../input/datatype.ts";
+import { type Datatype, DATATYPES, isDatatype } from "../types/datatype.ts";
 import { checkFaults, type FaultConfig, type FaultSpec, faultsToConfig } from "./faults.ts";
 
 export const BEHAVIOUR_KINDS = ["add_sub", "identity", "zeros", "accumulate"] as const;

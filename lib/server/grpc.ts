@@ -9,8 +9,8 @@
  * when loaded clients disconnected. Plain TCP and TLS use Deno's listeners;
  * mutual TLS uses node:tls, the one Deno API that requests client certificates.
  */
-import type { Tensor } from "../protocol/types.ts";
-import { isDatatype } from "../input/datatype.ts";
+import type { Tensor } from "../types/tensor.ts";
+import { isDatatype } from "../types/datatype.ts";
 import {
   headerBlock,
   Http2Session,

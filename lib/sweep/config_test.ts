@@ -60,7 +60,7 @@ Deno.test("the placeholder fixture expands to models x data sets x batch sizes x
   assert.deepEqual(config.settings.header, ["X-Sweep: placeholders"]);
 });
 
-Deno.test("command-line sweep values: lists and ranges; each point is a normal ProfileConfig", () => {
+Deno.test("command-line sweep values: lists and ranges; each point is a normal ProfilePlan", () => {
   const config = sweep(
     "--profile-models",
     "a",

@@ -4,3 +4,4 @@ export * from "./config.ts";
 export * from "./goals.ts";
 export * from "./runner.ts";
 export * from "./summary.ts";
+export * from "./html.ts";

@@ -1,5 +1,5 @@
 /** Test helper of the command-line configuration tests. */
-import { UsageError } from "../config.ts";
+import { UsageError } from "../../types/errors.ts";
 
 /** The messages of the UsageError that `fn` throws (other errors pass through). */
 export function usageErrors(fn: () => unknown): string[] {

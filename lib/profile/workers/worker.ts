@@ -10,9 +10,9 @@
  * Messages out: loaded, ready, records, drained, stopped, alarm, error (see FromWorker).
  */
 import type { AlarmSetup } from "../../load/_alarm.ts";
-import type { ProfileConfig } from "../../cli/config.ts";
+import type { ProfilePlan } from "../plan.ts";
 import type { Part } from "../../load/split.ts";
-import type { ModelInfo } from "../../protocol/types.ts";
+import type { ModelInfo } from "../../types/model.ts";
 import { loadInputs, type PartLoad, type PartStart, planPart } from "../loads.ts";
 import { createClient } from "../run.ts";
 import { buildServiceRequests } from "../service_kinds.ts";
@@ -25,7 +25,7 @@ import { RecordBatch, type RecordMessage } from "./records.ts";
 const FLUSH_MS = 5;
 
 export type ToWorker =
-  | { type: "init"; config: ProfileConfig; model: ModelInfo; part: Part; timeOrigin: number }
+  | { type: "init"; config: ProfilePlan; model: ModelInfo; part: Part; timeOrigin: number }
   /** `level.startMs` is on the main thread's clock. */
   | { type: "start"; level: PartStart }
   | { type: "stop" };

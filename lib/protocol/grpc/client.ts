@@ -14,21 +14,18 @@ import { ConnectionError, InferError, ProtocolError, TimeoutError } from "../err
 import type {
   InferenceClient,
   InferOptions,
-  InferRequest,
   InferSession,
-  ModelInfo,
-  ModelStatistics,
   OutputTensors,
   PreparedRequest,
-  RequestTiming,
-  ServerInfo,
   StatisticsSource,
-  Tensor,
   TraceControl,
   TraceSettings,
 } from "../types.ts";
+import type { InferRequest, Tensor } from "../../types/tensor.ts";
+import type { ModelInfo, ModelStatistics, ServerInfo } from "../../types/model.ts";
+import type { RequestTiming } from "../../types/timing.ts";
 import { traceSettingsFromGrpc, traceSettingsToGrpc } from "../trace.ts";
-import { isDatatype } from "../../input/datatype.ts";
+import { isDatatype } from "../../types/datatype.ts";
 import {
   headerBlock,
   Http2Error,
