@@ -18,7 +18,7 @@ import { serveCommand } from "./lib/commands/serve.ts";
 import { reportCommand, sweepCommand } from "./lib/commands/sweep.ts";
 import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
-import { InputError } from "./lib/profile/inputs.ts";
+import { InputError } from "./lib/input/errors.ts";
 import { ConnectionError, InferError, TimeoutError } from "./lib/protocol/errors.ts";
 import { buildReportConfig, buildSweepConfig, CheckpointError } from "./lib/sweep/mod.ts";
 

@@ -26,7 +26,6 @@ import type {
   GrpcSslConfig,
   HttpsSslConfig,
   RequestParameter,
-  ServiceKind,
 } from "../protocol/plan.ts";
 import { UsageError } from "../types/errors.ts";
 import type { ReportPlan } from "../report/plan.ts";
@@ -500,7 +499,7 @@ function parseService(
     : undefined;
   return {
     protocol,
-    serviceKind: kind === "triton_c_api" ? "triton" : kind as ServiceKind,
+    serviceKind: kind === "triton_c_api" ? "triton" : kind,
     endpoint: kind === "openai" ? endpoint : "",
     modelSignatureName: r.string("model-signature-name")!,
     sharedMemory: sharedMemory === "system" ? "system" : "none",

@@ -2,7 +2,7 @@
 import { buildProfileConfig } from "../cli/config.ts";
 import type { ProfilePlan } from "../profile/plan.ts";
 import type { RawOptions } from "../cli/options.ts";
-import { sendLagError } from "../profile/loads.ts";
+import { sendLagError } from "../load/levels.ts";
 import { Interrupt } from "../measure/interrupt.ts";
 import { ReportSession } from "../profile/report_session.ts";
 import { runProfile } from "../profile/run.ts";

@@ -2,7 +2,6 @@
  * The load part of a run's plan: which load mode runs over which levels, how
  * open-loop sends are bounded and judged, and how sequences are grouped.
  */
-import type { LoadMode } from "../types/results.ts";
 import type { Range } from "./range.ts";
 
 /** --sequence-* options: how requests of sequence models are grouped. */
@@ -16,8 +15,8 @@ export interface SequenceConfig {
 }
 
 export interface LoadPlan {
-  /** Chooses the entry of lib/load/modes.ts. */
-  loadMode: LoadMode;
+  /** The name of an entry of lib/load/modes/mod.ts: perf_analyzer's modes, or one of ours. */
+  loadMode: string;
   /** --concurrency-range; used when loadMode is "concurrency". */
   concurrency: Range;
   /** --request-rate-range (floats); used when loadMode is "request_rate". */

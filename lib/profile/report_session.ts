@@ -5,8 +5,8 @@
  */
 import type { ProfilePlan } from "./plan.ts";
 import { REPORTED_PERCENTILES, summarizeClient, withReported } from "../measure/stats.ts";
-import type { LevelResult, WindowData } from "../types/results.ts";
-import type { Histogram } from "../types/results.ts";
+import type { Histogram, LevelResult, LoadMode, WindowData } from "../types/results.ts";
+import { loadMode } from "../load/modes/mod.ts";
 import {
   formatLevel,
   formatPass,
@@ -68,6 +68,8 @@ export class ReportSession {
   readonly results: LevelResult[] = [];
   readonly events: RunEvents;
   readonly #config: ProfilePlan;
+  /** How results and reports name the levels of the plan's load mode. */
+  readonly #mode: LoadMode;
   readonly #progress: ProgressLine;
   #decoupled = false;
   #finished = false;
@@ -98,6 +100,7 @@ export class ReportSession {
 
   private constructor(config: ProfilePlan, files: FileWriters) {
     this.#config = config;
+    this.#mode = loadMode(config.loadMode).reportAs;
     this.#progress = new ProgressLine(config.verbose === 0);
     this.#files = files;
     this.#export = files.export;
@@ -109,7 +112,7 @@ export class ReportSession {
         this.#print(formatSettings(this.#settings(model.decoupled)));
       },
       levelStart: (value) => {
-        this.#export?.beginExperiment(config.loadMode, value);
+        this.#export?.beginExperiment(this.#mode, value);
         this.#progress.show(`Measuring ${this.#levelName(value)} ...`);
       },
       window: (w, { level, index }) => {
@@ -156,7 +159,7 @@ export class ReportSession {
       Deno.writeTextFileSync(
         file,
         formatCsv(this.results, {
-          mode: this.#config.loadMode,
+          mode: this.#mode,
           verbose: this.#config.verboseCsv,
           percentile: this.#config.percentile,
           decoupled: this.#decoupled,
@@ -184,7 +187,7 @@ export class ReportSession {
           version: denoConfig.version,
           model,
           ...(server ? { server: { name: server.name, version: server.version } } : {}),
-          settings: { ...c, mode: c.loadMode },
+          settings: { ...c, mode: this.#mode },
           ...(note ? { note } : {}),
           percentiles: withReported(c.percentile === undefined ? [] : [c.percentile]),
         }),
@@ -196,7 +199,7 @@ export class ReportSession {
         reportHtml(this.results, {
           version: denoConfig.version,
           model,
-          mode: c.loadMode,
+          mode: this.#mode,
           batchSize: c.batchSize,
           ...(c.percentile === undefined ? {} : { percentile: c.percentile }),
           ...(note ? { note } : {}),
@@ -217,7 +220,7 @@ export class ReportSession {
     return {
       ...c,
       batchSizeGiven: c.batchSize !== 1,
-      mode: c.loadMode,
+      mode: this.#mode,
       range: c.loadMode === "concurrency" ? c.concurrency : c.requestRate,
       decoupled,
     };

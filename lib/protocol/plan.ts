@@ -28,9 +28,6 @@ export interface HttpsSslConfig {
   privateKeyType: "PEM" | "DER";
 }
 
-/** --service-kind: the API a server speaks (lib/profile/service_kinds.ts has one entry each). */
-export type ServiceKind = "triton" | "tfserving" | "torchserve" | "openai";
-
 /** The target and its client: -m, -u, -i, headers, TLS, tensor formats, --service-kind. */
 export interface ClientPlan {
   model: string;
@@ -48,7 +45,8 @@ export interface ClientPlan {
   requestParameters: RequestParameter[];
   grpcSsl?: GrpcSslConfig;
   httpsSsl: HttpsSslConfig;
-  serviceKind: ServiceKind;
+  /** --service-kind: the name of an entry of lib/protocol/kinds/mod.ts. */
+  serviceKind: string;
   /** --endpoint of --service-kind openai; "" otherwise. */
   endpoint: string;
   /** --model-signature-name (tfserving). */

@@ -202,6 +202,13 @@ export interface SeenRequest {
   outputs: OutputTensors | undefined;
 }
 
+/** A RequestSink that also sees, through the client it wraps, what each request sent and got. */
+export interface RequestTracer extends RequestSink {
+  wrapClient<C extends InferenceClient>(client: C): C;
+  /** --workers N > 1: what a worker's client saw of the request replayed next with `timing`. */
+  noteRemote(timing: RequestTiming, seen: SeenRequest): void;
+}
+
 /** A session that notes, per timing object (one per load slot), what was sent and received. */
 class ExportingSession implements InferSession {
   readonly #inner: InferSession;
@@ -247,7 +254,7 @@ const experimentMode = (mode: LoadMode) => mode === "concurrency" ? "concurrency
  * back is seen by the client wrapped with wrapClient(), which also decodes
  * every response so that outputs can be exported.
  */
-export class ProfileExportWriter implements RequestSink {
+export class ProfileExportWriter implements RequestTracer {
   readonly path: string;
   readonly #tempPath: string;
   readonly #facts = new WeakMap<PreparedRequest, RequestFacts>();

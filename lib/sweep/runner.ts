@@ -10,7 +10,7 @@ import type { ProfilePlan } from "../profile/plan.ts";
 import { UnstableError } from "../load/sweep.ts";
 import { NoValidRequestsError } from "../measure/level.ts";
 import type { LevelResult } from "../types/results.ts";
-import { InputError } from "../profile/inputs.ts";
+import { InputError } from "../input/errors.ts";
 import { Interrupt } from "../measure/interrupt.ts";
 import { stabilizingLatency } from "../measure/stability.ts";
 import { runProfile } from "../profile/run.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { parseArgv } from "../cli/config.ts";
 import type { ProfilePlan } from "../profile/plan.ts";
 import type { LevelResult } from "../types/results.ts";
-import { InputError } from "../profile/inputs.ts";
+import { InputError } from "../input/errors.ts";
 import { Interrupt } from "../measure/interrupt.ts";
 import { ConnectionError } from "../protocol/errors.ts";
 import { CheckpointStore } from "./checkpoint.ts";

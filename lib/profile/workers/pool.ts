@@ -18,8 +18,8 @@ import type { LevelLoad } from "../../measure/level.ts";
 import type { RequestRecorder } from "../../measure/recorder.ts";
 import { ConnectionError, InferError, TimeoutError } from "../../protocol/errors.ts";
 import type { ModelInfo } from "../../types/model.ts";
-import type { PartStart } from "../loads.ts";
-import type { RequestTracer } from "../run.ts";
+import type { PartStart } from "../../load/levels.ts";
+import type { RequestTracer } from "../../report/export.ts";
 import { RemoteRequests, replay } from "./records.ts";
 import type { FromWorker, ToWorker, WorkerFailure } from "./worker.ts";
 

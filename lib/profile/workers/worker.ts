@@ -2,7 +2,8 @@
  * A load worker thread (--workers N > 1): main.ts runs serveLoadWorker()
  * when it finds itself started as a Web Worker by pool.ts. The worker
  * builds its own client and requests from the cloned configuration and
- * model, drives its part of each level (loads.ts planPart) and sends what
+ * model, drives its part of each level (lib/load/levels.ts planPart, the code the
+ * main thread runs without workers) and sends what
  * completed in batches (records.ts), every FLUSH_MS and before it reports
  * "drained" or "stopped", so the main thread has every record by then.
  *
@@ -13,9 +14,9 @@ import type { AlarmSetup } from "../../load/_alarm.ts";
 import type { ProfilePlan } from "../plan.ts";
 import type { Part } from "../../load/split.ts";
 import type { ModelInfo } from "../../types/model.ts";
-import { loadInputs, type PartLoad, type PartStart, planPart } from "../loads.ts";
-import { createClient } from "../run.ts";
-import { buildServiceRequests } from "../service_kinds.ts";
+import { type PartLoad, type PartStart, planPart } from "../../load/levels.ts";
+import { buildServiceRequests, createClient } from "../../protocol/kinds/mod.ts";
+import { loadInputs } from "../inputs.ts";
 import { RecordBatch, type RecordMessage } from "./records.ts";
 
 /**
@@ -100,7 +101,7 @@ export function serveLoadWorker(): void {
           spawn: (setup: AlarmSetup & { port: MessagePort }) =>
             scope.postMessage({ type: "alarm", setup }, [setup.port]),
         };
-        load = await planPart(client, { config, model, part, alarm, ...inputs });
+        load = await planPart(client, { plan: config, model, part, alarm, ...inputs });
         mainOffsetMs = message.timeOrigin - performance.timeOrigin;
         post({ type: "ready", timeOrigin: performance.timeOrigin });
         return;

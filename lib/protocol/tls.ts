@@ -3,8 +3,8 @@
  * the TLS options of the protocol clients, converting DER files to PEM.
  */
 import { UsageError } from "../types/errors.ts";
-import type { GrpcSslConfig, HttpsSslConfig } from "../protocol/plan.ts";
-import type { TlsOptions } from "../protocol/http1/mod.ts";
+import type { GrpcSslConfig, HttpsSslConfig } from "./plan.ts";
+import type { TlsOptions } from "./http1/mod.ts";
 
 function read(path: string, option: string): Uint8Array {
   try {

@@ -1,51 +1,45 @@
 /**
- * Chooses the load of a run from the configuration: a closed loop
- * (concurrency) or an open loop (request rate, custom intervals), fed with
- * plain requests or, for sequence models, with sequences, driven from this
- * thread or (--workers N) from N worker threads, each of which drives its
- * part (planPart). The sweep only sees `level(value)`.
+ * The loads of a run's levels: the pattern of the plan's load mode
+ * (modes/mod.ts) driven by a closed loop (concurrency) or an open loop (a
+ * schedule), fed with plain requests or, for sequence models, with
+ * sequences. A --workers thread runs the same code for its part (planPart);
+ * the run passes planLoad the threads that do. The sweep only sees
+ * `level(value)`.
  */
-import type { ProfilePlan } from "./plan.ts";
-import { UsageError } from "../types/errors.ts";
-import type { Range } from "../load/range.ts";
+import { InputError } from "../input/errors.ts";
 import { mulberry32 } from "../input/generate.ts";
-import { ConcurrencyLoad } from "../load/concurrency.ts";
-import { type RequestFeed, RoundRobinFeed } from "../load/feed.ts";
-import type { AlarmOptions } from "../load/_alarm.ts";
-import { RateLoad } from "../load/rate.ts";
-import {
-  constantSchedule,
-  fixedSchedule,
-  fixedScheduleRate,
-  intervalSchedule,
-  intervalsRate,
-  parseIntervals,
-  poissonSchedule,
-  type Schedule,
-} from "../load/schedule.ts";
-import { SequenceFeed } from "../load/sequences.ts";
-import { type Part, share, shareRange, shiftedSchedule, strideSchedule } from "../load/split.ts";
-import type { LevelLoad } from "../measure/level.ts";
-import type { RequestTracer } from "./run.ts";
-import type { RequestRecorder } from "../measure/recorder.ts";
-import type { LevelResult, LoadMode } from "../types/results.ts";
+import type { PlannedRequest } from "../input/requests.ts";
 import type { OutputCheck } from "../input/validation.ts";
+import type { LevelLoad } from "../measure/level.ts";
+import type { MeasurementOptions } from "../measure/plan.ts";
+import type { RequestRecorder } from "../measure/recorder.ts";
+import type { ClientPlan } from "../protocol/plan.ts";
 import type { InferenceClient, PreparedRequest } from "../protocol/types.ts";
-import type { InferRequest } from "../types/tensor.ts";
+import { UsageError } from "../types/errors.ts";
 import type { ModelInfo } from "../types/model.ts";
-import {
-  batchRequest,
-  InputError,
-  type PlannedRequest,
-  type RequestPlan,
-  scheduleTimestamps,
-} from "./inputs.ts";
+import type { LevelResult, LoadMode } from "../types/results.ts";
+import type { AlarmOptions } from "./_alarm.ts";
+import { ConcurrencyLoad } from "./concurrency.ts";
+import { type RequestFeed, RoundRobinFeed } from "./feed.ts";
+import { loadMode, type LoadPattern } from "./modes/mod.ts";
+import type { LoadPlan } from "./plan.ts";
+import type { Range } from "./range.ts";
+import { RateLoad } from "./rate.ts";
+import { SequenceFeed } from "./sequences.ts";
+import { type Part, share, shareRange, shiftedSchedule, strideSchedule } from "./split.ts";
 
 /** Seeds of the Poisson gaps and sequence lengths: runs repeat exactly. */
 const SCHEDULE_SEED = 0x5eed;
 const SEQUENCE_SEED = 0x5e9;
 
-export interface LoadPlan {
+/** What of a run's plan its loads read: the load part, the target and --request-count. */
+export type LevelsPlan =
+  & LoadPlan
+  & Pick<ClientPlan, "model" | "modelVersion">
+  & Pick<MeasurementOptions, "requestCount">;
+
+/** The loads of a run's levels. */
+export interface LevelLoads {
   mode: LoadMode;
   /** The levels to sweep: concurrencies or request rates. */
   range: Range;
@@ -70,11 +64,15 @@ export interface LoadInputs {
   timestampsMs?: readonly number[];
 }
 
-export interface LoadPlanOptions extends LoadInputs {
-  config: ProfilePlan;
+export interface LevelsOptions extends LoadInputs {
+  plan: LevelsPlan;
   model: ModelInfo;
-  /** The profile export, which --workers tells what the workers' clients saw. */
-  tracer?: RequestTracer;
+}
+
+/** --workers N > 1: the threads that drive the levels instead of this one. */
+export interface LoadThreads {
+  level(value: number): LevelLoad;
+  close(): void;
 }
 
 /** Open-loop levels whose send-lag p99 exceeded --max-send-lag: exit code 4. */
@@ -94,65 +92,11 @@ export class SendLagError extends Error {
 /** The SendLagError of open-loop levels that sent too late, unless --ignore-send-lag. */
 export function sendLagError(
   results: readonly LevelResult[],
-  config: ProfilePlan,
+  config: Pick<LoadPlan, "ignoreSendLag" | "maxSendLagMs">,
 ): SendLagError | undefined {
   if (config.ignoreSendLag) return undefined;
   const late = results.filter((r) => r.openLoop !== undefined && !r.openLoop.trustworthy);
   return late.length > 0 ? new SendLagError(late, config.maxSendLagMs) : undefined;
-}
-
-/** The request with the --request-parameter values added. */
-function withParameters(request: InferRequest, config: ProfilePlan): InferRequest {
-  if (config.requestParameters.length === 0) return request;
-  const parameters = { ...request.parameters };
-  for (const p of config.requestParameters) parameters[p.name] = p.value;
-  return { ...request, parameters };
-}
-
-/**
- * The requests of each input-data stream for sequence models: nested data
- * streams are played back one per sequence, any other data forms one stream.
- */
-function sequenceStreams(
-  model: ModelInfo,
-  options: { plan: RequestPlan; tolerance: number },
-): PlannedRequest[][] {
-  const { plan, tolerance } = options;
-  if (!model.sequence || plan.dataSet.streams.length < 2) {
-    return [plan.requests.map((request, i) => ({ request, check: plan.checks?.[i] }))];
-  }
-  return plan.dataSet.streams.map((steps) =>
-    steps.map((step) => batchRequest(model, [step], { tolerance }))
-  );
-}
-
-/**
- * The requests of `plan` prepared by `client`, with --request-parameter
- * values and, through `place`, their shared-memory placement.
- */
-export function loadInputs(
-  client: InferenceClient,
-  options: {
-    config: ProfilePlan;
-    model: ModelInfo;
-    plan: RequestPlan;
-    place?: (request: InferRequest) => InferRequest;
-  },
-): LoadInputs {
-  const { config, model, plan } = options;
-  const place = (r: InferRequest) => withParameters(options.place?.(r) ?? r, config);
-  const target = { model: config.model, version: config.modelVersion };
-  const prepared = plan.requests.map((r) => client.prepare(place(r), target));
-  const checks = new Map<PreparedRequest, OutputCheck>();
-  plan.checks?.forEach((check, i) => check && checks.set(prepared[i], check));
-  const streams = sequenceStreams(model, { plan, tolerance: config.validationTolerance })
-    .map((s) => s.map((p) => ({ ...p, request: place(p.request) })));
-  return {
-    streams,
-    prepared,
-    checks,
-    ...(config.fixedSchedule ? { timestampsMs: scheduleTimestamps(plan.dataSet) } : {}),
-  };
 }
 
 /**
@@ -160,7 +104,7 @@ export function loadInputs(
  * workers, which take disjoint slices of the range); open-loop workers each
  * play at least one of the --num-of-sequences.
  */
-function checkSequences(config: ProfilePlan, model: ModelInfo): void {
+function checkSequences(config: LoadPlan, model: ModelInfo): void {
   if (!model.sequence) return;
   const { start, end } = config.sequences.idRange;
   const live = config.loadMode === "concurrency"
@@ -181,100 +125,53 @@ function checkSequences(config: ProfilePlan, model: ModelInfo): void {
   }
 }
 
-function createFeed(client: InferenceClient, options: LoadPlanOptions): RequestFeed {
-  const { config, model, streams } = options;
-  const target = { model: config.model, version: config.modelVersion };
+function createFeed(client: InferenceClient, options: LevelsOptions): RequestFeed {
+  const { plan, model, streams } = options;
+  const target = { model: plan.model, version: plan.modelVersion };
   if (!model.sequence) return new RoundRobinFeed(options.prepared, options.checks);
   const validated = streams.some((s) => s.some((p) => p.check !== undefined));
   return new SequenceFeed(
     streams.map((s) => s.map((p) => p.request)),
     (r) => client.prepare(r, target),
     {
-      ...config.sequences,
+      ...plan.sequences,
       rng: mulberry32(SEQUENCE_SEED),
       ...(validated ? { checks: streams.map((s) => s.map((p) => p.check)) } : {}),
     },
   );
 }
 
-async function readIntervals(path: string): Promise<number[]> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (error) {
-    throw new InputError(
-      `Can not read the --request-intervals file "${path}": ${(error as Error).message}`,
-    );
-  }
-  try {
-    return parseIntervals(text, path);
-  } catch (error) {
-    throw new InputError((error as Error).message);
-  }
+async function patternOf(options: LevelsOptions): Promise<LoadPattern> {
+  const { plan, timestampsMs } = options;
+  return await loadMode(plan.loadMode).pattern(plan, {
+    requestCount: plan.requestCount,
+    ...(timestampsMs === undefined ? {} : { timestampsMs }),
+  });
 }
 
-type ScheduleOf = (value: number, rng: () => number) => Schedule;
-
-/** The open-loop schedule of a level and the levels' rate, from the mode's options. */
-async function openLoop(
-  options: LoadPlanOptions,
-): Promise<{ schedule: ScheduleOf; rate: number | undefined }> {
-  const { config } = options;
-  const intervals = config.requestIntervals === undefined
-    ? undefined
-    : await readIntervals(config.requestIntervals);
-  const fixed = options.timestampsMs;
-  return {
-    schedule: (value, rng) =>
-      fixed !== undefined
-        ? fixedSchedule(fixed)
-        : intervals !== undefined
-        ? intervalSchedule(intervals)
-        : config.requestDistribution === "poisson"
-        ? poissonSchedule(value, rng)
-        : constantSchedule(value),
-    rate: fixed !== undefined
-      ? fixedScheduleRate(fixed)
-      : intervals === undefined
-      ? undefined
-      : intervalsRate(intervals),
-  };
-}
-
+/** The loads of the run's levels; `threads` opens the --workers threads that drive them. */
 export async function planLoad(
   client: InferenceClient,
-  options: LoadPlanOptions,
-): Promise<LoadPlan> {
-  const { config, model } = options;
-  const mode = config.loadMode;
-  checkSequences(config, model);
-  const open = mode === "concurrency" ? undefined : await openLoop(options);
-  const fixed = options.timestampsMs;
-  const plan = {
-    mode,
-    range: open === undefined
-      ? config.concurrency
-      : open.rate === undefined
-      ? config.requestRate
-      : { start: open.rate, end: open.rate, step: 1 },
-    // A finite schedule is measured whole: --request-count can only shorten it.
-    ...(fixed === undefined ? {} : {
-      requestCount: config.requestCount > 0
-        ? Math.min(config.requestCount, fixed.length)
-        : fixed.length,
-    }),
+  options: LevelsOptions & { threads?: () => Promise<LoadThreads> },
+): Promise<LevelLoads> {
+  const { plan, model } = options;
+  checkSequences(plan, model);
+  const pattern = await patternOf(options);
+  const levels = {
+    mode: loadMode(plan.loadMode).reportAs,
+    range: pattern.range,
+    ...(pattern.requestCount === undefined ? {} : { requestCount: pattern.requestCount }),
   };
-  if (config.workers > 1) {
-    // Loaded for --workers only, like the worker threads themselves.
-    const { WorkerPool } = await import("./workers/pool.ts");
-    const pool = await WorkerPool.open(config, { model, tracer: options.tracer });
-    return { ...plan, level: (value) => pool.level(value), close: () => pool.close() };
+  if (options.threads) {
+    const threads = await options.threads();
+    return { ...levels, level: (value) => threads.level(value), close: () => threads.close() };
   }
   const feed = createFeed(client, options);
-  if (open === undefined) {
+  const schedule = pattern.schedule;
+  if (schedule === undefined) {
     const load = new ConcurrencyLoad(client, { feed });
     return {
-      ...plan,
+      ...levels,
       level: (value) => ({
         start: (o) => load.start(value, o),
         stop: () => load.stop(),
@@ -285,22 +182,21 @@ export async function planLoad(
   }
   const load = new RateLoad(client, {
     feed,
-    maxInflight: config.maxInflight,
-    serialSequences: config.sequences.serial,
+    maxInflight: plan.maxInflight,
+    serialSequences: plan.sequences.serial,
   });
   const rng = mulberry32(SCHEDULE_SEED);
   return {
-    ...plan,
+    ...levels,
     level: (value) => ({
       prepare: () => load.prepare(),
-      start: (o) => load.start(open.schedule(value, rng), o),
+      start: (o) => load.start(schedule(value, rng), o),
       stop: () => load.stop(),
       drained: () => load.drained(),
     }),
     close: () => load.close(),
   };
 }
-
 /** One start of a worker's part of the load; limits and counts are the whole load's. */
 export interface PartStart {
   /** The level: concurrency or request rate. */
@@ -334,16 +230,17 @@ export interface PartLoad {
  */
 export async function planPart(
   client: InferenceClient,
-  options: LoadPlanOptions & { part: Part; alarm?: AlarmOptions },
+  options: LevelsOptions & { part: Part; alarm?: AlarmOptions },
 ): Promise<PartLoad> {
-  const { config, part } = options;
+  const { plan, part } = options;
   const sequences = {
-    ...config.sequences,
-    count: Math.max(1, share(config.sequences.count, part)),
-    idRange: shareRange(config.sequences.idRange, part),
+    ...plan.sequences,
+    count: Math.max(1, share(plan.sequences.count, part)),
+    idRange: shareRange(plan.sequences.idRange, part),
   };
-  const feed = createFeed(client, { ...options, config: { ...config, sequences } });
-  if (config.loadMode === "concurrency") {
+  const feed = createFeed(client, { ...options, plan: { ...plan, sequences } });
+  const { schedule } = await patternOf(options);
+  if (schedule === undefined) {
     const load = new ConcurrencyLoad(client, { feed });
     return {
       start: ({ value, limit }, recorder) => {
@@ -360,11 +257,10 @@ export async function planPart(
       close: () => load.close(),
     };
   }
-  const { schedule } = await openLoop(options);
   const load = new RateLoad(client, {
     feed,
-    maxInflight: share(config.maxInflight, part),
-    serialSequences: config.sequences.serial,
+    maxInflight: share(plan.maxInflight, part),
+    serialSequences: plan.sequences.serial,
     ...(options.alarm ? { alarm: options.alarm } : {}),
   });
   await load.prepare();
