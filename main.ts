@@ -6,7 +6,8 @@
  * after a second Ctrl-C).
  */
 import denoConfig from "./deno.json" with { type: "json" };
-import { buildProfileConfig, parseArgv, withConfigFile } from "./lib/cli/config.ts";
+import { buildProfileConfig } from "./lib/cli/config.ts";
+import { parseArgv, withConfigFile } from "./lib/cli/args.ts";
 import type { RawOptions } from "./lib/cli/options.ts";
 import { UsageError } from "./lib/types/errors.ts";
 import { formatHelp } from "./lib/cli/help.ts";

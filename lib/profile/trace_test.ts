@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { buildProfileConfig, parseArgv } from "../cli/config.ts";
+import { buildProfileConfig } from "../cli/config.ts";
+import { parseArgv } from "../cli/args.ts";
 import { UsageError } from "../types/errors.ts";
 import type { InferenceClient, TraceSettings } from "../protocol/types.ts";
 import type { ServerInfo } from "../types/model.ts";

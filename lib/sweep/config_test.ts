@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { buildProfileConfig, parseArgv } from "../cli/config.ts";
+import { buildProfileConfig } from "../cli/config.ts";
+import { parseArgv } from "../cli/args.ts";
 import { readConfigFile } from "../cli/yaml.ts";
 import { usageErrors } from "../cli/testdata/usage_errors.ts";
 import {

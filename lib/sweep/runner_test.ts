@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseArgv } from "../cli/config.ts";
+import { parseArgv } from "../cli/args.ts";
 import type { ProfilePlan } from "../profile/plan.ts";
 import type { LevelResult } from "../types/results.ts";
 import { InputError } from "../input/errors.ts";

@@ -5,7 +5,8 @@
  * given with the error the level's value names. No server is involved.
  */
 import assert from "node:assert/strict";
-import { buildProfileConfig, parseArgv } from "../../cli/config.ts";
+import { buildProfileConfig } from "../../cli/config.ts";
+import { parseArgv } from "../../cli/args.ts";
 import { UsageError } from "../../types/errors.ts";
 import { InputError } from "../../input/errors.ts";
 import { Recorder } from "../../measure/recorder.ts";
