@@ -1,7 +1,8 @@
 /**
  * The layering check behind docs/ARCHITECTURE.md: reads the imports of every
- * file under lib/ (tests excepted), and fails on an import circle or on a
- * folder importing one from a higher layer. `deno task check` runs it, so the
+ * file under lib/ (tests excepted), and fails on an import circle, on a
+ * folder importing one of the same or a higher layer, or on an import of
+ * another folder's private (`_name.ts`) file. `deno task check` runs it, so the
  * map in the document cannot drift from the code.
  *
  * @module
@@ -38,6 +39,8 @@ export interface Import {
 export interface LayerReport {
   circles: string[][];
   upward: Import[];
+  /** Imports of another folder's private (`_name.ts`) files. */
+  private: Import[];
 }
 
 const SPECIFIER =
@@ -144,24 +147,40 @@ export function findUpward(
   return upward;
 }
 
+/** Imports of a `_private.ts` file from outside its top folder: folders share only public files. */
+export function findPrivate(graph: ReadonlyMap<string, readonly string[]>): Import[] {
+  const folder = (path: string) => path.slice(0, path.indexOf("/") + 1);
+  const found: Import[] = [];
+  for (const [from, imports] of graph) {
+    for (const to of imports) {
+      const name = to.slice(to.lastIndexOf("/") + 1);
+      if (name.startsWith("_") && folder(to) !== folder(from)) found.push({ from, to });
+    }
+  }
+  return found;
+}
+
 export async function checkLayers(root: string): Promise<LayerReport> {
   const graph = await readGraph(root);
-  return { circles: findCircles(graph), upward: findUpward(graph) };
+  return { circles: findCircles(graph), upward: findUpward(graph), private: findPrivate(graph) };
 }
 
 export function formatReport(report: LayerReport): string {
   const lines = [
     ...report.circles.map((circle) => `circle: ${circle.join(" <-> ")}`),
     ...report.upward.map(({ from, to }) => `upward: ${from} -> ${to}`),
+    ...report.private.map(({ from, to }) => `private: ${from} -> ${to}`),
   ];
-  return lines.length ? lines.join("\n") : "lib/: no import circle, no upward import";
+  return lines.length
+    ? lines.join("\n")
+    : "lib/: no import circle, no upward import, no import of another folder's private files";
 }
 
 if (import.meta.main) {
   const root = new URL("../lib", import.meta.url).pathname;
   const report = await checkLayers(root);
   const text = formatReport(report);
-  if (report.circles.length || report.upward.length) {
+  if (report.circles.length || report.upward.length || report.private.length) {
     console.error(text);
     console.error("See docs/ARCHITECTURE.md for the layers.");
     Deno.exit(1);

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { checkLayers, findCircles, findUpward, formatReport, parseImports } from "./layers.ts";
+import {
+  checkLayers,
+  findCircles,
+  findPrivate,
+  findUpward,
+  formatReport,
+  parseImports,
+} from "./layers.ts";
 
 Deno.test("parseImports finds static, type-only, re-exported and dynamic relative imports", () => {
   const source = `
@@ -66,7 +73,29 @@ Deno.test("findUpward flags imports into the same or a higher layer, except allo
   );
 });
 
-Deno.test("lib/ has no import circle and no upward import (docs/ARCHITECTURE.md)", async () => {
-  const report = await checkLayers(new URL("../lib", import.meta.url).pathname);
-  assert.equal(formatReport(report), "lib/: no import circle, no upward import");
+Deno.test("findPrivate flags private files imported from another folder only", () => {
+  const graph = new Map([
+    ["a/x.ts", ["a/_own.ts", "a/sub/_deep.ts", "b/_other.ts", "b/public.ts"]],
+    ["a/_own.ts", []],
+    ["a/sub/_deep.ts", []],
+    ["b/_other.ts", []],
+    ["b/public.ts", ["b/_other.ts"]],
+  ]);
+  assert.deepEqual(findPrivate(graph), [{ from: "a/x.ts", to: "b/_other.ts" }]);
+});
+
+Deno.test("lib/ keeps its layers (docs/ARCHITECTURE.md)", async () => {
+  const lib = new URL("../lib", import.meta.url).pathname;
+  assert.equal(
+    formatReport(await checkLayers(lib)),
+    "lib/: no import circle, no upward import, no import of another folder's private files",
+  );
+});
+
+Deno.test("every folder of lib/ opens with a mod.ts saying what it owns", async () => {
+  for await (const entry of Deno.readDir(new URL("../lib", import.meta.url))) {
+    if (!entry.isDirectory) continue;
+    const text = await Deno.readTextFile(new URL(`../lib/${entry.name}/mod.ts`, import.meta.url));
+    assert.match(text, /^\/\*\*\n \* \S[\s\S]*?May import /, `lib/${entry.name}/mod.ts`);
+  }
 });

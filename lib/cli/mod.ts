@@ -3,8 +3,9 @@
  * into a validated plan (lib/profile/plan.ts; each stage's part is declared
  * by that stage) or the serve command's options. It owns the option table
  * (options.ts, one file per --help section in flags/), --help, and the
- * permission hints. May import every folder below lib/sweep; nothing below
- * lib/sweep imports it.
+ * permission hints.
+ * May import lib/profile and every folder below it; only lib/sweep,
+ * lib/commands and main.ts import it.
  *
  * @module
  */

@@ -18,7 +18,7 @@ import type { InferenceClient, PreparedRequest } from "../protocol/types.ts";
 import { UsageError } from "../types/errors.ts";
 import type { ModelInfo } from "../types/model.ts";
 import type { LevelResult, LoadMode } from "../types/results.ts";
-import type { AlarmOptions } from "./_alarm.ts";
+import type { AlarmOptions } from "./alarm.ts";
 import { ConcurrencyLoad } from "./concurrency.ts";
 import { type RequestFeed, RoundRobinFeed } from "./feed.ts";
 import { loadMode, type LoadPattern } from "./modes/mod.ts";

@@ -1,8 +1,8 @@
 /**
  * The ground floor: the plain data every stage shares (tensors and their
  * specs, model metadata and statistics, request timing, window and level
- * results, the histogram interface) and the usage error. Imports nothing
- * outside this folder; every other folder may import it.
+ * results, the histogram interface) and the usage error.
+ * May import nothing outside this folder; every other folder may import it.
  *
  * @module
  */

@@ -10,7 +10,7 @@
  * interval (worker.ts FLUSH_MS) after it completed, so it may count in the
  * next window; its times themselves are exact on this thread's clock.
  */
-import { startAlarmThread } from "../../load/_alarm.ts";
+import { startAlarmThread } from "../../load/alarm.ts";
 import type { ProfilePlan } from "../plan.ts";
 import { UsageError } from "../../types/errors.ts";
 import { InputError } from "../../input/errors.ts";

@@ -10,7 +10,7 @@
  * Messages in: init, then start / stop for each level (see ToWorker).
  * Messages out: loaded, ready, records, drained, stopped, alarm, error (see FromWorker).
  */
-import type { AlarmSetup } from "../../load/_alarm.ts";
+import type { AlarmSetup } from "../../load/alarm.ts";
 import type { ProfilePlan } from "../plan.ts";
 import type { Part } from "../../load/split.ts";
 import type { ModelInfo } from "../../types/model.ts";
@@ -47,7 +47,7 @@ export type FromWorker =
   | { type: "drained"; serial: number }
   | { type: "stopped" }
   | { type: "error"; error: WorkerFailure }
-  /** Start the thread of an open-loop alarm of this worker's (see lib/load/_alarm.ts). */
+  /** Start the thread of an open-loop alarm of this worker's (see lib/load/alarm.ts). */
   | { type: "alarm"; setup: AlarmSetup };
 
 interface WorkerScope {
