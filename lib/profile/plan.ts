@@ -18,8 +18,11 @@ export interface TraceConfig {
   logFrequency?: number;
 }
 
-export interface ProfilePlan
+interface PlanParts
   extends ClientPlan, InputPlan, LoadPlan, MeasurementOptions, MetricsPlan, ReportPlan {
   /** --trace-*: the server's trace settings to update before profiling. */
   trace?: TraceConfig;
 }
+
+/** Read-only: built once by lib/cli; a stage that needs a variant makes a copy. */
+export type ProfilePlan = Readonly<PlanParts>;
