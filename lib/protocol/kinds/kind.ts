@@ -17,3 +17,11 @@ export interface ServiceKindDef {
   /** The requests of a run; absent: built from the input data (lib/input/requests.ts). */
   buildRequests?(model: ModelInfo, plan: KindPlan): Promise<RequestPlan>;
 }
+
+/** What every client takes: the URL, the headers and the request timeout. */
+export function clientBasics(
+  plan: Pick<KindPlan, "url" | "headers">,
+  options: { requestTimeoutMs?: number },
+): { url: string; headers: Record<string, string>; requestTimeoutMs?: number } {
+  return { url: plan.url, headers: plan.headers, ...options };
+}

@@ -5,15 +5,13 @@
 import { loadLlmData } from "../../input/llm_data.ts";
 import { checkBatchSize } from "../../input/requests.ts";
 import { httpsTls } from "../tls.ts";
-import type { ServiceKindDef } from "./kind.ts";
+import { clientBasics, type ServiceKindDef } from "./kind.ts";
 
 export const openai: ServiceKindDef = {
   async createClient(plan, options) {
     const { OpenAiClient } = await import("../openai.ts");
     return new OpenAiClient({
-      url: plan.url,
-      headers: plan.headers,
-      ...options,
+      ...clientBasics(plan, options),
       endpoint: plan.endpoint,
       tls: httpsTls(plan.httpsSsl),
     });
