@@ -9,13 +9,10 @@
  * written.
  */
 import denoConfig from "./deno.json" with { type: "json" };
-import {
-  buildProfileConfig,
-  parseArgv,
-  type RawOptions,
-  UsageError,
-  withConfigFile,
-} from "./lib/cli/config.ts";
+import { buildProfileConfig } from "./lib/cli/config.ts";
+import { parseArgv, withConfigFile } from "./lib/cli/args.ts";
+import type { RawOptions } from "./lib/cli/options.ts";
+import { UsageError } from "./lib/types/errors.ts";
 import { formatHelp } from "./lib/cli/help.ts";
 import type { Command } from "./lib/cli/options.ts";
 import { findMissingPermission, formatMissingPermission } from "./lib/cli/permissions.ts";
@@ -25,7 +22,7 @@ import { serveCommand } from "./lib/commands/serve.ts";
 import { reportCommand, sweepCommand } from "./lib/commands/sweep.ts";
 import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
-import { InputError } from "./lib/profile/inputs.ts";
+import { InputError } from "./lib/input/errors.ts";
 import { ConnectionError, InferError, TimeoutError } from "./lib/protocol/errors.ts";
 import { OutputError, WriteError } from "./lib/report/output_file.ts";
 import { buildReportConfig, buildSweepConfig, CheckpointError } from "./lib/sweep/mod.ts";

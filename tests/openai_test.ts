@@ -18,6 +18,14 @@ const TOKENS = 40;
 /** Send to last token of every answer. */
 const LATENCY_MS = TTFT_MS + (TOKENS - 1) * ITL_MS;
 const TOLERANCE = 0.03;
+/**
+ * At concurrency 64 every answer's tokens fall due at the same instants, and
+ * the server (on the same two cores as the client and other suites) writes
+ * 64 first tokens one after the other: under load the last ones leave up to
+ * ~7 ms late. Latencies to a token are held to 5 % there; ITL and rates stay
+ * at 3 %.
+ */
+const BURST_TOLERANCE = 0.05;
 
 const MODELS = [
   // Each token moves by up to 3 ms on its own: gaps vary, answers still end on time.
@@ -41,10 +49,10 @@ const MODELS = [
 type Json = Record<string, unknown>;
 type Statistics = Record<string, number>;
 
-function within(actual: number, expected: number, what: string): void {
+function within(actual: number, expected: number, what: string, tolerance = TOLERANCE): void {
   const error = Math.abs(actual - expected) / expected;
   assert.ok(
-    error <= TOLERANCE,
+    error <= tolerance,
     `${what}: ${actual.toFixed(3)} vs ${expected} (${(error * 100).toFixed(2)} % off)`,
   );
 }
@@ -136,8 +144,9 @@ const STREAMED = [
  */
 function checkAccuracy(llm: Json, options: { concurrency?: number }): void {
   const stat = (key: string) => llm[key] as Statistics;
-  within(stat("time_to_first_token_ms").p50, TTFT_MS, "TTFT p50");
-  within(stat("time_to_second_token_ms").p50, TTFT_MS + ITL_MS, "TTST p50");
+  const toToken = options.concurrency === 64 ? BURST_TOLERANCE : TOLERANCE;
+  within(stat("time_to_first_token_ms").p50, TTFT_MS, "TTFT p50", toToken);
+  within(stat("time_to_second_token_ms").p50, TTFT_MS + ITL_MS, "TTST p50", toToken);
   within(stat("request_latency_ms").p50, LATENCY_MS, "request latency p50");
   within(stat("inter_token_latency_ms").avg, ITL_MS, "ITL avg");
   within(stat("inter_token_gap_ms").avg, ITL_MS, "every gap, avg");

@@ -1,8 +1,11 @@
 /** `inferperf [profile]` and `inferperf demo`: one profiling run with its reports. */
-import { buildProfileConfig, type ProfileConfig, type RawOptions } from "../cli/config.ts";
-import { sendLagError } from "../profile/loads.ts";
-import { Interrupt } from "../profile/interrupt.ts";
-import { ReportSession, reportTargets } from "../profile/report_session.ts";
+import { buildProfileConfig } from "../cli/config.ts";
+import type { ProfilePlan } from "../profile/plan.ts";
+import type { RawOptions } from "../cli/options.ts";
+import { sendLagError } from "../load/levels.ts";
+import { Interrupt } from "../measure/interrupt.ts";
+import { ReportSession } from "../profile/report_session.ts";
+import { reportTargets } from "../profile/sinks/mod.ts";
 import { checkOutputs } from "../report/output_file.ts";
 import { runProfile } from "../profile/run.ts";
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
@@ -20,7 +23,7 @@ const DEMO_DEFAULTS: Array<[string, string]> = [
  * throws still writes what it measured before the error propagates.
  */
 export async function profileCommand(
-  config: ProfileConfig,
+  config: ProfilePlan,
   context: CommandContext,
 ): Promise<Outcome> {
   checkOutputs(reportTargets(config));

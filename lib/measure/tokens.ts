@@ -16,7 +16,7 @@ import type {
   TokenSources,
   TokenWindowData,
   WindowData,
-} from "./types.ts";
+} from "../types/results.ts";
 
 /** genai-perf's percentiles (p1 to p99); --percentile adds its own. */
 export const LLM_PERCENTILES: readonly number[] = [1, 5, 10, 25, 50, 75, 90, 95, 99];

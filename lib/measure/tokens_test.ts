@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { Tokenizer } from "../input/tokenizer.ts";
 import { Recorder } from "./recorder.ts";
 import { describeSources, distribution, parseGoodput, summarizeTokens } from "./tokens.ts";
-import type { TokenTiming } from "./types.ts";
+import type { TokenTiming } from "../types/timing.ts";
 
 /** A streamed request: the first token after `ttftMs`, then one every `gapMs`. */
 function tokenTiming(

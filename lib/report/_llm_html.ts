@@ -6,7 +6,7 @@
  * runs inside the report's script (CHART_HELPERS in scope).
  */
 import { LLM_PERCENTILES } from "../measure/tokens.ts";
-import type { Distribution, LevelResult } from "../measure/types.ts";
+import type { Distribution, LevelResult } from "../types/results.ts";
 
 /** What the LLM charts draw of one level. */
 export interface LlmChartData {

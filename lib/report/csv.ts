@@ -2,8 +2,13 @@
  * The -f CSV report in perf_analyzer's layout: rows sorted by ascending
  * throughput, times in whole microseconds.
  */
-import type { GpuMetrics } from "../measure/gpu_metrics.ts";
-import type { LevelResult, LoadMode, OpenLoopSummary, ServerSummary } from "../measure/types.ts";
+import type {
+  GpuMetrics,
+  LevelResult,
+  LoadMode,
+  OpenLoopSummary,
+  ServerSummary,
+} from "../types/results.ts";
 import { withReported } from "../measure/stats.ts";
 import { accountedUs, latencyComponents } from "./components.ts";
 import { formatGeneral, wholeUs } from "./format.ts";

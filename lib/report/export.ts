@@ -18,23 +18,18 @@
 import { decodeBytesElements, parseJsonExact, tensorToJson } from "../input/codec.ts";
 import { windowHistogram } from "../measure/histogram.ts";
 import { outputReason, WriteError } from "./output_file.ts";
-import {
-  type CompletedRequest,
-  isTokenTiming,
-  type LoadMode,
-  type RequestSink,
-  type WindowData,
-} from "../measure/types.ts";
+import type { CompletedRequest, RequestSink } from "../types/timing.ts";
+import { TokenColumns } from "./_export_tokens.ts";
+import type { LoadMode, WindowData } from "../types/results.ts";
 import type {
   InferenceClient,
   InferOptions,
-  InferRequest,
   InferSession,
   OutputTensors,
   PreparedRequest,
-  RequestTiming,
-  Tensor,
 } from "../protocol/types.ts";
+import type { InferRequest, Tensor } from "../types/tensor.ts";
+import type { RequestTiming } from "../types/timing.ts";
 
 export { exportTargetProblem } from "./export_target.ts";
 
@@ -209,6 +204,13 @@ export interface SeenRequest {
   outputs: OutputTensors | undefined;
 }
 
+/** A RequestSink that also sees, through the client it wraps, what each request sent and got. */
+export interface RequestTracer extends RequestSink {
+  wrapClient<C extends InferenceClient>(client: C): C;
+  /** --workers N > 1: what a worker's client saw of the request replayed next with `timing`. */
+  noteRemote(timing: RequestTiming, seen: SeenRequest): void;
+}
+
 /** A session that notes, per timing object (one per load slot), what was sent and received. */
 class ExportingSession implements InferSession {
   readonly #inner: InferSession;
@@ -254,7 +256,7 @@ const experimentMode = (mode: LoadMode) => mode === "concurrency" ? "concurrency
  * back is seen by the client wrapped with wrapClient(), which also decodes
  * every response so that outputs can be exported.
  */
-export class ProfileExportWriter implements RequestSink {
+export class ProfileExportWriter implements RequestTracer {
   readonly path: string;
   readonly #tempPath: string;
   readonly #facts = new WeakMap<PreparedRequest, RequestFacts>();
@@ -274,12 +276,8 @@ export class ProfileExportWriter implements RequestSink {
   #responseCounts: number[] = [];
   #responsesMs: number[] = [];
   #intended: number[] = [];
-  /** Token-streaming requests: output and input tokens (NaN for others), per-response tokens. */
-  #outputTokens: number[] = [];
-  #inputTokens: number[] = [];
-  #usage: boolean[] = [];
-  /** Tokens of each response, beside #responsesMs; NaN where not counted. */
-  #responseTokens: number[] = [];
+  /** Token-streaming requests: tokens per response and per request. */
+  readonly #tokens = new TokenColumns();
   #requests: (PreparedRequest | undefined)[] = [];
   #outputs: (OutputTensors | undefined)[] = [];
   #errors: (string | undefined)[] = [];
@@ -372,31 +370,11 @@ export class ProfileExportWriter implements RequestSink {
       this.#responseCounts.push(times.length);
       for (let i = 0; i < times.length; i++) this.#responsesMs.push(times[i]);
     }
-    this.#addTokens(c.error === undefined ? timing : undefined);
+    this.#tokens.add(c.error === undefined ? timing : undefined, this.#responseCounts.at(-1)!);
     this.#intended.push(c.intendedMs ?? NaN);
     this.#requests.push(detail?.request);
     this.#outputs.push(c.error === undefined ? detail?.outputs : undefined);
     this.#errors.push(c.error);
-  }
-
-  /** The token counts of a valid token-streaming request, NaN for others (beside its responses). */
-  #addTokens(timing: RequestTiming | undefined): void {
-    const tokens = timing !== undefined && isTokenTiming(timing) ? timing : undefined;
-    const chunks = tokens?.chunkTokens;
-    const responses = this.#responsesMs.length - this.#responseTokens.length;
-    for (let i = 0; i < responses; i++) {
-      this.#responseTokens.push(
-        chunks !== undefined && chunks.length === responses ? chunks[i] : NaN,
-      );
-    }
-    let output = tokens?.outputTokens ?? NaN;
-    if (tokens !== undefined && !tokens.usage && chunks !== undefined) {
-      output = 0;
-      for (const n of chunks) output += n;
-    }
-    this.#outputTokens.push(output);
-    this.#inputTokens.push(tokens?.inputTokens ?? NaN);
-    this.#usage.push(tokens?.usage ?? false);
   }
 
   /** Starts the next experiment (load level); opens the file on the first. */
@@ -446,10 +424,7 @@ export class ProfileExportWriter implements RequestSink {
     this.#responseCounts.length = 0;
     this.#responsesMs.length = 0;
     this.#intended.length = 0;
-    this.#outputTokens.length = 0;
-    this.#inputTokens.length = 0;
-    this.#usage.length = 0;
-    this.#responseTokens.length = 0;
+    this.#tokens.clear();
     this.#requests.length = 0;
     this.#outputs.length = 0;
     this.#errors.length = 0;
@@ -542,28 +517,13 @@ export class ProfileExportWriter implements RequestSink {
       // Only the last response's outputs are kept: earlier responses are written as {}.
       json += `,"response_timestamps":[${times}]` +
         `,"response_outputs":[${"{},".repeat(count - 1)}${outputs ? tensorsJson(outputs) : "{}"}]`;
-      json += this.#tokensJson(i, { first: firstResponse, count });
+      json += this.#tokens.json(i, { first: firstResponse, count });
     } else {
       json += `,"response_timestamps":[],"response_outputs":[],"error":${JSON.stringify(error)}`;
     }
     const intended = this.#intended[i];
     if (!Number.isNaN(intended)) json += `,"intended_timestamp":${wallClockText(intended)}`;
     return `${json}}`;
-  }
-
-  /** Token-streaming requests: tokens per response and per request, and where the counts came from. */
-  #tokensJson(i: number, responses: { first: number; count: number }): string {
-    const output = this.#outputTokens[i];
-    if (Number.isNaN(output)) return "";
-    const perResponse = this.#responseTokens.slice(
-      responses.first,
-      responses.first + responses.count,
-    );
-    let json = perResponse.some(Number.isNaN) ? "" : `,"response_token_counts":[${perResponse}]`;
-    json += `,"output_token_count":${output}`;
-    const input = this.#inputTokens[i];
-    if (input >= 0) json += `,"input_token_count":${input}`;
-    return `${json},"token_count_source":"${this.#usage[i] ? "usage" : "client"}"`;
   }
 
   #write(text: string): void {

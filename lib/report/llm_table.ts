@@ -4,7 +4,7 @@
  * so that they agree.
  */
 import { describeSources } from "../measure/tokens.ts";
-import type { Distribution, LlmSummary } from "../measure/types.ts";
+import type { Distribution, LlmSummary } from "../types/results.ts";
 
 export interface LlmMetric {
   /** genai-perf's metric name, e.g. "time_to_first_token". */

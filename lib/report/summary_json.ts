@@ -11,12 +11,12 @@ import type {
   LevelResult,
   LlmSummary,
   LoadMode,
-  MeasurementOptions,
   OpenLoopSummary,
   ServerSummary,
   WindowData,
-} from "../measure/types.ts";
-import type { GpuMetrics } from "../measure/gpu_metrics.ts";
+} from "../types/results.ts";
+import type { MeasurementOptions } from "../measure/plan.ts";
+import type { GpuMetrics } from "../types/results.ts";
 import { latencyComponents, reportedWindows } from "./components.ts";
 import { LLM_METRICS, llmSystemMetrics, statistic, tokenCountSources } from "./llm_table.ts";
 

@@ -9,7 +9,7 @@
  * fails on purpose (error_rate). A prompt token is a whitespace-separated word.
  */
 import { mulberry32 } from "../input/generate.ts";
-import type { LlmSpec, ModelSpec } from "./config.ts";
+import type { LlmSpec, ModelSpec } from "./config_types.ts";
 import { type Clock, realClock } from "./model.ts";
 import type { ModelRepository } from "./repository.ts";
 import type { HttpRequest, HttpResponse } from "./_http.ts";
