@@ -26,6 +26,7 @@ import { reportCommand, sweepCommand } from "./lib/commands/sweep.ts";
 import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
 import { InputError } from "./lib/profile/inputs.ts";
+import { MpiError } from "./lib/mpi/ffi.ts";
 import { ConnectionError, InferError, TimeoutError } from "./lib/protocol/errors.ts";
 import { OutputError, WriteError } from "./lib/report/output_file.ts";
 import { buildReportConfig, buildSweepConfig, CheckpointError } from "./lib/sweep/mod.ts";
@@ -49,7 +50,7 @@ const CONTEXT: CommandContext = {
 
 /** Errors users can act on, by exit code; anything else is a bug. */
 const EXPECTED: ReadonlyArray<[number, ReadonlyArray<abstract new (...args: never[]) => Error>]> = [
-  [EXIT_USAGE, [UsageError, InputError, OutputError, CheckpointError]],
+  [EXIT_USAGE, [UsageError, InputError, OutputError, CheckpointError, MpiError]],
   [EXIT_LOAD_NOT_HELD, [UnstableError]],
   [EXIT_SERVER_FAILED, [NoValidRequestsError, ConnectionError, TimeoutError]],
   [EXIT_OTHER, [InferError, WriteError]],

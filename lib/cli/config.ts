@@ -134,6 +134,8 @@ export interface LoadConfig {
   maxInflight: number;
   /** --workers: threads that drive the load (1: the main thread alone). */
   workers: number;
+  /** --enable-mpi: this process is one rank of an MPI job. */
+  mpi?: { library?: string; shard: boolean };
   maxSendLagMs: number;
   ignoreSendLag: boolean;
   sequences: SequenceConfig;
@@ -179,6 +181,9 @@ function parseLoad(r: Reader, raw: RawOptions): LoadConfig {
     fixedSchedule,
     maxInflight: r.bounded("max-inflight", (n) => n >= 1, "an integer >= 1"),
     workers: r.bounded("workers", (n) => n >= 1, "an integer >= 1"),
+    ...(r.flag("enable-mpi")
+      ? { mpi: { library: r.string("mpi-library"), shard: r.flag("shard") } }
+      : {}),
     maxSendLagMs: r.bounded("max-send-lag", (n) => n > 0, "a number > 0"),
     ignoreSendLag: r.flag("ignore-send-lag"),
     sequences: {
@@ -952,8 +957,32 @@ export function buildProfileConfig(raw: RawOptions): ProfileConfig {
   }
   r.number("max-threads");
   checkWorkers(errors, config);
+  checkMpi(errors, { config, raw });
   if (errors.length > 0) throw new UsageError(errors);
   return config;
+}
+
+/** Options that need --enable-mpi, and what --shard can not split between ranks. */
+function checkMpi(errors: string[], options: { config: ProfileConfig; raw: RawOptions }): void {
+  const { config, raw } = options;
+  if (config.mpi === undefined) {
+    for (const name of ["shard", "mpi-library"].filter((n) => raw.has(n))) {
+      errors.push(`Option --${name} needs --enable-mpi`);
+    }
+    return;
+  }
+  if (!config.mpi.shard) return;
+  if (config.workers > 1) {
+    errors.push(
+      `Option --shard can not be used with --workers ${config.workers}: start more ranks instead`,
+    );
+  }
+  if (config.periodic !== undefined) {
+    errors.push(
+      "Option --shard can not be used with --periodic-concurrency-range: its sets of requests " +
+        "wait for each other's responses, which one rank must see",
+    );
+  }
 }
 
 /** What --workers N > 1 can not split between threads. */

@@ -77,6 +77,8 @@ export interface LoadPlanOptions extends LoadInputs {
   model: ModelInfo;
   /** The profile export, which --workers tells what the workers' clients saw. */
   tracer?: RequestTracer;
+  /** --enable-mpi --shard: this rank's part of the load. */
+  part?: Part;
 }
 
 /** Open-loop levels whose send-lag p99 exceeded --max-send-lag: exit code 4. */
@@ -266,6 +268,10 @@ export async function planLoad(
         : fixed.length,
     }),
   };
+  if (options.part !== undefined) {
+    const own = await planPart(client, { ...options, part: options.part });
+    return { ...plan, level: partLevels(own), close: () => own.close() };
+  }
   if (config.workers > 1) {
     // Loaded for --workers only, like the worker threads themselves.
     const { WorkerPool } = await import("./workers/pool.ts");
@@ -301,6 +307,26 @@ export async function planLoad(
     }),
     close: () => load.close(),
   };
+}
+
+/**
+ * The levels of a part driven from this thread (--shard: this rank's). Every
+ * part starts at the same moment (the ranks leave a barrier together) and
+ * counts its starts alike, so that all walk the same schedule.
+ */
+function partLevels(load: PartLoad): (value: number) => LevelLoad {
+  let serial = 0;
+  return (value) => ({
+    start: ({ recorder, limit }) =>
+      load.start({
+        value,
+        ...(limit === undefined ? {} : { limit }),
+        startMs: performance.now(),
+        serial: ++serial,
+      }, recorder),
+    stop: () => load.stop(),
+    drained: () => load.drained(),
+  });
 }
 
 /** One start of a worker's part of the load; limits and counts are the whole load's. */

@@ -4,7 +4,8 @@
  */
 import { type ProfileConfig, UsageError } from "../cli/config.ts";
 import { sweep, type SweepOutcome } from "../load/sweep.ts";
-import { measureLevel } from "../measure/level.ts";
+import { type LevelCoordinator, measureLevel, SweepEndedError } from "../measure/level.ts";
+import { type Part, share } from "../load/split.ts";
 import type { LatencyHistogram } from "../measure/histogram.ts";
 import { stabilizingLatency } from "../measure/stability.ts";
 import type { LevelResult, RequestSink, WindowData } from "../measure/types.ts";
@@ -67,6 +68,13 @@ function withMetrics(result: LevelResult, scraper: MetricsScraper | undefined): 
   return metrics ? { ...result, metrics } : result;
 }
 
+/** --enable-mpi: how this process takes part in the job. */
+export interface RankRole {
+  coordinator: LevelCoordinator;
+  /** --shard: this rank's part of the load (rank 0 queries the server's statistics). */
+  part?: Part;
+}
+
 export interface RunOutcome extends SweepOutcome {
   server: ServerInfo;
   model: ModelInfo;
@@ -120,11 +128,27 @@ function statisticsSource(
     (await Promise.all(targets.map((t) => client.modelStatistics(t.name, t.version)))).flat();
 }
 
+/**
+ * --shard: the requests of a count window this rank waits for, its share
+ * among the ranks that send at this level (a closed loop below one lane per
+ * rank leaves some ranks idle).
+ */
+function shardedCount(
+  count: number,
+  part: Part,
+  level: { config: ProfileConfig; value: number },
+): number {
+  const senders = level.config.loadMode === "concurrency"
+    ? Math.min(level.value, part.count)
+    : part.count;
+  return part.index < senders ? share(count, { index: part.index, count: senders }) : 0;
+}
+
 export async function runProfile(
   config: ProfileConfig,
-  options: { interrupt: Interrupt; events?: RunEvents; client?: InferenceClient },
+  options: { interrupt: Interrupt; events?: RunEvents; client?: InferenceClient; rank?: RankRole },
 ): Promise<RunOutcome> {
-  const { interrupt, events = {} } = options;
+  const { interrupt, events = {}, rank } = options;
   const tracer = events.requests;
   const base = options.client ?? await createClient(config);
   const client = tracer ? tracer.wrapClient(base) : base;
@@ -147,7 +171,10 @@ export async function runProfile(
     const inputs = loadInputs(client, { config, model, plan, place: shared?.place.bind(shared) });
     events.ready?.({ server, model });
     scraper?.start();
-    const statistics = statisticsSource(client, { server, model, config });
+    // Sharded, the server's statistics already count every rank's requests.
+    const statistics = (rank?.part?.index ?? 0) === 0
+      ? statisticsSource(client, { server, model, config })
+      : undefined;
     if (config.periodic !== undefined) {
       events.levelStart?.(config.periodic.range.end);
       const result = withMetrics(
@@ -165,7 +192,8 @@ export async function runProfile(
       events.level?.(result);
       return { results: [result], server, model };
     }
-    const load = await planLoad(client, { config, model, ...inputs, tracer });
+    const load = await planLoad(client, { config, model, ...inputs, tracer, part: rank?.part });
+    const measured: LevelResult[] = [];
     try {
       const outcome = await sweep(async (value) => {
         events.levelStart?.(value);
@@ -181,10 +209,20 @@ export async function runProfile(
             requestSink: tracer,
             ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),
             newHistogram: events.newHistogram,
+            ...(rank ? { coordinator: rank.coordinator } : {}),
+            ...(rank?.part
+              ? {
+                measurementRequestCount: shardedCount(config.measurementRequestCount, rank.part, {
+                  config,
+                  value,
+                }),
+              }
+              : {}),
           }),
           scraper,
         );
         if (result.stable || interrupt.soft) events.level?.(result);
+        measured.push(result);
         return result;
       }, {
         range: load.range,
@@ -193,6 +231,9 @@ export async function runProfile(
         maxTrials: config.maxTrials,
         latencyUs: (r) => stabilizingLatency(r.client, config.percentile),
         interrupt,
+      }).catch((error) => {
+        if (!(error instanceof SweepEndedError)) throw error;
+        return { results: measured, note: error.message };
       });
       return { ...outcome, server, model };
     } finally {
