@@ -99,6 +99,11 @@ function run(command: Command, raw: RawOptions): Promise<Outcome> {
 
 export async function main(argv: readonly string[]): Promise<number> {
   try {
+    // `merge` takes files, not options: inferperf merge -o OUT RUN...
+    if (argv[0] === "merge") {
+      const { mergeCommand } = await import("./lib/commands/merge.ts");
+      return EXIT_CODES[await mergeCommand(argv.slice(1))];
+    }
     const parsed = parseArgv(argv);
     if (parsed.action === "help") {
       console.log(formatHelp());

@@ -1,0 +1,97 @@
+/**
+ * `inferperf merge -o OUT FILE...`: merges the summary JSONs or the profile
+ * exports of runs that loaded a server side by side into one (see
+ * lib/report/merge.ts), and prints each merged level on one line.
+ */
+import { UsageError } from "../cli/config.ts";
+import { writeFileAtomic } from "../report/output_file.ts";
+import type { Outcome } from "./outcome.ts";
+
+const USAGE = "Usage: inferperf merge -o OUT.json RUN1.json RUN2.json ...";
+
+// deno-lint-ignore no-explicit-any
+type Doc = Record<string, any>;
+interface JsonWithRaw {
+  rawJSON(text: string): unknown;
+}
+
+/**
+ * JSON whose integers beyond 2^53 (the exports' nanosecond timestamps) are
+ * kept digit for digit, as JSON.rawJSON values that JSON.stringify writes back.
+ */
+export function parseExact(text: string): Doc {
+  const raw = JSON as unknown as JsonWithRaw;
+  return JSON.parse(
+    text,
+    (_key, value, context?: { source?: string }) =>
+      typeof value === "number" && !Number.isSafeInteger(value) && Number.isInteger(value) &&
+        /^-?\d+$/.test(context?.source ?? "")
+        ? raw.rawJSON(context!.source!)
+        : value,
+  );
+}
+
+function parseArgs(args: readonly string[]): { out: string; inputs: string[] } {
+  let out: string | undefined;
+  const inputs: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "-o" || arg === "--output") {
+      out = args[++i];
+      if (out === undefined) throw new UsageError([`Option ${arg} needs a value. ${USAGE}`]);
+    } else if (arg.startsWith("--output=")) out = arg.slice("--output=".length);
+    else if (arg.startsWith("-")) throw new UsageError([`Unknown option "${arg}". ${USAGE}`]);
+    else inputs.push(arg);
+  }
+  if (out === undefined) throw new UsageError([`Option -o OUT.json is required. ${USAGE}`]);
+  if (inputs.length < 2) throw new UsageError([`Give at least two runs to merge. ${USAGE}`]);
+  return { out, inputs };
+}
+
+async function readRun(path: string): Promise<Doc> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    throw new UsageError([`Can not read "${path}": ${(error as Error).message}`]);
+  }
+  try {
+    return parseExact(text);
+  } catch (error) {
+    throw new UsageError([`"${path}" is not JSON: ${(error as Error).message}`]);
+  }
+}
+
+export async function mergeCommand(args: readonly string[]): Promise<Outcome> {
+  const { out, inputs } = parseArgs(args);
+  const docs = await Promise.all(inputs.map(readRun));
+  // The histogram library loads only for merges.
+  const { mergeExports, MergeError, mergeKind, mergeSummaries } = await import(
+    "../report/merge.ts"
+  );
+  try {
+    const kinds = docs.map((d, i) => mergeKind(d, inputs[i]));
+    if (kinds.some((k) => k !== kinds[0])) {
+      throw new MergeError("summary JSONs and profile exports can not be merged together");
+    }
+    const merged = kinds[0] === "summary" ? mergeSummaries(docs) : mergeExports(docs);
+    writeFileAtomic(out, `${JSON.stringify(merged, null, kinds[0] === "summary" ? 2 : 0)}\n`);
+    console.log(
+      `Merged ${docs.length} ${kinds[0] === "summary" ? "summaries" : "exports"} into ${out}`,
+    );
+    if (kinds[0] === "summary") {
+      for (const level of merged.levels as Doc[]) {
+        const p99 = level.client.percentiles_us["99"];
+        console.log(
+          `  ${level.mode} ${level.value}: ${level.client.throughput.toFixed(2)} infer/sec, ` +
+            `${level.client.request_count} requests, avg latency ` +
+            `${Math.round(level.client.avg_latency_us)} usec, p99 ${Math.round(p99)} usec`,
+        );
+      }
+    }
+  } catch (error) {
+    if (error instanceof MergeError) throw new UsageError([error.message]);
+    throw error;
+  }
+  return "ok";
+}
