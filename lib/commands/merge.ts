@@ -11,25 +11,6 @@ const USAGE = "Usage: inferperf merge -o OUT.json RUN1.json RUN2.json ...";
 
 // deno-lint-ignore no-explicit-any
 type Doc = Record<string, any>;
-interface JsonWithRaw {
-  rawJSON(text: string): unknown;
-}
-
-/**
- * JSON whose integers beyond 2^53 (the exports' nanosecond timestamps) are
- * kept digit for digit, as JSON.rawJSON values that JSON.stringify writes back.
- */
-export function parseExact(text: string): Doc {
-  const raw = JSON as unknown as JsonWithRaw;
-  return JSON.parse(
-    text,
-    (_key, value, context?: { source?: string }) =>
-      typeof value === "number" && !Number.isSafeInteger(value) && Number.isInteger(value) &&
-        /^-?\d+$/.test(context?.source ?? "")
-        ? raw.rawJSON(context!.source!)
-        : value,
-  );
-}
 
 function parseArgs(args: readonly string[]): { out: string; inputs: string[] } {
   let out: string | undefined;
@@ -56,6 +37,7 @@ async function readRun(path: string): Promise<Doc> {
     throw new UsageError([`Can not read "${path}": ${(error as Error).message}`]);
   }
   try {
+    const { parseExact } = await import("../report/merge.ts");
     return parseExact(text);
   } catch (error) {
     throw new UsageError([`"${path}" is not JSON: ${(error as Error).message}`]);

@@ -69,6 +69,7 @@ async function profileRank(
       ...(mpi ? { rank: { coordinator: mpi.coordinator, part: mpi.part } } : {}),
     });
     report.finish(outcome.note);
+    if (mpi?.part && config.profileExportFile) await mpi.gatherExports(config.profileExportFile);
   } catch (error) {
     finishAfterFailure(report);
     throw error;
@@ -89,9 +90,16 @@ async function profileRank(
 const JOB_ENDING =
   "the MPI job is ending (another rank failed or was killed, or mpirun was stopped)";
 
-/** --shard, ranks other than 0: they send their part and judge the merged windows; rank 0 reports. */
+/**
+ * --shard, ranks other than 0: they send their part and judge the merged
+ * windows; rank 0 reports. With --profile-export-file each records its
+ * requests into a temporary export of its own, which rank 0 merges.
+ */
 async function shardRank(config: ProfileConfig, mpi: MpiSession): Promise<Outcome> {
   const interrupt = new Interrupt();
+  const exporter = config.profileExportFile === undefined
+    ? undefined
+    : new (await import("../report/export.ts")).ProfileExportWriter(await Deno.makeTempFile());
   const onSignal = () => interrupt.trigger();
   const onTerm = () => {
     printError(`MPI rank ${mpi.comm.rank}: ${JOB_ENDING}`);
@@ -103,7 +111,19 @@ async function shardRank(config: ProfileConfig, mpi: MpiSession): Promise<Outcom
     await runProfile(config, {
       interrupt,
       rank: { coordinator: mpi.coordinator, part: mpi.part },
+      ...(exporter
+        ? {
+          events: {
+            levelStart: (value) => exporter.beginExperiment(config.loadMode, value),
+            requests: exporter,
+          },
+        }
+        : {}),
     });
+    if (exporter) {
+      exporter.finish({ version: "", serviceKind: config.serviceKind, endpoint: config.endpoint });
+      await mpi.gatherExports(exporter.path);
+    }
   } finally {
     Deno.removeSignalListener("SIGINT", onSignal);
     Deno.removeSignalListener("SIGTERM", onTerm);

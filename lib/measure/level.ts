@@ -213,7 +213,7 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
         // Ranks end windows on a common grid, whatever the collectives between them took.
         const endMs = startMs + (trial + 1) * options.measurementIntervalMs;
         await interrupt.sleep(
-          coordinator ? endMs - performance.now() : options.measurementIntervalMs,
+          coordinator ? Math.max(0, endMs - performance.now()) : options.measurementIntervalMs,
         );
       } else {
         await interrupt.race(recorder.waitForCompleted(options.measurementRequestCount));

@@ -60,6 +60,24 @@ export class MpiSession {
     return formatShards(shards);
   }
 
+  /**
+   * --shard --profile-export-file: each rank's export (`path`: rank 0's
+   * final file, the others' own temporary one) travels to rank 0, which adds
+   * the other ranks' requests to its file. A collective: every rank calls it.
+   */
+  async gatherExports(path: string): Promise<void> {
+    const gathered = await this.comm.gather(Deno.readFileSync(path));
+    if (this.comm.rank !== 0) {
+      Deno.removeSync(path);
+      return;
+    }
+    const { addShardRequests, parseExact } = await import("../report/merge.ts");
+    const { writeFileAtomic } = await import("../report/output_file.ts");
+    const decoder = new TextDecoder();
+    const [own, ...others] = gathered!.map((bytes) => parseExact(decoder.decode(bytes)));
+    writeFileAtomic(path, `${JSON.stringify(addShardRequests(own, others))}\n`);
+  }
+
   /** The clean end of a run: the other ranks stop their sweeps, then MPI ends. */
   async close(): Promise<void> {
     await this.coordinator.end();

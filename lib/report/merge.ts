@@ -11,6 +11,26 @@ import { LatencyHistogram } from "../measure/histogram.ts";
 // deno-lint-ignore no-explicit-any
 type Doc = Record<string, any>;
 
+interface JsonWithRaw {
+  rawJSON(text: string): unknown;
+}
+
+/**
+ * JSON whose integers beyond 2^53 (the exports' nanosecond timestamps) are
+ * kept digit for digit, as JSON.rawJSON values that JSON.stringify writes back.
+ */
+export function parseExact(text: string): Doc {
+  const raw = JSON as unknown as JsonWithRaw;
+  return JSON.parse(
+    text,
+    (_key, value, context?: { source?: string }) =>
+      typeof value === "number" && !Number.isSafeInteger(value) && Number.isInteger(value) &&
+        /^-?\d+$/.test(context?.source ?? "")
+        ? raw.rawJSON(context!.source!)
+        : value,
+  );
+}
+
 /** A file that is neither a summary JSON nor a profile export, or runs that do not match. */
 export class MergeError extends Error {
   override name = "MergeError";
@@ -224,6 +244,23 @@ function nanoseconds(value: number | { rawJSON: string }): number {
   return typeof value === "number" ? value : Number(value.rawJSON);
 }
 
+function sortedRequests(experiments: readonly Doc[]): Doc[] {
+  const requests = experiments.flatMap((e) => e.requests as Doc[]);
+  return requests.sort((a, b) => nanoseconds(a.timestamp) - nanoseconds(b.timestamp));
+}
+
+/**
+ * --shard: rank 0's export (the merged windows, the whole load's levels)
+ * with the other ranks' requests added to each experiment.
+ */
+export function addShardRequests(base: Doc, others: readonly Doc[]): Doc {
+  const experiments = (base.experiments as Doc[]).map((experiment, i) => ({
+    ...experiment,
+    requests: sortedRequests([experiment, ...others.flatMap((o) => o.experiments[i] ?? [])]),
+  }));
+  return { ...base, experiments };
+}
+
 /**
  * Profile exports merged experiment by experiment: every run's requests in
  * one list by send time, the window boundaries of the first run (exports'
@@ -237,8 +274,7 @@ export function mergeExports(docs: readonly Doc[]): Doc {
     const runs = docs.map((d) => d.experiments[i]);
     const histograms = runs.map((r) => r.window_latency_histograms as string[] | undefined);
     const windows = Math.min(...histograms.map((h) => h?.length ?? 0));
-    const requests = runs.flatMap((r) => r.requests as Doc[]);
-    requests.sort((a, b) => nanoseconds(a.timestamp) - nanoseconds(b.timestamp));
+    const requests = sortedRequests(runs);
     const experiment: Doc = {
       ...runs[0],
       experiment: {
