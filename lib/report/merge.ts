@@ -240,13 +240,15 @@ export function mergeSummaries(docs: readonly Doc[]): Doc {
 }
 
 /** A timestamp read as a number, or as the JSON.rawJSON that keeps its digits. */
-function nanoseconds(value: number | { rawJSON: string }): number {
-  return typeof value === "number" ? value : Number(value.rawJSON);
+function nanoseconds(value: number | { rawJSON: string }): bigint {
+  return typeof value === "number" ? BigInt(Math.round(value)) : BigInt(value.rawJSON);
 }
 
 function sortedRequests(experiments: readonly Doc[]): Doc[] {
   const requests = experiments.flatMap((e) => e.requests as Doc[]);
-  return requests.sort((a, b) => nanoseconds(a.timestamp) - nanoseconds(b.timestamp));
+  const keyed = requests.map((r) => ({ r, ns: nanoseconds(r.timestamp) }));
+  keyed.sort((a, b) => a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0);
+  return keyed.map((k) => k.r);
 }
 
 /**
