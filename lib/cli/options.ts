@@ -235,14 +235,14 @@ export const OPTIONS: readonly OptionDef[] = [
     group: "Load",
     valueName: "PATH",
     help:
-      "--enable-mpi: the MPI library to load instead of Open MPI's libmpi.so.40 or MPICH's libmpi.so.12.",
+      "With --enable-mpi: the MPI library to load instead of Open MPI's libmpi.so.40 or MPICH's libmpi.so.12.",
   },
   {
     name: "shard",
     type: "boolean",
     group: "Load",
     help:
-      "--enable-mpi: split one load across the ranks (concurrency, request rate, schedules and request counts, as --workers does across threads); rank 0 judges stability on the merged windows and writes one report.",
+      "With --enable-mpi: split one load across the ranks (concurrency, request rate, schedules and request counts, as --workers does across threads); rank 0 judges stability on the merged windows and writes one report.",
   },
   {
     name: "max-send-lag",
