@@ -9,15 +9,11 @@
  * written.
  */
 import denoConfig from "./deno.json" with { type: "json" };
-import {
-  buildProfileConfig,
-  parseArgv,
-  type RawOptions,
-  UsageError,
-  withConfigFile,
-} from "./lib/cli/config.ts";
+import { buildProfileConfig } from "./lib/cli/config.ts";
+import { parseArgv, type ParsedArgs, withConfigFile } from "./lib/cli/args.ts";
+import type { RawOptions } from "./lib/cli/options.ts";
+import { UsageError } from "./lib/types/errors.ts";
 import { formatHelp } from "./lib/cli/help.ts";
-import type { Command } from "./lib/cli/options.ts";
 import { findMissingPermission, formatMissingPermission } from "./lib/cli/permissions.ts";
 import { type CommandContext, type Outcome, printError } from "./lib/commands/outcome.ts";
 import { demoCommand, profileCommand } from "./lib/commands/profile.ts";
@@ -25,7 +21,7 @@ import { serveCommand } from "./lib/commands/serve.ts";
 import { reportCommand, sweepCommand } from "./lib/commands/sweep.ts";
 import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
-import { InputError } from "./lib/profile/inputs.ts";
+import { InputError } from "./lib/input/errors.ts";
 import { MpiError } from "./lib/mpi/ffi.ts";
 import { ConnectionError, InferError, TimeoutError } from "./lib/protocol/errors.ts";
 import { OutputError, WriteError } from "./lib/report/output_file.ts";
@@ -82,8 +78,8 @@ function printFailure(error: unknown): void {
   printError("this is a bug in inferperf; please report it with the command line and the above");
 }
 
-function run(command: Command, raw: RawOptions): Promise<Outcome> {
-  switch (command) {
+async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
+  switch (parsed.command) {
     case "serve":
       return serveCommand(raw);
     case "demo":
@@ -93,17 +89,20 @@ function run(command: Command, raw: RawOptions): Promise<Outcome> {
         ? sweepCommand(buildSweepConfig(raw), CONTEXT)
         : profileCommand(buildProfileConfig(raw), CONTEXT);
     case "report":
-      return Promise.resolve(reportCommand(buildReportConfig(raw)));
+      return reportCommand(buildReportConfig(raw));
+    case "merge": {
+      // Loaded for merges only, like the histogram library the merge reads.
+      const { mergeCommand } = await import("./lib/commands/merge.ts");
+      return await mergeCommand({
+        output: raw.get("output") as string | undefined,
+        runs: parsed.operands,
+      });
+    }
   }
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
   try {
-    // `merge` takes files, not options: inferperf merge -o OUT RUN...
-    if (argv[0] === "merge") {
-      const { mergeCommand } = await import("./lib/commands/merge.ts");
-      return EXIT_CODES[await mergeCommand(argv.slice(1))];
-    }
     const parsed = parseArgv(argv);
     if (parsed.action === "help") {
       console.log(formatHelp());
@@ -116,7 +115,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       return EXIT_OK;
     }
     const raw = await withConfigFile(parsed);
-    return EXIT_CODES[await run(parsed.command, raw)];
+    return EXIT_CODES[await run(parsed, raw)];
   } catch (error) {
     printFailure(error);
     if (error instanceof UsageError) console.error('Run "inferperf --help" for the options.');

@@ -6,11 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { encodeBytesElements, tensorFromJson } from "../lib/input/codec.ts";
-import { type Datatype, DATATYPES } from "../lib/input/datatype.ts";
+import { type Datatype, DATATYPES } from "../lib/types/datatype.ts";
 import { parseInputData } from "../lib/input/input_data.ts";
-import { buildRequests, type InputOptions } from "../lib/profile/inputs.ts";
+import { buildRequests, type InputOptions } from "../lib/input/requests.ts";
 import { KServeHttpClient, type TensorFormat } from "../lib/protocol/kserve_http.ts";
-import type { RequestTiming, Tensor } from "../lib/protocol/types.ts";
+import type { RequestTiming } from "../lib/types/timing.ts";
+import type { Tensor } from "../lib/types/tensor.ts";
 import { type RunningServer, startServer } from "../lib/server/mod.ts";
 import { runCli, withServer } from "./_helpers.ts";
 
@@ -190,7 +191,7 @@ Deno.test("every datatype round-trips through JSON and binary encodings", async 
  */
 const MEMORY_PROBE = `
 import { parseInputData } from "./lib/input/input_data.ts";
-import { buildRequests } from "./lib/profile/inputs.ts";
+import { buildRequests } from "./lib/input/requests.ts";
 import { KServeHttpClient } from "./lib/protocol/kserve_http.ts";
 import { startServerInWorker } from "./lib/server/mod.ts";
 const [dir, size] = [Deno.args[0], Number(Deno.args[1])];

@@ -1,9 +1,9 @@
 /**
- * `inferperf merge -o OUT FILE...`: merges the summary JSONs or the profile
+ * `inferperf merge -o OUT RUN...`: merges the summary JSONs or the profile
  * exports of runs that loaded a server side by side into one (see
  * lib/report/merge.ts), and prints each merged level on one line.
  */
-import { UsageError } from "../cli/config.ts";
+import { UsageError } from "../types/errors.ts";
 import { writeFileAtomic } from "../report/output_file.ts";
 import type { Outcome } from "./outcome.ts";
 
@@ -12,21 +12,18 @@ const USAGE = "Usage: inferperf merge -o OUT.json RUN1.json RUN2.json ...";
 // deno-lint-ignore no-explicit-any
 type Doc = Record<string, any>;
 
-function parseArgs(args: readonly string[]): { out: string; inputs: string[] } {
-  let out: string | undefined;
-  const inputs: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === "-o" || arg === "--output") {
-      out = args[++i];
-      if (out === undefined) throw new UsageError([`Option ${arg} needs a value. ${USAGE}`]);
-    } else if (arg.startsWith("--output=")) out = arg.slice("--output=".length);
-    else if (arg.startsWith("-")) throw new UsageError([`Unknown option "${arg}". ${USAGE}`]);
-    else inputs.push(arg);
-  }
-  if (out === undefined) throw new UsageError([`Option -o OUT.json is required. ${USAGE}`]);
-  if (inputs.length < 2) throw new UsageError([`Give at least two runs to merge. ${USAGE}`]);
-  return { out, inputs };
+/** `inferperf merge`'s command line: -o/--output (lib/cli/flags/output.ts) and the runs. */
+export interface MergeArgs {
+  output?: string;
+  runs: readonly string[];
+}
+
+function checkArgs(args: MergeArgs): { out: string; inputs: readonly string[] } {
+  const errors: string[] = [];
+  if (args.output === undefined) errors.push(`Option -o/--output is required. ${USAGE}`);
+  if (args.runs.length < 2) errors.push(`Give at least two runs to merge. ${USAGE}`);
+  if (errors.length > 0) throw new UsageError(errors);
+  return { out: args.output!, inputs: args.runs };
 }
 
 async function readRun(path: string): Promise<Doc> {
@@ -44,8 +41,8 @@ async function readRun(path: string): Promise<Doc> {
   }
 }
 
-export async function mergeCommand(args: readonly string[]): Promise<Outcome> {
-  const { out, inputs } = parseArgs(args);
+export async function mergeCommand(args: MergeArgs): Promise<Outcome> {
+  const { out, inputs } = checkArgs(args);
   const docs = await Promise.all(inputs.map(readRun));
   // The histogram library loads only for merges.
   const { mergeExports, MergeError, mergeKind, mergeSummaries } = await import(

@@ -1,8 +1,12 @@
 /** `inferperf [profile]` and `inferperf demo`: one profiling run with its reports. */
-import { buildProfileConfig, type ProfileConfig, type RawOptions } from "../cli/config.ts";
-import { sendLagError } from "../profile/loads.ts";
-import { Interrupt } from "../profile/interrupt.ts";
-import { ReportSession, reportTargets } from "../profile/report_session.ts";
+import { buildProfileConfig } from "../cli/config.ts";
+import type { ProfilePlan } from "../profile/plan.ts";
+import type { RawOptions } from "../cli/options.ts";
+import { sendLagError } from "../load/levels.ts";
+import { loadMode } from "../load/modes/mod.ts";
+import { Interrupt } from "../measure/interrupt.ts";
+import { ReportSession } from "../profile/report_session.ts";
+import { reportTargets } from "../profile/sinks/mod.ts";
 import { checkOutputs } from "../report/output_file.ts";
 import { type RunEvents, runProfile } from "../profile/run.ts";
 import { reportedWindows } from "../report/components.ts";
@@ -27,7 +31,7 @@ const DEMO_DEFAULTS: Array<[string, string]> = [
  * SIGTERM and write the levels they finished.
  */
 export async function profileCommand(
-  config: ProfileConfig,
+  config: ProfilePlan,
   context: CommandContext,
 ): Promise<Outcome> {
   if (config.mpi === undefined) return await profileRank(config, { context });
@@ -40,7 +44,7 @@ export async function profileCommand(
 }
 
 async function profileRank(
-  config: ProfileConfig,
+  config: ProfilePlan,
   options: { context: CommandContext; mpi?: MpiSession },
 ): Promise<Outcome> {
   const { context, mpi } = options;
@@ -95,7 +99,7 @@ const JOB_ENDING =
  * windows; rank 0 reports. With --profile-export-file each records its
  * requests into a temporary export of its own, which rank 0 merges.
  */
-async function shardRank(config: ProfileConfig, mpi: MpiSession): Promise<Outcome> {
+async function shardRank(config: ProfilePlan, mpi: MpiSession): Promise<Outcome> {
   const interrupt = new Interrupt();
   const exporter = config.profileExportFile === undefined
     ? undefined
@@ -114,7 +118,8 @@ async function shardRank(config: ProfileConfig, mpi: MpiSession): Promise<Outcom
       ...(exporter
         ? {
           events: {
-            levelStart: (value) => exporter.beginExperiment(config.loadMode, value),
+            levelStart: (value) =>
+              exporter.beginExperiment(loadMode(config.loadMode).reportAs, value),
             requests: exporter,
           },
         }

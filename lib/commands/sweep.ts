@@ -1,7 +1,7 @@
 /** Sweeps over models and parameters with checkpoints, and reports from checkpoints. */
 import denoConfig from "../../deno.json" with { type: "json" };
-import { Interrupt } from "../profile/interrupt.ts";
-import { renderSweepHtmlReport, type SweepHtmlContext } from "../report/sweep_html.ts";
+import { Interrupt } from "../measure/interrupt.ts";
+import { renderSweepHtmlReport, type SweepHtmlContext } from "../sweep/html.ts";
 import {
   CheckpointError,
   CheckpointStore,

@@ -14,7 +14,7 @@
  * allreduce of "my sweep is over", which a finished rank joins once (end()).
  */
 import { type LevelCoordinator, SweepEndedError, type Verdict } from "../measure/level.ts";
-import type { WindowData } from "../measure/types.ts";
+import type { WindowData } from "../types/results.ts";
 import { allGather, type Communicator, ROOT } from "./communicator.ts";
 import { mergeWindows } from "./merge.ts";
 import { decodeWindow, encodeWindow } from "./window_codec.ts";

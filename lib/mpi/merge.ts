@@ -6,7 +6,7 @@
  */
 import { LatencyHistogram, windowHistogram } from "../measure/histogram.ts";
 import { percentile } from "../measure/stats.ts";
-import type { Samples, TokenWindowData, WindowData } from "../measure/types.ts";
+import type { Samples, TokenWindowData, WindowData } from "../types/results.ts";
 
 /** One rank's part of a merged window. */
 export interface ShardFigures {

@@ -4,7 +4,7 @@
  * everything else as JSON. Times travel as durations: ranks' clocks differ.
  */
 import { LatencyHistogram } from "../measure/histogram.ts";
-import type { Samples, WindowData } from "../measure/types.ts";
+import type { Samples, WindowData } from "../types/results.ts";
 import type { ShardFigures } from "./merge.ts";
 
 /** A window, and for a merged one (--shard) the ranks it came from. */
@@ -12,26 +12,31 @@ export type CodedWindow = WindowData & { shards?: ShardFigures[] };
 
 const SAMPLE_FIELDS = ["latenciesUs", "correctedLatenciesUs", "sendLagsUs"] as const;
 
-interface Header {
-  durationMs: number;
-  startWallNs: string;
-  sendUsSum: number;
-  recvUsSum: number;
-  waitUsSum: number;
-  responseCount: number;
-  firstResponseUsSum?: number;
-  errorCount: number;
-  errors: Array<[string, number]>;
-  delayedCount: number;
-  sendCount: number;
-  blockedCount: number;
-  serverStats?: WindowData["serverStats"];
-  histogram?: string;
-  tokens?: WindowData["tokens"];
-  shards?: ShardFigures[];
-  /** Sample counts, in SAMPLE_FIELDS order. */
-  lengths: number[];
-}
+/** The window's counts and sums as they are; times, errors and samples recoded. */
+type Header =
+  & Pick<
+    WindowData,
+    | "sendUsSum"
+    | "recvUsSum"
+    | "waitUsSum"
+    | "responseCount"
+    | "firstResponseUsSum"
+    | "errorCount"
+    | "delayedCount"
+    | "sendCount"
+    | "blockedCount"
+    | "serverStats"
+    | "tokens"
+  >
+  & {
+    durationMs: number;
+    startWallNs: string;
+    errors: Array<[string, number]>;
+    histogram?: string;
+    shards?: ShardFigures[];
+    /** Sample counts, in SAMPLE_FIELDS order. */
+    lengths: number[];
+  };
 
 export function encodeWindow(window: CodedWindow): Uint8Array {
   const samples = SAMPLE_FIELDS.map((f) => window[f]);

@@ -3,7 +3,7 @@
  * trailing space after "Client:" and "Server:"). Every function returns text
  * ending in a newline; only main.ts prints.
  */
-import type { GpuMetrics } from "../measure/gpu_metrics.ts";
+import type { GpuMetrics } from "../types/results.ts";
 import type {
   ClientSummary,
   Distribution,
@@ -12,7 +12,7 @@ import type {
   LoadMode,
   OpenLoopSummary,
   ServerSummary,
-} from "../measure/types.ts";
+} from "../types/results.ts";
 import { formatGeneral, printableLine, wholeUs } from "./format.ts";
 
 /** The trace settings perf_analyzer's options set, shown first and in this order. */

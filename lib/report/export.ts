@@ -18,17 +18,17 @@
 import { decodeBytesElements, parseJsonExact, tensorToJson } from "../input/codec.ts";
 import { windowHistogram } from "../measure/histogram.ts";
 import { outputReason, WriteError } from "./output_file.ts";
-import type { CompletedRequest, LoadMode, RequestSink, WindowData } from "../measure/types.ts";
+import type { CompletedRequest, RequestSink } from "../types/timing.ts";
+import type { LoadMode, WindowData } from "../types/results.ts";
 import type {
   InferenceClient,
   InferOptions,
-  InferRequest,
   InferSession,
   OutputTensors,
   PreparedRequest,
-  RequestTiming,
-  Tensor,
 } from "../protocol/types.ts";
+import type { InferRequest, Tensor } from "../types/tensor.ts";
+import type { RequestTiming } from "../types/timing.ts";
 
 export { exportTargetProblem } from "./export_target.ts";
 
@@ -203,6 +203,13 @@ export interface SeenRequest {
   outputs: OutputTensors | undefined;
 }
 
+/** A RequestSink that also sees, through the client it wraps, what each request sent and got. */
+export interface RequestTracer extends RequestSink {
+  wrapClient<C extends InferenceClient>(client: C): C;
+  /** --workers N > 1: what a worker's client saw of the request replayed next with `timing`. */
+  noteRemote(timing: RequestTiming, seen: SeenRequest): void;
+}
+
 /** A session that notes, per timing object (one per load slot), what was sent and received. */
 class ExportingSession implements InferSession {
   readonly #inner: InferSession;
@@ -248,7 +255,7 @@ const experimentMode = (mode: LoadMode) => mode === "concurrency" ? "concurrency
  * back is seen by the client wrapped with wrapClient(), which also decodes
  * every response so that outputs can be exported.
  */
-export class ProfileExportWriter implements RequestSink {
+export class ProfileExportWriter implements RequestTracer {
   readonly path: string;
   readonly #tempPath: string;
   readonly #facts = new WeakMap<PreparedRequest, RequestFacts>();
