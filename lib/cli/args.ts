@@ -15,11 +15,22 @@ export interface ParsedArgs {
   /** --help or --version was given: print that instead of running the command. */
   action?: "help" | "version";
   options: RawOptions;
+  /** The arguments that are not options: `inferperf merge`'s runs; other commands take none. */
+  operands: string[];
 }
+
+/** The commands that take operands after their options. */
+const TAKES_OPERANDS: ReadonlySet<Command> = new Set(["merge"]);
 
 /** Option types that may be given several times, their values collected in a list. */
 const REPEATABLE: ReadonlySet<OptionType> = new Set(["list", "comma-list", "dict"]);
-const COMMANDS: readonly string[] = ["profile", "serve", "demo", "report"] satisfies Command[];
+const COMMANDS: readonly string[] = [
+  "profile",
+  "serve",
+  "demo",
+  "report",
+  "merge",
+] satisfies Command[];
 
 const TOKEN_OPTIONS: TokenOptions = Object.fromEntries(
   OPTIONS.map((o) => [o.name, {
@@ -36,11 +47,13 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
   const tokens = tokenize(args, TOKEN_OPTIONS);
   const errors: string[] = [];
   const options: RawOptions = new Map();
+  const operands: string[] = [];
   // The variadic option whose values positional arguments still extend.
   let variadic: string | undefined;
   for (const token of tokens) {
     if (token.kind === "positional") {
       if (variadic !== undefined) (options.get(variadic) as string[]).push(token.value);
+      else if (TAKES_OPERANDS.has(command)) operands.push(token.value);
       else errors.push(`Unexpected argument "${token.value}"`);
       continue;
     }
@@ -74,9 +87,9 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
     } else options.set(def.name, token.value);
   }
   if (errors.length > 0) throw new UsageError(errors);
-  if (options.get("help")) return { command, action: "help", options };
-  if (options.get("version")) return { command, action: "version", options };
-  return { command, options };
+  if (options.get("help")) return { command, action: "help", options, operands };
+  if (options.get("version")) return { command, action: "version", options, operands };
+  return { command, options, operands };
 }
 
 /** The command line's options on top of its --config file's, if one was given. */

@@ -43,7 +43,7 @@ export interface OptionDef {
   variadic?: boolean;
 }
 
-export type Command = "profile" | "serve" | "demo" | "report";
+export type Command = "profile" | "serve" | "demo" | "report" | "merge";
 export const PROFILE_COMMANDS: readonly Command[] = ["profile", "demo"];
 
 export const GROUPS = [
