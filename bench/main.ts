@@ -9,6 +9,7 @@ import { httpCapacity } from "./http_capacity.ts";
 import * as inferperf from "./inferperf.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
 import { grpcCapacity } from "./grpc_capacity.ts";
+import { mpiRanks } from "./mpi.ts";
 import { multicore } from "./multicore.ts";
 import { findExecutable } from "./process.ts";
 import { rateAccuracy } from "./rate_accuracy.ts";
@@ -19,7 +20,7 @@ import type { BenchRow, CaseResult } from "./types.ts";
 
 const USAGE = `Usage: deno task bench [options]
 
-  --cases LIST            any of http,grpc,rate,cost,startup,multicore, run in the order given
+  --cases LIST            any of http,grpc,rate,cost,startup,multicore,mpi, run in the order given
                           (default all)
   --seconds N             HTTP capacity: measured seconds per tool, level and round (default 3)
   --rounds N              HTTP capacity: alternating wrk/inferperf rounds per level (default 3)
@@ -36,11 +37,11 @@ const USAGE = `Usage: deno task bench [options]
   --multicore-seconds N   multi-core: measured seconds per tool, thread count and round (default 3)
   --out FILE              results file (default bench/results.json)
 
-Needs wrk, nginx and h2load (bench/setup.sh installs them); without nginx the
+Needs wrk, nginx, h2load and mpirun (bench/setup.sh installs them); without nginx the
 HTTP case loads the reference server, without h2load the gRPC case has no
 reference figure, and the report says so.`;
 
-const ALL_CASES = ["http", "grpc", "rate", "cost", "startup", "multicore"];
+const ALL_CASES = ["http", "grpc", "rate", "cost", "startup", "multicore", "mpi"];
 /** Issue 8: within 1 % of the rate and p99 send lag under 1 ms, up to 5k req/s. */
 const RATE_TARGET_MAX = 5000;
 const RATE_TARGET_ERROR_PCT = 1;
@@ -191,6 +192,7 @@ async function runRate(options: Options): Promise<CaseResult> {
 const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
   http: runHttp,
   grpc: (o) => grpcCapacity({ seconds: o.grpcSeconds }),
+  mpi: (o) => mpiRanks({ rounds: o.rounds }),
   rate: runRate,
   cost: (o) =>
     clientCost({
