@@ -10,6 +10,7 @@ import * as inferperf from "./inferperf.ts";
 import { llmStream } from "./llm_stream.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
 import { grpcCapacity } from "./grpc_capacity.ts";
+import { mpiRanks } from "./mpi.ts";
 import { multicore } from "./multicore.ts";
 import { findExecutable } from "./process.ts";
 import { rateAccuracy } from "./rate_accuracy.ts";
@@ -20,8 +21,8 @@ import type { BenchRow, CaseResult } from "./types.ts";
 
 const USAGE = `Usage: deno task bench [options]
 
-  --cases LIST            any of http,grpc,rate,cost,startup,multicore,llm, run in the order given
-                          (default all)
+  --cases LIST            any of http,grpc,rate,cost,startup,multicore,mpi,llm, run in the
+                          order given (default all)
   --seconds N             HTTP capacity: measured seconds per tool, level and round (default 3)
   --rounds N              HTTP capacity: alternating wrk/inferperf rounds per level (default 3)
   --concurrency LIST      HTTP capacity levels (default 1,16,64)
@@ -38,11 +39,11 @@ const USAGE = `Usage: deno task bench [options]
   --llm-rounds N          LLM streaming: rounds of 64 answers of 200 tokens at 5 ms (default 6)
   --out FILE              results file (default bench/results.json)
 
-Needs wrk, nginx and h2load (bench/setup.sh installs them); without nginx the
+Needs wrk, nginx, h2load and mpirun (bench/setup.sh installs them); without nginx the
 HTTP case loads the reference server, without h2load the gRPC case has no
 reference figure, and the report says so.`;
 
-const ALL_CASES = ["http", "grpc", "rate", "cost", "startup", "multicore", "llm"];
+const ALL_CASES = ["http", "grpc", "rate", "cost", "startup", "multicore", "mpi", "llm"];
 /** Issue 8: within 1 % of the rate and p99 send lag under 1 ms, up to 5k req/s. */
 const RATE_TARGET_MAX = 5000;
 const RATE_TARGET_ERROR_PCT = 1;
@@ -195,6 +196,7 @@ async function runRate(options: Options): Promise<CaseResult> {
 const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
   http: runHttp,
   grpc: (o) => grpcCapacity({ seconds: o.grpcSeconds }),
+  mpi: (o) => mpiRanks({ rounds: o.rounds }),
   rate: runRate,
   cost: (o) =>
     clientCost({
