@@ -19,6 +19,7 @@ import { defaultMetricsUrl, parseMetricsUrl } from "../measure/metrics_scraper.t
 import { exportTargetProblem } from "../report/export_target.ts";
 import type { ParameterValue } from "../protocol/types.ts";
 import { OPENAI_ENDPOINTS, type SyntheticPrompts } from "../input/llm_data.ts";
+import { checkCApiOnly, checkCApiOptions } from "./c_api_options.ts";
 
 /** A configuration error; `errors` holds every problem found. */
 export class UsageError extends Error {
@@ -322,8 +323,9 @@ function parseProtocol(
   const given = (names: string[]) => names.filter((n) => raw.has(n)).map((n) => `--${n}`);
   const grpc = protocol === "grpc";
   const streaming = r.flag("streaming");
-  // OpenAI-compatible servers stream over HTTP (server-sent events).
-  if (streaming && !grpc && options.serviceKind !== "openai") {
+  // OpenAI-compatible servers stream over HTTP (server-sent events); the C API always streams.
+  const streams = options.serviceKind === "openai" || options.serviceKind === "triton_c_api";
+  if (streaming && !grpc && !streams) {
     errors.push("Option --streaming needs -i grpc (HTTP has no streams)");
   }
   if (raw.has("grpc-compression-algorithm") && !grpc) {
@@ -485,7 +487,10 @@ function parseExports(r: Reader, url: string): ExportConfig {
 
 /** --service-kind and the options that go with it. */
 export interface ServiceConfig {
-  serviceKind: "triton" | "tfserving" | "torchserve" | "openai";
+  serviceKind: "triton" | "tfserving" | "torchserve" | "openai" | "triton_c_api";
+  /** --triton-server-directory and --model-repository of triton_c_api; "" otherwise. */
+  tritonServerDirectory: string;
+  modelRepository: string;
   /** --endpoint of --service-kind openai; "" otherwise. */
   endpoint: string;
   /** --model-signature-name (tfserving). */
@@ -515,12 +520,9 @@ function parseService(
   const errors = r.errors;
   const kind = r.string("service-kind")!;
   let protocol = r.string("protocol") as "http" | "grpc";
-  if (kind === "triton_c_api") {
-    errors.push(
-      'Value "triton_c_api" of --service-kind is not supported: inferperf measures servers over ' +
-        "HTTP or gRPC, while the C API runs Triton inside the benchmark process",
-    );
-  } else if (kind === "tfserving") {
+  if (kind === "triton_c_api") checkCApiOptions(r);
+  else checkCApiOnly(r);
+  if (kind === "tfserving") {
     if (raw.has("protocol") && protocol !== "grpc") {
       errors.push("--service-kind tfserving needs -i grpc (TF Serving's Predict API is gRPC)");
     }
@@ -567,7 +569,9 @@ function parseService(
     : undefined;
   return {
     protocol,
-    serviceKind: kind === "triton_c_api" ? "triton" : kind as ServiceConfig["serviceKind"],
+    serviceKind: kind as ServiceConfig["serviceKind"],
+    tritonServerDirectory: r.string("triton-server-directory") ?? "",
+    modelRepository: r.string("model-repository") ?? "",
     endpoint: kind === "openai" ? endpoint : "",
     modelSignatureName: r.string("model-signature-name")!,
     sharedMemory: sharedMemory === "system" ? "system" : "none",
@@ -954,6 +958,14 @@ function checkWorkers(errors: string[], config: ProfileConfig): void {
   if (n <= 1) return;
   const refuse = (what: string, why: string) =>
     errors.push(`Option --workers ${n} can not be used with ${what}: ${why}`);
+  if (config.serviceKind === "triton_c_api") {
+    refuse(
+      "--service-kind triton_c_api",
+      "each worker thread builds its own client, which here would start a second Triton " +
+        "server in the same process (the core allows one per process); the in-process server " +
+        "already spreads its work over its own threads",
+    );
+  }
   if (config.sharedMemory !== "none") {
     refuse("--shared-memory", "each worker would need its own regions and request slots");
   }

@@ -231,7 +231,9 @@ export class ReportSession {
 
   #formatOptions() {
     return {
-      protocol: this.#config.protocol,
+      protocol: this.#config.serviceKind === "triton_c_api"
+        ? "c_api" as const
+        : this.#config.protocol,
       percentile: this.#config.percentile,
       decoupled: this.#decoupled,
       periodic: this.#config.periodic,

@@ -45,6 +45,10 @@ export async function createServiceClient(
         tls: httpsTls(config.httpsSsl),
       });
     }
+    case "triton_c_api": {
+      const { startCApiClient } = await import("../protocol/triton_c_api/mod.ts");
+      return await startCApiClient(config, options);
+    }
   }
 }
 
