@@ -39,6 +39,9 @@ import {
 } from "./ffi.ts";
 import { check, cString, InProcessServer, openTritonLibrary, takeError } from "./server.ts";
 
+/** How long a statistics read waits for answered requests to be released. */
+const STATISTICS_WAIT_MS = 200;
+
 /** TRITONSERVER_DataType codes. */
 const DATATYPE_CODES: Record<Datatype, number> = {
   BOOL: 1,
@@ -217,6 +220,9 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
   readonly #calls = new Map<number, Call>();
   /** Prepared requests whose tensors the core may still read, by call id, until released. */
   readonly #unreleased = new Map<number, PreparedCApiRequest>();
+  /** Answered requests the core has not released yet: their statistics may still be pending. */
+  readonly #answered = new Set<number>();
+  #allReleased: PromiseWithResolvers<void> | undefined;
   readonly #loaded = new Set<string>();
   readonly #decoupled = new Set<string>();
   readonly #cell = new BigUint64Array(1);
@@ -288,11 +294,25 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
     return info;
   }
 
-  modelStatistics(model: string, version: string): Promise<ModelStatistics[]> {
+  /**
+   * The core counts a request in the statistics after its last response and
+   * before releasing it: waiting for the release of every answered request
+   * makes the counts match the client's.
+   */
+  async modelStatistics(model: string, version: string): Promise<ModelStatistics[]> {
+    if (this.#answered.size > 0) {
+      this.#allReleased ??= Promise.withResolvers<void>();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        this.#allReleased.promise,
+        new Promise((resolve) => timer = setTimeout(resolve, STATISTICS_WAIT_MS)),
+      ]);
+      clearTimeout(timer);
+    }
     const stats = this.#server.modelStatistics(model, versionNumber(version)) as {
       model_stats?: unknown[];
     };
-    return Promise.resolve((stats.model_stats ?? []).map(parseModelStatistics));
+    return (stats.model_stats ?? []).map(parseModelStatistics);
   }
 
   prepare(request: InferRequest, target: { model: string; version: string }): PreparedRequest {
@@ -468,6 +488,7 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
     }
     if ((flags & RESPONSE_COMPLETE_FINAL) === 0 || call === undefined) return;
     this.#calls.delete(id);
+    if (this.#unreleased.has(id)) this.#answered.add(id);
     if (call.settled) return;
     call.settled = true;
     clearTimeout(call.timer);
@@ -550,7 +571,12 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
   }
 
   #release(request: Deno.PointerValue, userp: Deno.PointerValue): void {
-    this.#unreleased.delete(Number(Deno.UnsafePointer.value(userp)));
+    const id = Number(Deno.UnsafePointer.value(userp));
+    this.#unreleased.delete(id);
+    if (this.#answered.delete(id) && this.#answered.size === 0) {
+      this.#allReleased?.resolve();
+      this.#allReleased = undefined;
+    }
     const error = this.#lib.symbols.TRITONSERVER_InferenceRequestDelete(request);
     if (error !== null) takeError(this.#lib, error);
   }

@@ -67,17 +67,19 @@ export function openTritonLibrary(directory: string): TritonLibrary {
   try {
     return Deno.dlopen(path, TRITON_SYMBOLS);
   } catch (error) {
-    const message = (error as Error).message;
-    const missing = /([\w.+-]+\.so[\w.]*): cannot open shared object file/.exec(message)?.[1];
-    if (missing !== undefined && !path.endsWith(missing)) {
-      const known = DEBIAN_PACKAGES[missing];
-      throw new CApiSetupError(
-        `${path} needs the system library ${missing}, which is not installed` +
-          (known ? ` (Debian/Ubuntu: apt-get install ${known})` : ""),
-      );
-    }
-    throw new CApiSetupError(`Could not load ${path}: ${message}`);
+    throw new CApiSetupError(describeLoadError(path, (error as Error).message));
   }
+}
+
+/** The loader's complaint about `path` as one line; a missing dependency names its package. */
+export function describeLoadError(path: string, message: string): string {
+  const missing = /([\w.+-]+\.so[\w.]*): cannot open shared object file/.exec(message)?.[1];
+  if (missing === undefined || path.endsWith(`/${missing}`)) {
+    return `Could not load ${path}: ${message.split("\n")[0]}`;
+  }
+  const known = DEBIAN_PACKAGES[missing];
+  return `${path} needs the system library ${missing}, which is not installed` +
+    (known ? ` (Debian/Ubuntu: apt-get install ${known})` : "");
 }
 
 export interface StartOptions {
@@ -143,7 +145,10 @@ export class InProcessServer {
     const opts = cells.takePointer();
     try {
       const set = (error: Deno.PointerValue, what: string) => check(lib, error, what);
-      set(s.TRITONSERVER_ServerOptionsSetModelRepositoryPath(opts, cString(repository)), "repo");
+      set(
+        s.TRITONSERVER_ServerOptionsSetModelRepositoryPath(opts, cString(repository)),
+        "Setting the model repository",
+      );
       set(
         s.TRITONSERVER_ServerOptionsSetBackendDirectory(opts, cString(`${directory}/backends`)),
         "Setting the backend directory",
