@@ -59,13 +59,13 @@ Deno.test({
     assert.equal(cli.code, 0, cli.stderr + cli.stdout);
     assert.match(
       cli.stdout,
-      /^server is alive!\n\*\*\* Measurement Settings \*\*\*\n  Batch size: 1\n  Service Kind: TRITON_C_API\n/,
+      /^server is alive!\n\*\*\* Measurement Settings \*\*\*\n {2}Batch size: 1\n {2}Service Kind: TRITON_C_API\n/,
     );
     assert.equal(figure(cli.stdout, "Request count"), 300);
     assert.equal(figure(cli.stdout, "Inference count"), 300);
     assert.equal(figure(cli.stdout, "Successful request count"), 300);
     // perf_analyzer has no client library times in-process: that line stays blank.
-    assert.match(cli.stdout, /p99 latency: \d+ usec\n    \n  Server: \n/);
+    assert.match(cli.stdout, /p99 latency: \d+ usec\n {4}\n {2}Server: \n/);
   },
 });
 
