@@ -1,8 +1,12 @@
 /** `inferperf [profile]` and `inferperf demo`: one profiling run with its reports. */
-import { buildProfileConfig, type ProfileConfig, type RawOptions } from "../cli/config.ts";
-import { sendLagError } from "../profile/loads.ts";
-import { Interrupt } from "../profile/interrupt.ts";
+import { buildProfileConfig } from "../cli/config.ts";
+import type { ProfilePlan } from "../profile/plan.ts";
+import type { RawOptions } from "../cli/options.ts";
+import { sendLagError } from "../load/levels.ts";
+import { Interrupt } from "../measure/interrupt.ts";
 import { ReportSession } from "../profile/report_session.ts";
+import { reportTargets } from "../profile/sinks/mod.ts";
+import { checkOutputs } from "../report/output_file.ts";
 import { runProfile } from "../profile/run.ts";
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
 
@@ -19,15 +23,16 @@ const DEMO_DEFAULTS: Array<[string, string]> = [
  * throws still writes what it measured before the error propagates.
  */
 export async function profileCommand(
-  config: ProfileConfig,
+  config: ProfilePlan,
   context: CommandContext,
 ): Promise<Outcome> {
+  checkOutputs(reportTargets(config));
   const interrupt = new Interrupt();
   const report = await ReportSession.open(config);
   const onSignal = () => {
     interrupt.trigger();
     if (interrupt.hard) {
-      report.finish();
+      finishAfterFailure(report);
       context.exitNow("interrupted");
     }
   };
@@ -36,22 +41,27 @@ export async function profileCommand(
     const outcome = await runProfile(config, { interrupt, events: report.events });
     report.finish(outcome.note);
   } catch (error) {
-    report.finish();
+    finishAfterFailure(report);
     throw error;
   } finally {
     Deno.removeSignalListener("SIGINT", onSignal);
   }
   const failed = report.failedRequests;
-  if (failed > 0) {
-    printError(`${failed} requests failed; see "Failed requests" in the report`);
-    return "failed";
-  }
+  if (failed > 0) printError(`${failed} requests failed; see "Failed requests" in the report`);
   const lagging = sendLagError(report.results, config);
-  if (lagging) {
-    printError(lagging.message);
-    return "send_lag";
+  if (lagging) printError(lagging.message);
+  if (interrupt.soft) return "interrupted";
+  if (failed > 0) return "failed";
+  return lagging ? "send_lag" : "ok";
+}
+
+/** Writes what was measured when the run is ending anyway; a failed write is printed, not thrown. */
+function finishAfterFailure(report: ReportSession): void {
+  try {
+    report.finish();
+  } catch (error) {
+    printError((error as Error).message);
   }
-  return "ok";
 }
 
 /** Profiles the built-in reference server, run on a second thread. */

@@ -1,5 +1,7 @@
 /** `inferperf serve`: the reference server in the foreground. */
-import { buildServeConfig, type RawOptions, UsageError } from "../cli/config.ts";
+import { buildServeConfig } from "../cli/serve_config.ts";
+import type { RawOptions } from "../cli/options.ts";
+import { UsageError } from "../types/errors.ts";
 import type { Outcome } from "./outcome.ts";
 
 /** Runs the reference server until SIGINT or SIGTERM. */

@@ -2,9 +2,9 @@
  * Measures one load level: optional warmup, then back-to-back windows until
  * the last three are stable (perf_analyzer's rule) or max trials run out.
  */
-import type { ModelStatistics } from "../protocol/types.ts";
-import type { Interrupt } from "../profile/interrupt.ts";
-import type { LatencyHistogram } from "./histogram.ts";
+import type { ModelStatistics } from "../types/model.ts";
+import type { Interrupt } from "./interrupt.ts";
+import type { Histogram } from "../types/results.ts";
 import { summarizeOpenLoop } from "./open_loop.ts";
 import { Recorder } from "./recorder.ts";
 import { summarizeTokens } from "./tokens.ts";
@@ -15,14 +15,9 @@ import {
   windowThroughput,
 } from "./stability.ts";
 import { statisticsDelta, summarizeClient, summarizeServer } from "./stats.ts";
-import type {
-  LevelResult,
-  LoadMode,
-  MeasurementOptions,
-  RequestSink,
-  Samples,
-  WindowData,
-} from "./types.ts";
+import type { LevelResult, LoadMode, Samples, WindowData } from "../types/results.ts";
+import type { MeasurementOptions } from "./plan.ts";
+import type { RequestSink } from "../types/timing.ts";
 
 /** What the level loop needs from a load mode. */
 export interface LevelLoad {
@@ -47,7 +42,7 @@ export interface LevelOptions extends MeasurementOptions {
   /** Receives every completed request, warmup included (the profile export). */
   requestSink?: RequestSink;
   /** Makes each window's latency histogram (for exports); without it windows have none. */
-  newHistogram?: () => LatencyHistogram;
+  newHistogram?: () => Histogram;
   /** Open-loop modes: --max-send-lag, the send-lag p99 above which a level is untrustworthy. */
   maxSendLagMs?: number;
 }

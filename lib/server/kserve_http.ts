@@ -3,8 +3,8 @@
  * inference (JSON and the binary tensor extension), statistics, system
  * shared memory and trace settings.
  */
-import type { Tensor } from "../protocol/types.ts";
-import { type Datatype, elementCount, isDatatype } from "../input/datatype.ts";
+import type { Tensor } from "../types/tensor.ts";
+import { type Datatype, elementCount, isDatatype } from "../types/datatype.ts";
 import { type JsonElement, parseJsonExact, tensorFromJson, tensorToJson } from "../input/codec.ts";
 import type { ModelSpec } from "./config.ts";
 import { ServerError, type ServerErrorCode } from "./errors.ts";

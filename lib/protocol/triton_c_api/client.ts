@@ -9,23 +9,19 @@
  * still owns it until then (deleting it at the final response corrupts the
  * next request). Output buffers come from the allocator of allocator.ts.
  */
-import type { Datatype } from "../../input/datatype.ts";
+import type { Datatype } from "../../types/datatype.ts";
+import type { InferRequest, ParameterValue, Tensor } from "../../types/tensor.ts";
+import type { ModelInfo, ModelStatistics, ServerInfo } from "../../types/model.ts";
+import type { RequestTiming } from "../../types/timing.ts";
 import { InferError, TimeoutError } from "../errors.ts";
 import { modelInfoFromJson, parseModelStatistics } from "../kserve_http.ts";
 import type {
   InferenceClient,
   InferOptions,
-  InferRequest,
   InferSession,
-  ModelInfo,
-  ModelStatistics,
   OutputTensors,
-  ParameterValue,
   PreparedRequest,
-  RequestTiming,
-  ServerInfo,
   StatisticsSource,
-  Tensor,
 } from "../types.ts";
 import { createAllocator, type ResponseAllocator } from "./allocator.ts";
 import {
