@@ -7,10 +7,10 @@
  * the request's release arrive on Triton's threads through thread-safe
  * callbacks. A request is deleted only in its release callback: the core
  * still owns it until then (deleting it at the final response corrupts the
- * next request). Output buffers come from the allocator of allocator.ts.
+ * next request). Requests are prepared by _request.ts; output buffers come
+ * from the allocator of allocator.ts.
  */
-import type { Datatype } from "../../types/datatype.ts";
-import type { InferRequest, ParameterValue, Tensor } from "../../types/tensor.ts";
+import type { InferRequest, Tensor } from "../../types/tensor.ts";
 import type { ModelInfo, ModelStatistics, ServerInfo } from "../../types/model.ts";
 import type { RequestTiming } from "../../types/timing.ts";
 import { InferError, TimeoutError } from "../errors.ts";
@@ -23,41 +23,25 @@ import type {
   PreparedRequest,
   StatisticsSource,
 } from "../types.ts";
+import {
+  DATATYPE_CODES,
+  DATATYPE_NAMES,
+  PreparedCApiRequest,
+  requestSettings,
+  versionNumber,
+} from "./_request.ts";
 import { createAllocator, type ResponseAllocator } from "./allocator.ts";
 import {
   MEMORY_CPU,
   REQUEST_RELEASE_FN,
   RESPONSE_COMPLETE_FINAL,
   RESPONSE_COMPLETE_FN,
-  SEQUENCE_END,
-  SEQUENCE_START,
   type TritonLibrary,
 } from "./ffi.ts";
 import { check, cString, InProcessServer, openTritonLibrary, takeError } from "./server.ts";
 
 /** How long a statistics read waits for answered requests to be released. */
 const STATISTICS_WAIT_MS = 200;
-
-/** TRITONSERVER_DataType codes. */
-const DATATYPE_CODES: Record<Datatype, number> = {
-  BOOL: 1,
-  UINT8: 2,
-  UINT16: 3,
-  UINT32: 4,
-  UINT64: 5,
-  INT8: 6,
-  INT16: 7,
-  INT32: 8,
-  INT64: 9,
-  FP16: 10,
-  FP32: 11,
-  FP64: 12,
-  BYTES: 13,
-  BF16: 14,
-};
-const DATATYPE_NAMES = new Map(
-  Object.entries(DATATYPE_CODES).map(([name, code]) => [code, name as Datatype]),
-);
 
 export interface TritonCApiOptions {
   /** --triton-server-directory: lib/libtritonserver.so and backends/. */
@@ -68,109 +52,6 @@ export interface TritonCApiOptions {
   verbose: boolean;
   /** --request-timeout: a request still unanswered after this fails. */
   requestTimeoutMs?: number;
-}
-
-/** "" (latest) or a version number, as the C API takes it (-1: latest). */
-function versionNumber(version: string): number {
-  if (version === "") return -1;
-  const n = Number(version);
-  if (!Number.isInteger(n) || n < 0) throw new RangeError(`Invalid model version "${version}"`);
-  return n;
-}
-
-interface PreparedInput {
-  name: Uint8Array<ArrayBuffer>;
-  datatype: number;
-  shape: BigInt64Array<ArrayBuffer>;
-  data: Uint8Array;
-  pointer: Deno.PointerValue;
-}
-
-type RequestSetting = (lib: TritonLibrary, request: Deno.PointerObject) => Deno.PointerValue;
-
-/** A parameter as the matching TRITONSERVER_InferenceRequestSet*Parameter call. */
-function parameterSetting(name: string, value: ParameterValue): RequestSetting {
-  const key = cString(name);
-  const s = (lib: TritonLibrary) => lib.symbols;
-  if (typeof value === "boolean") {
-    return (lib, r) => s(lib).TRITONSERVER_InferenceRequestSetBoolParameter(r, key, value);
-  }
-  if (typeof value === "string") {
-    const text = cString(value);
-    return (lib, r) => s(lib).TRITONSERVER_InferenceRequestSetStringParameter(r, key, text);
-  }
-  const typed = typeof value === "object" ? value : undefined;
-  const n: number | bigint = typed ? typed.value : value as number | bigint;
-  if (typed?.type === "double" || (typeof n === "number" && !Number.isInteger(n))) {
-    return (lib, r) => s(lib).TRITONSERVER_InferenceRequestSetDoubleParameter(r, key, Number(n));
-  }
-  return (lib, r) => s(lib).TRITONSERVER_InferenceRequestSetIntParameter(r, key, BigInt(n));
-}
-
-/** The request-level settings of `parameters`: sequence id and flags, priority, timeout, custom. */
-function requestSettings(parameters: Record<string, ParameterValue>): RequestSetting[] {
-  const settings: RequestSetting[] = [];
-  let flags = 0;
-  for (const [name, value] of Object.entries(parameters)) {
-    const plain = typeof value === "object" ? value.value : value;
-    switch (name) {
-      case "sequence_id":
-        if (typeof plain === "string") {
-          const id = cString(plain);
-          settings.push((lib, r) =>
-            lib.symbols.TRITONSERVER_InferenceRequestSetCorrelationIdString(r, id)
-          );
-        } else {
-          const id = BigInt(plain);
-          settings.push((lib, r) =>
-            lib.symbols.TRITONSERVER_InferenceRequestSetCorrelationId(r, id)
-          );
-        }
-        break;
-      case "sequence_start":
-        if (plain === true) flags |= SEQUENCE_START;
-        break;
-      case "sequence_end":
-        if (plain === true) flags |= SEQUENCE_END;
-        break;
-      case "priority": {
-        const priority = BigInt(plain as number);
-        settings.push((lib, r) =>
-          lib.symbols.TRITONSERVER_InferenceRequestSetPriorityUInt64(r, priority)
-        );
-        break;
-      }
-      case "timeout": {
-        const us = BigInt(plain as number);
-        settings.push((lib, r) =>
-          lib.symbols.TRITONSERVER_InferenceRequestSetTimeoutMicroseconds(r, us)
-        );
-        break;
-      }
-      default:
-        settings.push(parameterSetting(name, value));
-    }
-  }
-  if (flags !== 0) {
-    settings.push((lib, r) => lib.symbols.TRITONSERVER_InferenceRequestSetFlags(r, flags));
-  }
-  return settings;
-}
-
-class PreparedCApiRequest implements PreparedRequest {
-  readonly byteLength: number;
-
-  constructor(
-    readonly model: Uint8Array<ArrayBuffer>,
-    readonly version: bigint,
-    readonly inputs: PreparedInput[],
-    readonly outputs: Array<Uint8Array<ArrayBuffer>>,
-    readonly settings: RequestSetting[],
-    /** Decoupled models may answer with an empty final response, which is not counted. */
-    readonly decoupled: boolean,
-  ) {
-    this.byteLength = inputs.reduce((sum, input) => sum + input.data.byteLength, 0);
-  }
 }
 
 /** A request in flight: what its responses settle. */
