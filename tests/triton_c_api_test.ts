@@ -37,6 +37,12 @@ function capi(args: string[], options: CliOptions = {}) {
   return runCli([...C_API, ...args], { permissions: WITH_FFI, ...options });
 }
 
+/** `count` requests of `model` with the input and validation data of the fixture `data`. */
+function withData(model: string, data: string, count: number, extra: string[] = []) {
+  const input = ["--input-data", `${FIXTURES}${data}`, "--request-count", String(count)];
+  return capi(["-m", model, ...extra, ...input]);
+}
+
 /** The number on the report line that starts with `label` (the first such line). */
 function figure(stdout: string, label: string): number {
   const match = new RegExp(`^\\s*${label}: ([\\d.]+)`, "m").exec(stdout);
@@ -48,14 +54,7 @@ Deno.test({
   name: "C API: echo validated; server statistics count what the client sent",
   ignore,
   async fn() {
-    const cli = await capi([
-      "-m",
-      "identity_fp32",
-      "--input-data",
-      `${FIXTURES}fp32_echo.json`,
-      "--request-count",
-      "300",
-    ]);
+    const cli = await withData("identity_fp32", "fp32_echo.json", 300);
     assert.equal(cli.code, 0, cli.stderr + cli.stdout);
     assert.match(
       cli.stdout,
@@ -73,14 +72,7 @@ Deno.test({
   name: "C API: an output that differs from the validation data fails the request",
   ignore,
   async fn() {
-    const cli = await capi([
-      "-m",
-      "identity_fp32",
-      "--input-data",
-      `${FIXTURES}fp32_wrong.json`,
-      "--request-count",
-      "10",
-    ]);
+    const cli = await withData("identity_fp32", "fp32_wrong.json", 10);
     assert.equal(cli.code, 3, cli.stderr + cli.stdout);
     assert.match(cli.stderr, /Output doesn't match expected output: OUTPUT0 .* expected 1, got 0/);
   },
@@ -90,26 +82,10 @@ Deno.test({
   name: "C API: BYTES and batched INT32 with a variable dimension echo",
   ignore,
   async fn() {
-    const bytes = await capi([
-      "-m",
-      "identity_bytes",
-      "--input-data",
-      `${FIXTURES}bytes_echo.json`,
-      "--request-count",
-      "40",
-    ]);
+    const bytes = await withData("identity_bytes", "bytes_echo.json", 40);
     assert.equal(bytes.code, 0, bytes.stderr + bytes.stdout);
     assert.equal(figure(bytes.stdout, "Successful request count"), 40);
-    const int32 = await capi([
-      "-m",
-      "identity_int32",
-      "-b",
-      "2",
-      "--input-data",
-      `${FIXTURES}int32_echo.json`,
-      "--request-count",
-      "40",
-    ]);
+    const int32 = await withData("identity_int32", "int32_echo.json", 40, ["-b", "2"]);
     assert.equal(int32.code, 0, int32.stderr + int32.stdout);
     assert.equal(figure(int32.stdout, "Successful request count"), 40);
     assert.equal(figure(int32.stdout, "Inference count"), 80);
@@ -218,48 +194,64 @@ Deno.test({
 });
 
 Deno.test({
-  name: "C API: Ctrl-C finishes the window, reports and stops the server",
+  name: "C API: Ctrl-C finishes the window, reports, stops the server and exits 130",
   ignore,
   async fn() {
     const cli = await capi(
       ["-m", "identity_fp32", "--concurrency-range", "2", "-p", "1000", "-s", "0.01"],
       { signalAt: "Service Kind", timeoutMs: 30_000 },
     );
-    assert.equal(cli.code, 0, cli.stderr + cli.stdout);
+    assert.equal(cli.code, 130, cli.stderr + cli.stdout);
     assert.match(cli.stdout, /Request concurrency: 2/);
+    assert.match(cli.stdout, /Interrupted/);
   },
 });
 
 Deno.test({
-  name: "C API: setup errors are one line naming what to fix",
+  name: "C API: setup errors are one line naming what to fix, with main.ts's exit codes",
   ignore,
   async fn() {
-    const cases: Array<[string[], RegExp, string[]?]> = [
-      [["-m", "identity_fp32"], /--allow-ffi/, ["--allow-read", "--allow-env"]],
-      [["-m", "identity_broken"], /Model "identity_broken" failed to load: .*equal input\/output/],
-      [["-m", "no_such_model"], /Model "no_such_model" failed to load: .*no_such_model/],
+    // 1: what the user fixes (options, permission, paths, input data); 99: a model the server
+    // refuses to load, as over HTTP and gRPC.
+    const cases: Array<[string[], number, RegExp, string[]?]> = [
+      [["-m", "identity_fp32"], 1, /--allow-ffi/, ["--allow-read", "--allow-env"]],
+      [
+        ["-m", "identity_broken"],
+        99,
+        /Model "identity_broken" failed to load: .*equal input\/output/,
+      ],
+      [["-m", "no_such_model"], 99, /Model "no_such_model" failed to load: .*no_such_model/],
       [
         ["-m", "identity_fp32", "--triton-server-directory", "/nonexistent"],
+        1,
         /--triton-server-directory \/nonexistent: no lib\/libtritonserver\.so there/,
       ],
       [
         ["-m", "identity_fp32", "--model-repository", "/nonexistent"],
+        1,
         /--model-repository: \/nonexistent is not a directory/,
       ],
-      [["-m", "identity_fp32", "--workers", "2"], /--workers 2 can not be used .* one per process/],
-      [["-m", "identity_fp32", "-u", "localhost:8000"], /-url do not apply/],
+      [
+        ["-m", "identity_fp32", "--workers", "2"],
+        1,
+        /--workers 2 can not be used .* one per process/,
+      ],
+      [["-m", "identity_fp32", "-u", "localhost:8000"], 1, /-url do not apply/],
       [
         ["-m", "identity_fp32", "--input-data", `${FIXTURES}int32_echo.json`],
+        1,
         /INPUT1|INPUT0/,
       ],
     ];
-    for (const [args, message, permissions] of cases) {
+    for (const [args, code, message, permissions] of cases) {
       const cli = await capi(args, permissions ? { permissions } : {});
-      assert.equal(cli.code, 99, `${args.join(" ")}: ${cli.stderr}`);
+      assert.equal(cli.code, code, `${args.join(" ")}: ${cli.stderr}`);
       const first = cli.stderr.split("\n")[0];
       assert.match(first, message, args.join(" "));
+      assert.match(first, /^error: /, args.join(" "));
     }
     const missing = await runCli(["-m", "x", "--service-kind", "triton_c_api"]);
+    assert.equal(missing.code, 1, missing.stderr);
     assert.match(missing.stderr, /needs --triton-server-directory DIR/);
     assert.match(missing.stderr, /needs --model-repository DIR/);
   },

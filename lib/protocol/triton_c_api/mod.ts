@@ -7,23 +7,17 @@
  *
  * @module
  */
-import { UsageError } from "../../types/errors.ts";
 import { TritonCApiClient, type TritonCApiOptions } from "./client.ts";
-import { CApiSetupError } from "./server.ts";
 
 export { TritonCApiClient, type TritonCApiOptions } from "./client.ts";
 
 /**
  * Starts the in-process server of a run and says so as perf_analyzer does
- * ("server is alive!"); setup problems are usage errors (one line).
+ * ("server is alive!"). Setup errors are typed for main.ts's exit codes
+ * (see server.ts).
  */
 export async function startCApiClient(options: TritonCApiOptions): Promise<TritonCApiClient> {
-  try {
-    const client = await TritonCApiClient.start(options);
-    console.log("server is alive!");
-    return client;
-  } catch (error) {
-    if (error instanceof CApiSetupError) throw new UsageError([error.message]);
-    throw error;
-  }
+  const client = await TritonCApiClient.start(options);
+  console.log("server is alive!");
+  return client;
 }

@@ -5,12 +5,21 @@
  * model, and the JSON documents the API hands out (metadata, configuration,
  * statistics), which are those of Triton's HTTP endpoints.
  */
-import { InferError } from "../errors.ts";
+import { UsageError } from "../../types/errors.ts";
+import { ConnectionError, InferError } from "../errors.ts";
 import { MODEL_CONTROL_EXPLICIT, TRITON_SYMBOLS, type TritonLibrary } from "./ffi.ts";
 
-/** A setup problem the user fixes (path, permission, system library, model): one line. */
-export class CApiSetupError extends Error {
-  override name = "CApiSetupError";
+/*
+ * Errors, as main.ts maps them to exit codes: what the user fixes on the
+ * command line or the machine (FFI permission, paths, a system library) is a
+ * UsageError (1); a server that does not start is a ConnectionError, the
+ * in-process form of an unreachable server (3); a model the server refuses to
+ * load is an InferError, as over HTTP and gRPC (99).
+ */
+
+/** A setup problem the user fixes (permission, path, system library): one line. */
+function setupError(message: string): UsageError {
+  return new UsageError([message]);
 }
 
 const encoder = new TextEncoder();
@@ -51,7 +60,7 @@ export function openTritonLibrary(directory: string): TritonLibrary {
   const path = `${directory.replace(/\/+$/, "")}/lib/libtritonserver.so`;
   const ffi = Deno.permissions.querySync({ name: "ffi", path });
   if (ffi.state !== "granted") {
-    throw new CApiSetupError(
+    throw setupError(
       `--service-kind triton_c_api loads ${path} into this process, which needs Deno's ` +
         "--allow-ffi permission: run with --allow-ffi (the compiled binary has no FFI grant; " +
         "use deno run or the bundle)",
@@ -59,15 +68,17 @@ export function openTritonLibrary(directory: string): TritonLibrary {
   }
   try {
     Deno.statSync(path);
-  } catch {
-    throw new CApiSetupError(
+  } catch (error) {
+    // A refused read is main.ts's to report (it names the --allow-read grant).
+    if (error instanceof Deno.errors.NotCapable) throw error;
+    throw setupError(
       `--triton-server-directory ${directory}: no lib/libtritonserver.so there (expected ${path})`,
     );
   }
   try {
     return Deno.dlopen(path, TRITON_SYMBOLS);
   } catch (error) {
-    throw new CApiSetupError(describeLoadError(path, (error as Error).message));
+    throw setupError(describeLoadError(path, (error as Error).message));
   }
 }
 
@@ -134,10 +145,11 @@ export class InProcessServer {
       let isDirectory = false;
       try {
         isDirectory = Deno.statSync(path).isDirectory;
-      } catch {
-        // Reported below.
+      } catch (error) {
+        if (error instanceof Deno.errors.NotCapable) throw error;
+        // Otherwise reported below.
       }
-      if (!isDirectory) throw new CApiSetupError(`${flag}: ${path} is not a directory`);
+      if (!isDirectory) throw setupError(`${flag}: ${path} is not a directory`);
     }
     const s = lib.symbols;
     const cells = new Cells();
@@ -168,7 +180,7 @@ export class InProcessServer {
       set(s.TRITONSERVER_ServerOptionsSetLogError(opts, options.verbose), "Setting the error log");
       const error = await s.TRITONSERVER_ServerNew(cells.pointer, opts);
       if (error !== null) {
-        throw new CApiSetupError(`Triton did not start: ${takeError(lib, error)}`);
+        throw new ConnectionError(`Triton did not start: ${takeError(lib, error)}`, repository);
       }
     } finally {
       s.TRITONSERVER_ServerOptionsDelete(opts);
@@ -176,7 +188,7 @@ export class InProcessServer {
     const server = new InProcessServer(lib, cells.takePointer());
     if (!server.#isLive()) {
       await server.stop();
-      throw new CApiSetupError("The in-process Triton server started but is not live");
+      throw new ConnectionError("The in-process Triton server started but is not live", repository);
     }
     return server;
   }
@@ -194,7 +206,7 @@ export class InProcessServer {
     const s = this.#lib.symbols;
     const error = await s.TRITONSERVER_ServerLoadModel(this.#server, cString(model));
     if (error !== null) {
-      throw new CApiSetupError(`Model "${model}" failed to load: ${takeError(this.#lib, error)}`);
+      throw new InferError(`Model "${model}" failed to load: ${takeError(this.#lib, error)}`, 0);
     }
     const ready = s.TRITONSERVER_ServerModelIsReady(
       this.#server,
@@ -204,8 +216,9 @@ export class InProcessServer {
     );
     check(this.#lib, ready, `ModelIsReady "${model}"`);
     if (this.#cells.flag[0] === 0) {
-      throw new CApiSetupError(
+      throw new InferError(
         `Model "${model}" loaded but version ${version < 0 ? "(latest)" : version} is not ready`,
+        0,
       );
     }
   }
