@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { type CliOptions, parseCsv, runCli, within } from "./_helpers.ts";
+import { type CliOptions, profileSlowModel, runCli, within } from "./_helpers.ts";
 
 const TRITON_DIR = Deno.env.get("TRITONSERVER_DIR") ??
   new URL("../../shared/tritonserver", import.meta.url).pathname;
@@ -96,34 +96,11 @@ Deno.test({
   name: "C API: one 10 ms instance gives ~100 infer/s and N x 10 ms at concurrency N",
   ignore,
   async fn() {
-    const dir = await Deno.makeTempDir();
-    try {
-      const csv = `${dir}/perf.csv`;
-      const cli = await capi([
-        "-m",
-        "identity_delay",
-        "--concurrency-range",
-        "1:4:3",
-        "-p",
-        "1000",
-        "-f",
-        csv,
-        "--verbose-csv",
-      ]);
-      assert.equal(cli.code, 0, cli.stderr + cli.stdout);
-      const [header, ...rows] = parseCsv(await Deno.readTextFile(csv));
-      const byLevel = new Map(rows.map((row) => [Number(row[0]), row]));
-      const column = (level: number, name: string) =>
-        Number(byLevel.get(level)![header.indexOf(name)]);
-      for (const level of [1, 4]) {
-        within(column(level, "Inferences/Second"), 100, 0.15, `throughput at ${level}`);
-        within(column(level, "Avg latency"), level * 10_000, 0.15, `latency at ${level}`);
-        within(column(level, "Server Compute Infer"), 10_000, 0.15, `compute at ${level}`);
-      }
-      within(column(4, "Server Queue"), 30_000, 0.2, "queue at 4");
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    const { column } = await profileSlowModel(C_API, {
+      model: "identity_delay",
+      permissions: WITH_FFI,
+    });
+    within(column(4, "Server Queue"), 30_000, 0.2, "queue at 4");
   },
 });
 
