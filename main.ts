@@ -10,11 +10,10 @@
  */
 import denoConfig from "./deno.json" with { type: "json" };
 import { buildProfileConfig } from "./lib/cli/config.ts";
-import { parseArgv, withConfigFile } from "./lib/cli/args.ts";
+import { parseArgv, type ParsedArgs, withConfigFile } from "./lib/cli/args.ts";
 import type { RawOptions } from "./lib/cli/options.ts";
 import { UsageError } from "./lib/types/errors.ts";
 import { formatHelp } from "./lib/cli/help.ts";
-import type { Command } from "./lib/cli/options.ts";
 import { findMissingPermission, formatMissingPermission } from "./lib/cli/permissions.ts";
 import { type CommandContext, type Outcome, printError } from "./lib/commands/outcome.ts";
 import { demoCommand, profileCommand } from "./lib/commands/profile.ts";
@@ -23,6 +22,7 @@ import { reportCommand, sweepCommand } from "./lib/commands/sweep.ts";
 import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
 import { InputError } from "./lib/input/errors.ts";
+import { MpiError } from "./lib/mpi/ffi.ts";
 import { ConnectionError, InferError, TimeoutError } from "./lib/protocol/errors.ts";
 import { OutputError, WriteError } from "./lib/report/output_file.ts";
 import { buildReportConfig, buildSweepConfig, CheckpointError } from "./lib/sweep/mod.ts";
@@ -46,7 +46,7 @@ const CONTEXT: CommandContext = {
 
 /** Errors users can act on, by exit code; anything else is a bug. */
 const EXPECTED: ReadonlyArray<[number, ReadonlyArray<abstract new (...args: never[]) => Error>]> = [
-  [EXIT_USAGE, [UsageError, InputError, OutputError, CheckpointError]],
+  [EXIT_USAGE, [UsageError, InputError, OutputError, CheckpointError, MpiError]],
   [EXIT_LOAD_NOT_HELD, [UnstableError]],
   [EXIT_SERVER_FAILED, [NoValidRequestsError, ConnectionError, TimeoutError]],
   [EXIT_OTHER, [InferError, WriteError]],
@@ -78,8 +78,8 @@ function printFailure(error: unknown): void {
   printError("this is a bug in inferperf; please report it with the command line and the above");
 }
 
-function run(command: Command, raw: RawOptions): Promise<Outcome> {
-  switch (command) {
+async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
+  switch (parsed.command) {
     case "serve":
       return serveCommand(raw);
     case "demo":
@@ -89,7 +89,15 @@ function run(command: Command, raw: RawOptions): Promise<Outcome> {
         ? sweepCommand(buildSweepConfig(raw), CONTEXT)
         : profileCommand(buildProfileConfig(raw), CONTEXT);
     case "report":
-      return Promise.resolve(reportCommand(buildReportConfig(raw)));
+      return reportCommand(buildReportConfig(raw));
+    case "merge": {
+      // Loaded for merges only, like the histogram library the merge reads.
+      const { mergeCommand } = await import("./lib/commands/merge.ts");
+      return await mergeCommand({
+        output: raw.get("output") as string | undefined,
+        runs: parsed.operands,
+      });
+    }
   }
 }
 
@@ -107,7 +115,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       return EXIT_OK;
     }
     const raw = await withConfigFile(parsed);
-    return EXIT_CODES[await run(parsed.command, raw)];
+    return EXIT_CODES[await run(parsed, raw)];
   } catch (error) {
     printFailure(error);
     if (error instanceof UsageError) console.error('Run "inferperf --help" for the options.');

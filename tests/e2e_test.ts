@@ -177,3 +177,28 @@ Deno.test("Ctrl-C twice writes what was measured and exits at once with 130", as
     assert.ok(rows.length >= 2, "the levels measured before the interrupt were written");
   });
 });
+
+Deno.test("serve names the port already in use, one line, exit 1", async () => {
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const port = taken.addr.port;
+    const r = await runCli([
+      "serve",
+      "--http-port",
+      String(port),
+      "--grpc-port",
+      "0",
+      "--metrics-port",
+      "0",
+    ]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^error: Cannot listen on 127\\.0\\.0\\.1:${port} \\(--http-port\\): the address is already in use\\n`,
+      ),
+    );
+  } finally {
+    taken.close();
+  }
+});

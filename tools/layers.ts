@@ -18,6 +18,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["protocol"],
   ["measure"],
   ["load", "report", "server"],
+  ["mpi"],
   ["profile"],
   ["cli"],
   ["sweep"],

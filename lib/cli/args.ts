@@ -15,11 +15,22 @@ export interface ParsedArgs {
   /** --help or --version was given: print that instead of running the command. */
   action?: "help" | "version";
   options: RawOptions;
+  /** The arguments that are not options: `inferperf merge`'s runs; other commands take none. */
+  operands: string[];
 }
+
+/** The commands that take operands after their options. */
+const TAKES_OPERANDS: ReadonlySet<Command> = new Set(["merge"]);
 
 /** Option types that may be given several times, their values collected in a list. */
 const REPEATABLE: ReadonlySet<OptionType> = new Set(["list", "comma-list", "dict"]);
-const COMMANDS: readonly string[] = ["profile", "serve", "demo", "report"] satisfies Command[];
+const COMMANDS: readonly string[] = [
+  "profile",
+  "serve",
+  "demo",
+  "report",
+  "merge",
+] satisfies Command[];
 
 const TOKEN_OPTIONS: TokenOptions = Object.fromEntries(
   OPTIONS.map((o) => [o.name, {
@@ -36,9 +47,11 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
   const tokens = tokenize(args, TOKEN_OPTIONS);
   const errors: string[] = [];
   const options: RawOptions = new Map();
+  const operands: string[] = [];
   for (const token of tokens) {
     if (token.kind === "positional") {
-      errors.push(`Unexpected argument "${token.value}"`);
+      if (TAKES_OPERANDS.has(command)) operands.push(token.value);
+      else errors.push(`Unexpected argument "${token.value}"`);
       continue;
     }
     const def = OPTIONS.find((o) => o.name === token.name);
@@ -69,9 +82,9 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
     } else options.set(def.name, token.value);
   }
   if (errors.length > 0) throw new UsageError(errors);
-  if (options.get("help")) return { command, action: "help", options };
-  if (options.get("version")) return { command, action: "version", options };
-  return { command, options };
+  if (options.get("help")) return { command, action: "help", options, operands };
+  if (options.get("version")) return { command, action: "version", options, operands };
+  return { command, options, operands };
 }
 
 /** The command line's options on top of its --config file's, if one was given. */

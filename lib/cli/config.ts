@@ -8,6 +8,7 @@ import type { LoadPlan } from "../load/plan.ts";
 import { MAX_SEQUENCE_ID } from "../load/sequences.ts";
 import type { MetricsPlan } from "../measure/plan.ts";
 import { defaultMetricsUrl, parseMetricsUrl } from "../measure/metrics_scraper.ts";
+import type { MpiPlan } from "../mpi/plan.ts";
 import type { ProfilePlan, TraceConfig } from "../profile/plan.ts";
 import type { ClientPlan } from "../protocol/plan.ts";
 import { exportTargetProblem } from "../report/export_target.ts";
@@ -281,6 +282,7 @@ export function buildProfileConfig(raw: RawOptions): ProfilePlan {
     verbose: r.count("verbose"),
     trace: parseTrace(r, service.serviceKind),
     ...parseExports(r, url),
+    ...parseMpi(r),
   };
   if (config.fixedSchedule && config.batchSize > 1) {
     errors.push(
@@ -290,8 +292,37 @@ export function buildProfileConfig(raw: RawOptions): ProfilePlan {
   }
   r.number("max-threads");
   checkWorkers(errors, config);
+  checkMpi(errors, { config, raw });
   if (errors.length > 0) throw new UsageError(errors);
   return config;
+}
+
+function parseMpi(r: Reader): MpiPlan {
+  if (!r.flag("enable-mpi")) return {};
+  return { mpi: { library: r.string("mpi-library"), shard: r.flag("shard") } };
+}
+
+/** Options that need --enable-mpi, and what --shard can not split between ranks. */
+function checkMpi(errors: string[], options: { config: ProfilePlan; raw: RawOptions }): void {
+  const { config, raw } = options;
+  if (config.mpi === undefined) {
+    for (const name of ["shard", "mpi-library"].filter((n) => raw.has(n))) {
+      errors.push(`Option --${name} needs --enable-mpi`);
+    }
+    return;
+  }
+  if (!config.mpi.shard) return;
+  if (config.workers > 1) {
+    errors.push(
+      `Option --shard can not be used with --workers ${config.workers}: start more ranks instead`,
+    );
+  }
+  if (config.periodic !== undefined) {
+    errors.push(
+      "Option --shard can not be used with --periodic-concurrency-range: its sets of requests " +
+        "wait for each other's responses, which one rank must see",
+    );
+  }
 }
 
 /** What --workers N > 1 can not split between threads. */

@@ -41,7 +41,7 @@ export interface OptionDef {
   sweep?: "list" | "range";
 }
 
-export type Command = "profile" | "serve" | "demo" | "report";
+export type Command = "profile" | "serve" | "demo" | "report" | "merge";
 export const PROFILE_COMMANDS: readonly Command[] = ["profile", "demo"];
 
 export const GROUPS = [

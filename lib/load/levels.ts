@@ -26,7 +26,14 @@ import type { LoadPlan } from "./plan.ts";
 import type { Range } from "./range.ts";
 import { RateLoad } from "./rate.ts";
 import { SequenceFeed } from "./sequences.ts";
-import { type Part, share, shareRange, shiftedSchedule, strideSchedule } from "./split.ts";
+import {
+  type Part,
+  share,
+  shareAmong,
+  shareRange,
+  shiftedSchedule,
+  strideSchedule,
+} from "./split.ts";
 
 /** Seeds of the Poisson gaps and sequence lengths: runs repeat exactly. */
 const SCHEDULE_SEED = 0x5eed;
@@ -69,7 +76,11 @@ export interface LevelsOptions extends LoadInputs {
   model: ModelInfo;
 }
 
-/** --workers N > 1: the threads that drive the levels instead of this one. */
+/**
+ * What drives the levels instead of this thread's own load: the --workers
+ * threads, or (--enable-mpi --shard) this rank's part of a load split across
+ * processes (partThreads).
+ */
 export interface LoadThreads {
   level(value: number): LevelLoad;
   close(): void;
@@ -245,11 +256,11 @@ export async function planPart(
     return {
       start: ({ value, limit }, recorder) => {
         // Workers without lanes at this level send nothing, so the others share the limit.
-        const active = { index: part.index, count: Math.min(value, part.count) };
-        const budget = part.index < active.count ? share(limit ?? 0, active) : 0;
         load.start(share(value, part), {
           recorder,
-          ...(limit === undefined ? {} : { limit: budget }),
+          ...(limit === undefined
+            ? {}
+            : { limit: shareAmong(limit, part, Math.min(value, part.count)) }),
         });
       },
       stop: () => load.stop(),
@@ -274,6 +285,34 @@ export async function planPart(
     },
     stop: () => load.stop(),
     drained: () => load.drained(),
+    close: () => load.close(),
+  };
+}
+
+/**
+ * The levels of one part driven from this thread (--enable-mpi --shard: this
+ * rank's part of a load split across processes as --workers splits it across
+ * threads). Every part starts at the same moment (the ranks leave a barrier
+ * together) and counts its starts alike, so that all walk the same schedule.
+ */
+export async function partThreads(
+  client: InferenceClient,
+  options: LevelsOptions & { part: Part },
+): Promise<LoadThreads> {
+  const load = await planPart(client, options);
+  let serial = 0;
+  return {
+    level: (value) => ({
+      start: ({ recorder, limit }) =>
+        load.start({
+          value,
+          ...(limit === undefined ? {} : { limit }),
+          startMs: performance.now(),
+          serial: ++serial,
+        }, recorder),
+      stop: () => load.stop(),
+      drained: () => load.drained(),
+    }),
     close: () => load.close(),
   };
 }

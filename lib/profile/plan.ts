@@ -6,6 +6,7 @@
 import type { InputPlan } from "../input/plan.ts";
 import type { LoadPlan } from "../load/plan.ts";
 import type { MeasurementOptions, MetricsPlan } from "../measure/plan.ts";
+import type { MpiPlan } from "../mpi/plan.ts";
 import type { ClientPlan } from "../protocol/plan.ts";
 import type { ReportPlan } from "../report/plan.ts";
 
@@ -19,7 +20,7 @@ export interface TraceConfig {
 }
 
 interface PlanParts
-  extends ClientPlan, InputPlan, LoadPlan, MeasurementOptions, MetricsPlan, ReportPlan {
+  extends ClientPlan, InputPlan, LoadPlan, MeasurementOptions, MetricsPlan, MpiPlan, ReportPlan {
   /** --trace-*: the server's trace settings to update before profiling. */
   trace?: TraceConfig;
 }

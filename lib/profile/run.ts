@@ -2,10 +2,11 @@
  * One profiling run: discover the model, build the requests, sweep the load
  * levels. Returns data; printing and exit codes belong to main.ts.
  */
-import { type LoadThreads, planLoad } from "../load/levels.ts";
+import { type LoadThreads, partThreads, planLoad } from "../load/levels.ts";
+import { type Part, shareAmong } from "../load/split.ts";
 import { sweep, type SweepOutcome } from "../load/sweep.ts";
 import type { Interrupt } from "../measure/interrupt.ts";
-import { measureLevel } from "../measure/level.ts";
+import { type LevelCoordinator, measureLevel, SweepEndedError } from "../measure/level.ts";
 import { MetricsScraper } from "../measure/metrics_scraper.ts";
 import { stabilizingLatency } from "../measure/stability.ts";
 import { buildServiceRequests, createClient } from "../protocol/kinds/mod.ts";
@@ -47,6 +48,13 @@ function withMetrics(result: LevelResult, scraper: MetricsScraper | undefined): 
   return metrics ? { ...result, metrics } : result;
 }
 
+/** --enable-mpi: how this process takes part in the job. */
+export interface RankRole {
+  coordinator: LevelCoordinator;
+  /** --shard: this rank's part of the load (rank 0 queries the server's statistics). */
+  part?: Part;
+}
+
 export interface RunOutcome extends SweepOutcome {
   server: ServerInfo;
   model: ModelInfo;
@@ -76,11 +84,25 @@ async function openWorkers(
   return await WorkerPool.open(config, options);
 }
 
+/**
+ * --shard: the requests of a count window this rank waits for, its share
+ * among the ranks that send at this level (a closed loop below one lane per
+ * rank leaves some ranks idle).
+ */
+function shardedCount(
+  count: number,
+  part: Part,
+  level: { closed: boolean; value: number },
+): number {
+  return shareAmong(count, part, level.closed ? Math.min(level.value, part.count) : part.count);
+}
+
 export async function runProfile(
   config: ProfilePlan,
-  options: { interrupt: Interrupt; events?: RunEvents; client?: InferenceClient },
+  options: { interrupt: Interrupt; events?: RunEvents; client?: InferenceClient; rank?: RankRole },
 ): Promise<RunOutcome> {
-  const { interrupt, events = {} } = options;
+  const { interrupt, events = {}, rank } = options;
+  const part = rank?.part;
   const tracer = events.requests;
   const base = options.client ?? await createClient(config);
   const client = tracer ? tracer.wrapClient(base) : base;
@@ -103,7 +125,10 @@ export async function runProfile(
     const inputs = loadInputs(client, { config, model, plan, place: shared?.place.bind(shared) });
     events.ready?.({ server, model });
     scraper?.start();
-    const statistics = statisticsSource(client, { server, model, config });
+    // Sharded, the server's statistics already count every rank's requests.
+    const statistics = (part?.index ?? 0) === 0
+      ? statisticsSource(client, { server, model, config })
+      : undefined;
     if (config.periodic !== undefined) {
       events.levelStart?.(config.periodic.range.end);
       const result = withMetrics(
@@ -121,12 +146,16 @@ export async function runProfile(
       events.level?.(result);
       return { results: [result], server, model };
     }
+    const levels = { plan: config, model, ...inputs };
     const load = await planLoad(client, {
-      plan: config,
-      model,
-      ...inputs,
-      ...(config.workers > 1 ? { threads: () => openWorkers(config, { model, tracer }) } : {}),
+      ...levels,
+      ...(part !== undefined
+        ? { threads: () => partThreads(client, { ...levels, part }) }
+        : config.workers > 1
+        ? { threads: () => openWorkers(config, { model, tracer }) }
+        : {}),
     });
+    const measured: LevelResult[] = [];
     try {
       const outcome = await sweep(async (value) => {
         events.levelStart?.(value);
@@ -142,10 +171,20 @@ export async function runProfile(
             requestSink: tracer,
             ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),
             newHistogram: events.newHistogram,
+            ...(rank ? { coordinator: rank.coordinator } : {}),
+            ...(part
+              ? {
+                measurementRequestCount: shardedCount(config.measurementRequestCount, part, {
+                  closed: load.mode === "concurrency",
+                  value,
+                }),
+              }
+              : {}),
           }),
           scraper,
         );
         if (result.stable || interrupt.soft) events.level?.(result);
+        measured.push(result);
         return result;
       }, {
         range: load.range,
@@ -154,6 +193,9 @@ export async function runProfile(
         maxTrials: config.maxTrials,
         latencyUs: (r) => stabilizingLatency(r.client, config.percentile),
         interrupt,
+      }).catch((error) => {
+        if (!(error instanceof SweepEndedError)) throw error;
+        return { results: measured, note: error.message };
       });
       return { ...outcome, server, model };
     } finally {

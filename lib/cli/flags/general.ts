@@ -14,14 +14,14 @@ export const GENERAL: readonly OptionDef[] = [
     short: "h",
     type: "boolean",
     group: "General",
-    commands: ["profile", "demo", "serve", "report"],
+    commands: ["profile", "demo", "serve", "report", "merge"],
     help: "Show this help.",
   },
   {
     name: "version",
     type: "boolean",
     group: "General",
-    commands: ["profile", "demo", "serve", "report"],
+    commands: ["profile", "demo", "serve", "report", "merge"],
     help: "Show the version.",
   },
   {

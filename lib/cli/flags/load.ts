@@ -98,6 +98,28 @@ export const LOAD: readonly OptionDef[] = [
       "Drive the load from N threads (Web Workers), for clients that need more than one core. The concurrency, the open-loop schedule, --max-inflight and request counts are split between them; measuring stays on the main thread. 1: no worker.",
   },
   {
+    name: "enable-mpi",
+    type: "boolean",
+    group: "Load",
+    help:
+      "Run as one rank of an MPI job (mpirun -n N inferperf --enable-mpi ...; needs --allow-ffi): levels start together and windows end together on every rank; a level ends when every rank is stable (perf_analyzer's multi-model rule). Each rank profiles and reports its own model unless --shard.",
+  },
+  {
+    name: "mpi-library",
+    type: "string",
+    group: "Load",
+    valueName: "PATH",
+    help:
+      "With --enable-mpi: the MPI library to load instead of Open MPI's libmpi.so.40 or MPICH's libmpi.so.12.",
+  },
+  {
+    name: "shard",
+    type: "boolean",
+    group: "Load",
+    help:
+      "With --enable-mpi: split one load across the ranks (concurrency, request rate, schedules and request counts, as --workers does across threads); rank 0 judges stability on the merged windows and writes one report.",
+  },
+  {
     name: "max-send-lag",
     type: "float",
     default: 1,

@@ -69,4 +69,14 @@ export const OUTPUT: readonly OptionDef[] = [
     valueName: "FILE.json",
     help: "Write every reported figure per level as JSON (schema: docs/summary.schema.json).",
   },
+  {
+    name: "output",
+    short: "o",
+    type: "string",
+    group: "Output",
+    valueName: "OUT.json",
+    commands: ["merge"],
+    help:
+      "The file inferperf merge writes: a summary JSON or a profile export, as the merged runs are.",
+  },
 ];

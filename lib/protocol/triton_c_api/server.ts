@@ -62,8 +62,7 @@ export function openTritonLibrary(directory: string): TritonLibrary {
   if (ffi.state !== "granted") {
     throw setupError(
       `--service-kind triton_c_api loads ${path} into this process, which needs Deno's ` +
-        "--allow-ffi permission: run with --allow-ffi (the compiled binary has no FFI grant; " +
-        "use deno run or the bundle)",
+        "--allow-ffi permission: run with --allow-ffi",
     );
   }
   try {
