@@ -238,10 +238,28 @@ Deno.test("service kinds: defaults, the protocol each needs and the options that
       "Options --num-prompts apply to --service-kind openai only",
     ],
   );
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--service-kind", "triton_c_api")), [
+    "--service-kind triton_c_api needs --triton-server-directory DIR (a Triton install: " +
+    "DIR/lib/libtritonserver.so)",
+    "--service-kind triton_c_api needs --model-repository DIR (the model repository the " +
+    "in-process server loads)",
+  ]);
+  const capi = ["--service-kind", "triton_c_api", "--triton-server-directory", "/opt/tritonserver"];
+  const c = config("-m", "x", ...capi, "--model-repository", "models", "--streaming");
+  assert.equal(c.serviceKind, "triton_c_api");
+  assert.equal(c.tritonServerDirectory, "/opt/tritonserver");
+  assert.equal(c.modelRepository, "models");
   assert.match(
-    usageErrors(() => config("-m", "x", "--service-kind", "triton_c_api"))[0],
-    /"triton_c_api" of --service-kind is not supported/,
+    usageErrors(() => config("-m", "x", ...capi, "--model-repository", "m", "-i", "grpc"))[0],
+    /^Options --protocol do not apply to --service-kind triton_c_api/,
   );
+  assert.match(
+    usageErrors(() => config("-m", "x", ...capi, "--model-repository", "m", "--workers", "2"))[0],
+    /^Option --workers 2 can not be used with --service-kind triton_c_api: .* one per process/,
+  );
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--model-repository", "m")), [
+    "Options --model-repository apply to --service-kind triton_c_api only",
+  ]);
 });
 
 Deno.test("shared memory: system for Triton over HTTP and gRPC; cuda needs CUDA", () => {

@@ -338,6 +338,14 @@ function checkWorkers(errors: string[], config: ProfilePlan): void {
   if (n <= 1) return;
   const refuse = (what: string, why: string) =>
     errors.push(`Option --workers ${n} can not be used with ${what}: ${why}`);
+  if (config.serviceKind === "triton_c_api") {
+    refuse(
+      "--service-kind triton_c_api",
+      "each worker thread builds its own client, which here would start a second Triton " +
+        "server in the same process (the core allows one per process); the in-process server " +
+        "already spreads its work over its own threads",
+    );
+  }
   if (config.sharedMemory !== "none") {
     refuse("--shared-memory", "each worker would need its own regions and request slots");
   }

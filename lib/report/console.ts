@@ -74,7 +74,9 @@ const plural = (n: number, word: string) => `${n} ${word}${n > 1 ? "s" : ""}`;
 export function formatSettings(settings: Settings): string {
   const out = ["*** Measurement Settings ***"];
   const kind = settings.serviceKind;
-  if (kind === "triton" || settings.batchSizeGiven) out.push(`  Batch size: ${settings.batchSize}`);
+  if (kind === "triton" || kind === "triton_c_api" || settings.batchSizeGiven) {
+    out.push(`  Batch size: ${settings.batchSize}`);
+  }
   out.push(`  Service Kind: ${SERVICE_KINDS[kind] ?? kind.toUpperCase()}`);
   if (settings.warmupRequestCount) {
     out.push(`  Sending ${plural(settings.warmupRequestCount, "warmup request")}`);
@@ -122,7 +124,8 @@ export function formatSettings(settings: Settings): string {
 }
 
 export interface LevelFormatOptions {
-  protocol: "http" | "grpc";
+  /** "c_api": perf_analyzer has no client library times in-process (its line stays blank). */
+  protocol: "http" | "grpc" | "c_api";
   /** --percentile: replaces the average latency line and joins the percentile lines. */
   percentile?: number;
   /** Decoupled model: adds Response Throughput; perf_analyzer then has no client library times. */
@@ -272,6 +275,7 @@ function libraryTime(c: ClientSummary, options: LevelFormatOptions): string {
   const recv = wholeUs(c.avgRecvUs);
   const total = wholeUs(c.avgSendUs + c.avgWaitUs + c.avgRecvUs);
   const wait = total - send - recv;
+  if (options.protocol === "c_api") return "";
   if (options.protocol === "grpc") {
     return `Avg gRPC time: ${total} usec (` +
       (options.verbose
