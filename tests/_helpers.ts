@@ -112,9 +112,12 @@ export interface SlowModelRun {
  * the server `args` name, and checks the CSV against Little's law: ~100
  * infer/s whatever the concurrency, latency concurrency x 10 ms, 10 ms of
  * compute. Tolerances are wide for a noisy 2-core machine but catch a wrong
- * formula.
+ * formula. Windows last `windowMs` (default 1000).
  */
-export async function profileSlowModel(args: string[]): Promise<SlowModelRun> {
+export async function profileSlowModel(
+  args: string[],
+  options: { windowMs?: number } = {},
+): Promise<SlowModelRun> {
   const dir = await Deno.makeTempDir();
   try {
     const csv = `${dir}/perf.csv`;
@@ -125,7 +128,7 @@ export async function profileSlowModel(args: string[]): Promise<SlowModelRun> {
       "--concurrency-range",
       "1:4:3",
       "-p",
-      "1000",
+      String(options.windowMs ?? 1000),
       "-f",
       csv,
       "--verbose-csv",
