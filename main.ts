@@ -23,7 +23,12 @@ import { reportCommand, sweepCommand } from "./lib/commands/sweep.ts";
 import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
 import { InputError } from "./lib/profile/inputs.ts";
-import { ConnectionError, InferError, TimeoutError } from "./lib/protocol/errors.ts";
+import {
+  ConnectionError,
+  InferError,
+  ServerFeatureError,
+  TimeoutError,
+} from "./lib/protocol/errors.ts";
 import { buildReportConfig, buildSweepConfig, CheckpointError } from "./lib/sweep/mod.ts";
 
 const EXIT_OK = 0;
@@ -62,6 +67,7 @@ function describe(error: unknown): string {
     UnstableError,
     NoValidRequestsError,
     CheckpointError,
+    ServerFeatureError,
   ];
   if (expected.some((type) => error instanceof type)) return (error as Error).message;
   return error instanceof Error ? error.stack ?? error.message : String(error);

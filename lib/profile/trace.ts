@@ -3,7 +3,8 @@
  * server's global trace settings, updated through Triton's trace extension
  * before the load starts, as perf_analyzer does.
  */
-import { type ProfileConfig, type TraceConfig, UsageError } from "../cli/config.ts";
+import type { ProfileConfig, TraceConfig } from "../cli/config.ts";
+import { ServerFeatureError } from "../protocol/errors.ts";
 import {
   hasTraceControl,
   type InferenceClient,
@@ -32,10 +33,10 @@ export async function updateTraceSettings(
   const { config, server } = options;
   if (config.trace === undefined) return undefined;
   if (!hasTraceControl(client) || !server.extensions.includes("trace")) {
-    throw new UsageError([
+    throw new ServerFeatureError(
       `Trace settings (--trace-*, --log-frequency) need a server with Triton's trace ` +
-      `extension; "${server.name || config.url}" does not list "trace"`,
-    ]);
+        `extension; "${server.name || config.url}" does not list "trace"`,
+    );
   }
   return await client.updateTraceSettings(traceSettingsOf(config.trace));
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { buildProfileConfig, parseArgv, UsageError } from "../cli/config.ts";
+import { buildProfileConfig, parseArgv } from "../cli/config.ts";
 import type { InferenceClient, ServerInfo, TraceSettings } from "../protocol/types.ts";
+import { ServerFeatureError } from "../protocol/errors.ts";
 import { traceSettingsOf, updateTraceSettings } from "./trace.ts";
 
 function config(...argv: string[]) {
@@ -64,13 +65,13 @@ Deno.test("settings are sent once, only when asked, and only to a server with th
       server: { name: "kserve", version: "1", extensions: ["statistics"] },
     }),
     (error: unknown) =>
-      error instanceof UsageError &&
+      error instanceof ServerFeatureError &&
       /need a server with Triton's trace extension; "kserve" does not list "trace"/.test(
         error.message,
       ),
   );
   await assert.rejects(
     updateTraceSettings({} as InferenceClient, { config: asked, server: TRITON }),
-    UsageError,
+    ServerFeatureError,
   );
 });

@@ -31,3 +31,12 @@ export class TimeoutError extends Error {
 export class ProtocolError extends Error {
   override name = "ProtocolError";
 }
+
+/**
+ * The server lacks what an option needs (Triton's trace extension, a metrics
+ * endpoint): the option cannot work against it, whatever the user fixes on the
+ * command line.
+ */
+export class ServerFeatureError extends Error {
+  override name = "ServerFeatureError";
+}
