@@ -40,3 +40,12 @@ export class ProtocolError extends Error {
 export class ServerFeatureError extends Error {
   override name = "ServerFeatureError";
 }
+
+/**
+ * A server's error message as one line: Triton ends some with ". " and
+ * backends may send several lines, but a failed request is reported (and
+ * grouped) on one line.
+ */
+export function oneLine(message: string): string {
+  return message.replace(/\s+/g, " ").trim();
+}

@@ -563,4 +563,13 @@ Deno.test("serverError uses the error field or the body text", () => {
     "Server returned 502: Bad Gateway",
   );
   assert.equal(serverError(503, new Uint8Array()).message, "Server returned 503: empty response");
+  // Triton ends shape errors with ". "; a backend may send several lines: reports take one.
+  assert.equal(
+    serverError(400, encoder.encode('{"error":"got [4]. "}')).message,
+    "Server returned 400: got [4].",
+  );
+  assert.equal(
+    serverError(500, encoder.encode('{"error":"model failed:\\n  at line 3\\n"}')).message,
+    "Server returned 500: model failed: at line 3",
+  );
 });

@@ -10,7 +10,7 @@
  */
 import { connect, describeError, type Endpoint, formatAddress } from "../http1/connect.ts";
 import type { TlsOptions } from "../http1/mod.ts";
-import { ConnectionError, InferError, ProtocolError, TimeoutError } from "../errors.ts";
+import { ConnectionError, InferError, oneLine, ProtocolError, TimeoutError } from "../errors.ts";
 import type {
   InferenceClient,
   InferOptions,
@@ -211,7 +211,7 @@ function callError(state: CallState): InferError {
       Status.UNKNOWN,
     );
   }
-  const message = decodeGrpcMessage(state.message);
+  const message = oneLine(decodeGrpcMessage(state.message));
   return new InferError(
     `Server returned ${statusName(state.status)}: ${message || "no message"}`,
     state.status,
@@ -578,7 +578,9 @@ class StreamSession extends SessionBase {
     readStreamResponse(body, this.#walker, response);
     if (response.error !== "") {
       timing.recvStart = now;
-      this.fail(new InferError(`Server returned an error: ${response.error}`, Status.UNKNOWN));
+      this.fail(
+        new InferError(`Server returned an error: ${oneLine(response.error)}`, Status.UNKNOWN),
+      );
       return;
     }
     if (response.hasOutputs || !this.#decoupled) {
