@@ -29,6 +29,8 @@ export interface CliOptions {
    */
   signalAt?: string;
   signals?: number;
+  /** Called with all of stdout so far after each chunk (e.g. to act once a level is reported). */
+  onStdout?: (stdout: string) => void;
   cwd?: string;
   /** Deno permission flags instead of the binary's (e.g. ["-A"]). */
   permissions?: string[];
@@ -61,6 +63,7 @@ export async function runCli(args: string[], options: CliOptions = {}): Promise<
     let signalled = false;
     for await (const chunk of child.stdout) {
       stdout += decoder.decode(chunk, { stream: true });
+      options.onStdout?.(stdout);
       if (options.signalAt !== undefined && !signalled && stdout.includes(options.signalAt)) {
         signalled = true;
         for (let i = 0; i < (options.signals ?? 1); i++) {
