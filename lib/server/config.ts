@@ -46,6 +46,12 @@ export interface DynamicBatchingConfig {
 export interface SequenceBatchingConfig {
   /** A sequence without requests for this long is released, as Triton does. Default 1000. */
   max_sequence_idle_ms?: number;
+  /**
+   * Accept string correlation ids, as Triton does only for a model whose
+   * sequence batcher declares a TYPE_STRING CONTROL_SEQUENCE_CORRID input.
+   * Default false: unsigned integers only.
+   */
+  string_ids?: boolean;
 }
 
 /**
@@ -127,7 +133,7 @@ export interface ModelSpec {
   computeOutputMs: number;
   instances: number;
   dynamicBatching?: { maxQueueDelayMs: number; preferredBatchSizes: number[] };
-  sequence?: { maxSequenceIdleMs: number };
+  sequence?: { maxSequenceIdleMs: number; stringIds: boolean };
   decoupled?: { responses: number; gapMs: number };
   llm?: { ttftMs: number; itlMs: number; outputTokens: number; closeAfterStream: boolean };
   faults?: FaultSpec;
@@ -166,7 +172,7 @@ const FIELDS = new Set([
 const TENSOR_FIELDS = new Set(["name", "datatype", "dims"]);
 const DISTRIBUTION_FIELDS = new Set(["dist", "mean_ms", "stddev_ms", "min_ms", "max_ms"]);
 const BATCHING_FIELDS = new Set(["max_queue_delay_ms", "preferred_batch_sizes"]);
-const SEQUENCE_FIELDS = new Set(["max_sequence_idle_ms"]);
+const SEQUENCE_FIELDS = new Set(["max_sequence_idle_ms", "string_ids"]);
 const DECOUPLED_FIELDS = new Set(["responses", "gap_ms"]);
 const LLM_FIELDS = new Set(["ttft_ms", "itl_ms", "output_tokens", "close_after_stream"]);
 /** The tensors of an LLM model that leaves them out. */
@@ -390,7 +396,11 @@ class ModelChecker {
     }
     this.unknownFields(value, { at: "sequence_batching", known: SEQUENCE_FIELDS });
     const idle = this.number("sequence_batching.max_sequence_idle_ms", value.max_sequence_idle_ms);
-    return { maxSequenceIdleMs: idle ?? DEFAULT_SEQUENCE_IDLE_MS };
+    const stringIds = value.string_ids ?? false;
+    if (typeof stringIds !== "boolean") {
+      this.add("sequence_batching.string_ids", `must be true or false, got ${show(stringIds)}`);
+    }
+    return { maxSequenceIdleMs: idle ?? DEFAULT_SEQUENCE_IDLE_MS, stringIds: stringIds === true };
   }
 
   decoupled(): ModelSpec["decoupled"] {
@@ -617,7 +627,10 @@ function specToConfig(spec: ModelSpec): ModelConfig {
     };
   }
   if (spec.sequence !== undefined) {
-    config.sequence_batching = { max_sequence_idle_ms: spec.sequence.maxSequenceIdleMs };
+    config.sequence_batching = {
+      max_sequence_idle_ms: spec.sequence.maxSequenceIdleMs,
+      string_ids: spec.sequence.stringIds,
+    };
   }
   if (spec.decoupled !== undefined) {
     config.decoupled = { responses: spec.decoupled.responses, gap_ms: spec.decoupled.gapMs };
