@@ -84,15 +84,19 @@ function unparsable(field: string, problem = `non-existing object member '${fiel
   return new ServerError(`Unable to parse '${field}': attempt to access ${problem}`, "internal");
 }
 
-/** Triton takes and gives half floats only as binary data. */
+/** Triton takes and gives half floats only as binary data (refusing outputs as text/plain). */
 function checkJsonDatatype(datatype: Datatype, tensor: { input?: string }): void {
   if (datatype !== "FP16" && datatype !== "BF16") return;
+  if (tensor.input === undefined) {
+    throw new HttpStatusError(plainError(
+      400,
+      `sending ${datatype} data via JSON is not supported. Please use the binary data format ` +
+        "for output",
+    ));
+  }
   throw invalid(
-    tensor.input === undefined
-      ? `sending ${datatype} data via JSON is not supported. Please use the binary data format ` +
-        "for output"
-      : `receiving ${datatype} data via JSON is not supported. Please use the binary data ` +
-        `format for input ${tensor.input}`,
+    `receiving ${datatype} data via JSON is not supported. Please use the binary data format ` +
+      `for input ${tensor.input}`,
   );
 }
 
@@ -385,7 +389,7 @@ class ModelEndpoint {
       try {
         return this.#encode(parsed, outputs);
       } catch (error) {
-        return failure(error);
+        return error instanceof HttpStatusError ? error.response : failure(error);
       }
     }, failure);
   }
