@@ -54,7 +54,8 @@ async function requestFrame(url: string): Promise<Uint8Array> {
   }
 }
 
-async function runH2load(
+/** h2load's unary rate replaying `frame` with `streams` streams on each of `connections`. */
+export async function runH2load(
   h2load: string,
   options: {
     url: string;

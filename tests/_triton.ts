@@ -7,6 +7,9 @@
  * are skipped.
  */
 
+// The bench's helper: bench/triton.ts starts the server through this module too.
+import { freePort } from "../bench/process.ts";
+
 const DEFAULT_DIR = new URL("../../shared/tritonserver/", import.meta.url);
 export const TRITON_MODELS = new URL("../fixtures/triton/models/", import.meta.url).pathname;
 const READY_TIMEOUT_MS = 30_000;
@@ -15,19 +18,17 @@ const STOP_GRACE_MS = 3_000;
 
 function findTriton(): { dir: string } | { reason: string } {
   const fromEnv = Deno.env.get("TRITONSERVER_DIR");
-  const dir = fromEnv ?? DEFAULT_DIR.pathname;
+  const dir = (fromEnv ?? DEFAULT_DIR.pathname).replace(/\/+$/, "");
   try {
     Deno.statSync(`${dir}/bin/tritonserver`);
-    return { dir: dir.replace(/\/$/, "") };
+    return { dir };
   } catch {
-    const where = fromEnv === undefined ? "beside the repository" : "in TRITONSERVER_DIR";
-    return { reason: `no Triton server at ${dir}bin/tritonserver (${where})` };
+    const where = fromEnv === undefined ? "beside the repository" : "from TRITONSERVER_DIR";
+    return { reason: `no ${dir}/bin/tritonserver (${where})` };
   }
 }
 
 export const triton = findTriton();
-
-if ("reason" in triton) console.warn(`Skipping the real-Triton tests: ${triton.reason}.`);
 
 export interface TritonServer {
   /** host:port of the HTTP endpoint. */
@@ -37,13 +38,6 @@ export interface TritonServer {
   pid: number;
   /** SIGTERM, SIGKILL after a grace period; resolves once the process is gone. */
   stop(): Promise<void>;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
 }
 
 async function readyOrExit(
@@ -143,7 +137,13 @@ export async function startTriton(
   }
 }
 
-/** A test that needs the real server; skipped when there is none. */
+let warned = false;
+
+/** A test that needs the real server; skipped, saying why once, when there is none. */
 export function tritonTest(name: string, fn: () => Promise<void>): void {
+  if ("reason" in triton && !warned) {
+    warned = true;
+    console.warn(`Skipping the real-Triton tests: ${triton.reason}.`);
+  }
   Deno.test({ name: `real Triton: ${name}`, ignore: "reason" in triton, fn });
 }
