@@ -150,6 +150,31 @@ tritonTest("FP16 as JSON and a decoupled model without the stream: Triton says w
   }
 });
 
+tritonTest("a shared-memory output slot too small: Triton's internal error, one line", async () => {
+  for (const [target, status] of [[http, "500"], [grpc, "INTERNAL"]]) {
+    const cli = await runCli([
+      "-m",
+      "identity_fp32",
+      ...target,
+      "--shared-memory",
+      "system",
+      "--output-shared-memory-size",
+      "8",
+      "--request-count",
+      "3",
+    ], { permissions: ["-A"] });
+    assertOneLineError(
+      cli,
+      3,
+      allFailed(
+        3,
+        `Server returned ${status}: shared memory size specified with the request for output ` +
+          "'OUTPUT0' (8 bytes) should be at least 64 bytes to hold the results",
+      ),
+    );
+  }
+});
+
 tritonTest(
   "metrics and tracing are off in this build: their options fail in one line",
   async () => {

@@ -137,9 +137,11 @@ export class SharedMemoryRegistry {
   /** Writes an output to `ref`, which must be large enough. */
   write(ref: RegionRef, data: Uint8Array, what: string): void {
     if (data.byteLength > ref.byteSize) {
-      throw invalid(
+      // An internal error in Triton too: the request was valid until the outputs came.
+      throw new ServerError(
         `shared memory size specified with the request for ${what} (${ref.byteSize} bytes) ` +
           `should be at least ${data.byteLength} bytes to hold the results`,
+        "internal",
       );
     }
     const { file, offset } = this.#locate(ref, what);
