@@ -76,6 +76,31 @@ export async function profile(
   }
 }
 
+/**
+ * One stable level at `concurrency`: time windows of `seconds` after 2000
+ * warmup requests, stable within 50 % (the bench measures capacity, not
+ * stability), at most 5 windows.
+ */
+export async function stableLevel(
+  args: readonly string[],
+  options: { concurrency: number; seconds: number },
+): Promise<CsvLevel> {
+  const run = await profile([
+    ...args,
+    "--concurrency-range",
+    String(options.concurrency),
+    "--warmup-request-count",
+    "2000",
+    "-p",
+    String(options.seconds * 1000),
+    "-s",
+    "50",
+    "-r",
+    "5",
+  ]);
+  return run.levels[0];
+}
+
 /** Runs `inferperf --version` once; the elapsed time is the start-up cost. */
 export async function version(): Promise<{ elapsedMs: number; text: string }> {
   const result = await runCommand(Deno.execPath(), inferperfArgs(["--version"]), {

@@ -59,29 +59,12 @@ async function requestBytes(client: InferenceClient): Promise<Uint8Array> {
   }
 }
 
-/** inferperf's stable level: time windows of `seconds`, after a warmup. */
-async function inferperfLevel(
+/** inferperf's stable level on the identity model with a request of zeros. */
+function inferperfLevel(
   args: string[],
   options: { concurrency: number; seconds: number },
-): Promise<{ throughput: number; p50Us: number; p99Us: number }> {
-  const run = await inferperf.profile([
-    "-m",
-    MODEL,
-    ...args,
-    "--input-data",
-    "zero",
-    "--concurrency-range",
-    String(options.concurrency),
-    "--warmup-request-count",
-    "2000",
-    "-p",
-    String(options.seconds * 1000),
-    "-s",
-    "50",
-    "-r",
-    "5",
-  ]);
-  return run.levels[0];
+): Promise<inferperf.CsvLevel> {
+  return inferperf.stableLevel(["-m", MODEL, ...args, "--input-data", "zero"], options);
 }
 
 async function measure(

@@ -137,6 +137,22 @@ export async function startTriton(
   }
 }
 
+/**
+ * Arguments that send identity_fp32 through system shared memory with
+ * `outputBytes` per output slot (the CLI needs -A for /dev/shm).
+ */
+export function sharedMemoryArgs(target: readonly string[], outputBytes: number): string[] {
+  return [
+    "-m",
+    "identity_fp32",
+    ...target,
+    "--shared-memory",
+    "system",
+    "--output-shared-memory-size",
+    String(outputBytes),
+  ];
+}
+
 let warned = false;
 
 /** A test that needs the real server; skipped, saying why once, when there is none. */

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { type CliResult, runCli } from "./_helpers.ts";
-import { startTriton, triton, tritonTest } from "./_triton.ts";
+import { sharedMemoryArgs, startTriton, triton, tritonTest } from "./_triton.ts";
 import { GrpcClient } from "../lib/protocol/grpc/client.ts";
 import { InferError } from "../lib/protocol/errors.ts";
 
@@ -151,18 +151,10 @@ tritonTest("FP16 as JSON and a decoupled model without the stream: Triton says w
 });
 
 tritonTest("a shared-memory output slot too small: Triton's internal error, one line", async () => {
-  for (const [target, status] of [[http, "500"], [grpc, "INTERNAL"]]) {
-    const cli = await runCli([
-      "-m",
-      "identity_fp32",
-      ...target,
-      "--shared-memory",
-      "system",
-      "--output-shared-memory-size",
-      "8",
-      "--request-count",
-      "3",
-    ], { permissions: ["-A"] });
+  for (const [target, status] of [[http, "500"], [grpc, "INTERNAL"]] as const) {
+    const cli = await runCli([...sharedMemoryArgs(target, 8), "--request-count", "3"], {
+      permissions: ["-A"],
+    });
     assertOneLineError(
       cli,
       3,

@@ -12,7 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { type CliResult, profileSlowModel, runCli, within } from "./_helpers.ts";
-import { startTriton, triton, tritonTest } from "./_triton.ts";
+import { sharedMemoryArgs, startTriton, triton, tritonTest } from "./_triton.ts";
 
 const server = "reason" in triton ? undefined : await startTriton();
 const http = ["-u", server?.http ?? ""];
@@ -186,13 +186,7 @@ tritonTest(
     for (const target of [http, grpc, [...grpc, "--streaming"]]) {
       // Deno grants /dev/shm only to --allow-all programs.
       const cli = await ok([
-        "-m",
-        "identity_fp32",
-        ...target,
-        "--shared-memory",
-        "system",
-        "--output-shared-memory-size",
-        "64",
+        ...sharedMemoryArgs(target, 64),
         "--input-data",
         data("identity_fp32.json"),
         "--request-count",
