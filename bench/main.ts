@@ -23,7 +23,8 @@ const USAGE = `Usage: deno task bench [options]
   --cases LIST            any of http,grpc,rate,cost,startup,multicore,triton, run in the order
                           given (default all)
   --seconds N             HTTP capacity: measured seconds per tool, level and round (default 3)
-  --rounds N              HTTP capacity: alternating wrk/inferperf rounds per level (default 3)
+  --rounds N              HTTP capacity: alternating wrk/inferperf rounds per level; Triton:
+                          rounds over every level (default 3)
   --concurrency LIST      HTTP capacity and Triton levels (default 1,16,64)
   --wrk-threads N         wrk threads (default 1: inferperf runs one event loop)
   --grpc-seconds N        gRPC capacity: measured seconds per tool (default 3)
@@ -209,7 +210,8 @@ const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
     withWrkTarget((target, wrk) =>
       multicore(target, wrk, { seconds: o.multicoreSeconds, rounds: o.rounds })
     ),
-  triton: (o) => tritonBench({ concurrencies: o.concurrencies, seconds: o.tritonSeconds }),
+  triton: (o) =>
+    tritonBench({ concurrencies: o.concurrencies, seconds: o.tritonSeconds, rounds: o.rounds }),
 };
 
 async function main(args: string[]): Promise<number> {

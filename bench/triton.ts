@@ -13,7 +13,7 @@ import { startTriton, triton, type TritonServer } from "../tests/_triton.ts";
 import { runH2load } from "./grpc_capacity.ts";
 import { grpcJsUnary } from "./grpc_js.ts";
 import * as inferperf from "./inferperf.ts";
-import { findExecutable } from "./process.ts";
+import { findExecutable, median } from "./process.ts";
 import { type BenchRow, type CaseResult, ratio } from "./types.ts";
 import { parseRawRequest, runWrk } from "./wrk.ts";
 
@@ -27,6 +27,8 @@ export interface TritonBenchOptions {
   concurrencies?: number[];
   /** Measured seconds per tool and level. Default 3. */
   seconds?: number;
+  /** Rounds over every level and tool; the table shows medians. Default 3. */
+  rounds?: number;
 }
 
 interface Level {
@@ -65,6 +67,30 @@ function inferperfLevel(
   options: { concurrency: number; seconds: number },
 ): Promise<inferperf.CsvLevel> {
   return inferperf.stableLevel(["-m", MODEL, ...args, "--input-data", "zero"], options);
+}
+
+/** Every figure of the same level, each the median over the rounds. */
+function medianLevel(rounds: readonly Level[]): Level {
+  const mid = (pick: (level: Level) => number | undefined) => median(rounds.map((l) => pick(l)!));
+  const [first] = rounds;
+  const reference = first.reference;
+  return {
+    ...first,
+    throughput: mid((l) => l.throughput),
+    p50Us: mid((l) => l.p50Us),
+    p99Us: mid((l) => l.p99Us),
+    ...(reference === undefined ? {} : {
+      reference: {
+        name: reference.name,
+        throughput: mid((l) => l.reference!.throughput),
+        ...(reference.p50Us === undefined ? {} : {
+          p50Us: mid((l) => l.reference!.p50Us),
+          p99Us: mid((l) => l.reference!.p99Us),
+        }),
+      },
+    }),
+    ...(first.h2load === undefined ? {} : { h2load: mid((l) => l.h2load) }),
+  };
 }
 
 async function measure(
@@ -179,10 +205,13 @@ export async function tritonBench(options: TritonBenchOptions = {}): Promise<Cas
   const server = await startTriton();
   try {
     const seconds = options.seconds ?? 3;
-    const levels = await measure(server, {
-      concurrencies: options.concurrencies ?? [1, 16, 64],
-      seconds,
-    });
+    const rounds: Level[][] = [];
+    for (let i = 0; i < (options.rounds ?? 3); i++) {
+      rounds.push(
+        await measure(server, { concurrencies: options.concurrencies ?? [1, 16, 64], seconds }),
+      );
+    }
+    const levels = rounds[0].map((_, i) => medianLevel(rounds.map((round) => round[i])));
     return {
       id: "triton",
       title: "Real Triton (identity backend, FP32[16], no delay)",
@@ -191,12 +220,13 @@ export async function tritonBench(options: TritonBenchOptions = {}): Promise<Cas
         `tritonserver (CPU build, ${triton.dir}) on the same 2 cores as the clients; model ` +
         `${MODEL} with 2 instances: every figure is bounded by the server and the shared cores.`,
         `inferperf: ${seconds} s time windows after 2000 warmup requests, stable within 50 %; ` +
-        `the reference client runs ${seconds} s right after it with the same request bytes.`,
+        `the reference client runs ${seconds} s right after it with the same request bytes; ` +
+        `${rounds.length} rounds over every level, medians shown.`,
         ...(findExecutable("wrk") === undefined
           ? ["wrk is not installed: no HTTP reference."]
           : []),
       ],
-      details: levels,
+      details: rounds,
     };
   } finally {
     await server.stop();
