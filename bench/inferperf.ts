@@ -101,6 +101,22 @@ export async function stableLevel(
   return run.levels[0];
 }
 
+/** One level at `concurrency` measured as one window of `requests` after `warmup` requests. */
+export function countedRun(
+  args: readonly string[],
+  options: { concurrency: number; warmup: number; requests: number },
+): Promise<InferperfRun> {
+  return profile([
+    ...args,
+    "--concurrency-range",
+    String(options.concurrency),
+    "--warmup-request-count",
+    String(options.warmup),
+    "--request-count",
+    String(options.requests),
+  ]);
+}
+
 /** Runs `inferperf --version` once; the elapsed time is the start-up cost. */
 export async function version(): Promise<{ elapsedMs: number; text: string }> {
   const result = await runCommand(Deno.execPath(), inferperfArgs(["--version"]), {

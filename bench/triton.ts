@@ -16,12 +16,15 @@ import * as inferperf from "./inferperf.ts";
 import { findExecutable, median } from "./process.ts";
 import { type BenchRow, type CaseResult, ratio } from "./types.ts";
 import { parseRawRequest, runWrk } from "./wrk.ts";
+import { requestCounts } from "./http_capacity.ts";
 
 const MODEL = "identity_fp32";
 /** gRPC message framing: compressed flag and length before each message. */
 const FRAME_HEADER_BYTES = 5;
 /** The reference client's channel sharing, which inferperf keeps too. */
 const STREAMS_PER_CONNECTION = 6;
+/** Sizes inferperf's window when no reference client measured the rate first. */
+const UNKNOWN_RATE = 5000;
 
 export interface TritonBenchOptions {
   concurrencies?: number[];
@@ -61,12 +64,19 @@ async function requestBytes(client: InferenceClient): Promise<Uint8Array> {
   }
 }
 
-/** inferperf's stable level on the identity model with a request of zeros. */
-function inferperfLevel(
+/**
+ * inferperf on the identity model with a request of zeros, one window of
+ * requests sized to last about `seconds` at the reference client's `rate`.
+ */
+async function inferperfLevel(
   args: string[],
-  options: { concurrency: number; seconds: number },
+  options: { concurrency: number; seconds: number; rate: number },
 ): Promise<inferperf.CsvLevel> {
-  return inferperf.stableLevel(["-m", MODEL, ...args, "--input-data", "zero"], options);
+  const run = await inferperf.countedRun(["-m", MODEL, ...args, "--input-data", "zero"], {
+    concurrency: options.concurrency,
+    ...requestCounts(options.rate, options.seconds),
+  });
+  return run.levels[0];
 }
 
 /** Every figure of the same level, each the median over the rounds. */
@@ -109,56 +119,56 @@ async function measure(
   const grpcFrame = await requestBytes(new GrpcClient({ url: server.grpc }));
   const levels: Level[] = [];
   for (const concurrency of options.concurrencies) {
+    const wrkRun = wrk === undefined ? undefined : await runWrk(wrk, httpRequest, {
+      url: `http://${hostname}:${port}${httpRequest.path}`,
+      connections: concurrency,
+      threads: 1,
+      seconds,
+    });
     const http: Level = {
       protocol: "http",
       concurrency,
-      ...await inferperfLevel(["-u", server.http], { concurrency, seconds }),
-    };
-    if (wrk !== undefined) {
-      const run = await runWrk(wrk, httpRequest, {
-        url: `http://${hostname}:${port}${httpRequest.path}`,
-        connections: concurrency,
-        threads: 1,
+      ...await inferperfLevel(["-u", server.http], {
+        concurrency,
         seconds,
-      });
-      http.reference = {
-        name: "wrk",
-        throughput: run.requestsPerSecond,
-        p50Us: run.p50Us,
-        p99Us: run.p99Us,
-      };
-    }
+        rate: wrkRun?.requestsPerSecond ?? UNKNOWN_RATE,
+      }),
+      ...(wrkRun === undefined ? {} : {
+        reference: {
+          name: "wrk",
+          throughput: wrkRun.requestsPerSecond,
+          p50Us: wrkRun.p50Us,
+          p99Us: wrkRun.p99Us,
+        },
+      }),
+    };
+    const grpcJs = await grpcJsUnary({
+      addr: server.grpc,
+      message: grpcFrame.subarray(FRAME_HEADER_BYTES),
+      concurrency,
+      seconds,
+    });
+    // grpc-js is slower than inferperf: the window is sized by h2load's rate when there is one.
+    const connections = Math.ceil(concurrency / STREAMS_PER_CONNECTION);
+    const h2loadRate = h2load === undefined ? undefined : await runH2load(h2load, {
+      url: server.grpc,
+      frame: grpcFrame,
+      seconds,
+      connections,
+      streams: Math.ceil(concurrency / connections),
+    });
+    const grpcRate = { concurrency, seconds, rate: h2loadRate ?? 4 * grpcJs };
     const grpc: Level = {
       protocol: "grpc",
       concurrency,
-      ...await inferperfLevel(["-i", "grpc", "-u", server.grpc], { concurrency, seconds }),
-      reference: {
-        name: "@grpc/grpc-js",
-        throughput: await grpcJsUnary({
-          addr: server.grpc,
-          message: grpcFrame.subarray(FRAME_HEADER_BYTES),
-          concurrency,
-          seconds,
-        }),
-      },
+      ...await inferperfLevel(["-i", "grpc", "-u", server.grpc], grpcRate),
+      reference: { name: "@grpc/grpc-js", throughput: grpcJs },
+      ...(h2loadRate === undefined ? {} : { h2load: h2loadRate }),
     };
-    if (h2load !== undefined) {
-      const connections = Math.ceil(concurrency / STREAMS_PER_CONNECTION);
-      grpc.h2load = await runH2load(h2load, {
-        url: server.grpc,
-        frame: grpcFrame,
-        seconds,
-        connections,
-        streams: Math.ceil(concurrency / connections),
-      });
-    }
     const streaming: Level = {
       protocol: "grpc --streaming",
       concurrency,
-      ...await inferperfLevel(["-i", "grpc", "--streaming", "-u", server.grpc], {
-        concurrency,
-        seconds,
-      }),
+      ...await inferperfLevel(["-i", "grpc", "--streaming", "-u", server.grpc], grpcRate),
     };
     levels.push(http, grpc, streaming);
   }
@@ -219,9 +229,9 @@ export async function tritonBench(options: TritonBenchOptions = {}): Promise<Cas
       notes: [
         `tritonserver (CPU build, ${triton.dir}) on the same 2 cores as the clients; model ` +
         `${MODEL} with 2 instances: every figure is bounded by the server and the shared cores.`,
-        `inferperf: ${seconds} s time windows after 2000 warmup requests, stable within 50 %; ` +
-        `the reference client runs ${seconds} s right after it with the same request bytes; ` +
-        `${rounds.length} rounds over every level, medians shown.`,
+        `Per level the reference clients run ${seconds} s with inferperf's request bytes, then ` +
+        `inferperf runs one window of as many requests as the fastest did in that time (after ` +
+        `1 s worth of warmup); ${rounds.length} rounds over every level, medians shown.`,
         ...(findExecutable("wrk") === undefined
           ? ["wrk is not installed: no HTTP reference."]
           : []),
