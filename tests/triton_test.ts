@@ -13,6 +13,7 @@
 import assert from "node:assert/strict";
 import { type CliResult, profileSlowModel, runCli, within } from "./_helpers.ts";
 import { sharedMemoryArgs, startTriton, triton, tritonTest } from "./_triton.ts";
+import { makeCertificates } from "./_certs.ts";
 
 const server = "reason" in triton ? undefined : await startTriton();
 const http = ["-u", server?.http ?? ""];
@@ -256,6 +257,63 @@ tritonTest("open loop: a request rate below capacity is met with the model's lat
   within(reported(cli, "Throughput"), 40, 0.15, "throughput");
   within(reported(cli, "Avg latency"), 10_500, 0.3, "latency");
 });
+
+tritonTest(
+  "gRPC over mutual TLS: Triton's gRPC core takes inferperf's TLS and HTTP/2",
+  async () => {
+    const certs = await makeCertificates();
+    const secure = await startTriton({
+      args: [
+        "--grpc-use-ssl-mutual=true",
+        `--grpc-server-cert=${certs.path("server.pem")}`,
+        `--grpc-server-key=${certs.path("server.key")}`,
+        `--grpc-root-cert=${certs.path("ca.pem")}`,
+      ],
+    });
+    try {
+      const url = ["-i", "grpc", "-u", `localhost:${secure.grpc.split(":")[1]}`];
+      const trust = [
+        "--ssl-grpc-use-ssl",
+        "--ssl-grpc-root-certifications-file",
+        certs.path("ca.pem"),
+      ];
+      const identity = [
+        "--ssl-grpc-certificate-chain-file",
+        certs.path("client.pem"),
+        "--ssl-grpc-private-key-file",
+        certs.path("client.key"),
+      ];
+      for (const mode of [[], ["--streaming"]]) {
+        const args = ["-m", "identity_fp32", ...url, ...mode, ...trust, ...identity];
+        const cli = await ok([
+          ...args,
+          "--input-data",
+          data("identity_fp32.json"),
+          "--request-count",
+          "20",
+        ]);
+        assert.match(cli.stdout, /Request count: 20\n/);
+      }
+      // Without a client certificate Triton drops the handshake: one line, before any load.
+      const refused = await runCli([
+        "-m",
+        "identity_fp32",
+        ...url,
+        ...trust,
+        "--request-count",
+        "5",
+      ]);
+      assert.equal(refused.code, 99, refused.stderr + refused.stdout);
+      assert.match(
+        refused.stderr,
+        /^error: [^\n]*"localhost:\d+"[^\n]*the server closed the TLS connection \(as a server that requires a client certificate does when none is sent\)\n$/,
+      );
+    } finally {
+      await secure.stop();
+      await Deno.remove(certs.dir, { recursive: true });
+    }
+  },
+);
 
 tritonTest("the server stops on SIGTERM once the runs are over (no stream left open)", async () => {
   const started = performance.now();
