@@ -11,7 +11,7 @@
 import { freePort } from "../bench/process.ts";
 
 const DEFAULT_DIR = new URL("../../shared/tritonserver/", import.meta.url);
-export const TRITON_MODELS = new URL("../fixtures/triton/models/", import.meta.url).pathname;
+const TRITON_MODELS = new URL("../fixtures/triton/models/", import.meta.url).pathname;
 const READY_TIMEOUT_MS = 30_000;
 /** SIGTERM, then SIGKILL after this long (Triton waits --exit-timeout-secs for streams). */
 const STOP_GRACE_MS = 3_000;
@@ -35,7 +35,6 @@ export interface TritonServer {
   http: string;
   /** host:port of the gRPC endpoint. */
   grpc: string;
-  pid: number;
   /** SIGTERM, SIGKILL after a grace period; resolves once the process is gone. */
   stop(): Promise<void>;
 }
@@ -70,13 +69,11 @@ async function readyOrExit(
 }
 
 /**
- * Starts tritonserver on free ports with the model repository `models`
- * (default: fixtures/triton/models) and waits until it is ready. A port taken
- * between choosing and binding makes Triton exit; the start is retried.
+ * Starts tritonserver on free ports with fixtures/triton/models and `args`
+ * (TLS, say) and waits until it is ready. A port taken between choosing and
+ * binding makes Triton exit; the start is retried.
  */
-export async function startTriton(
-  options: { models?: string; args?: string[] } = {},
-): Promise<TritonServer> {
+export async function startTriton(options: { args?: string[] } = {}): Promise<TritonServer> {
   if ("reason" in triton) throw new Error(triton.reason);
   for (let attempt = 1;; attempt++) {
     const logDir = await Deno.makeTempDir({ prefix: "inferperf_triton_" });
@@ -84,7 +81,7 @@ export async function startTriton(
     const log = `${logDir}/triton.log`;
     const child = new Deno.Command(`${triton.dir}/bin/tritonserver`, {
       args: [
-        `--model-repository=${options.models ?? TRITON_MODELS}`,
+        `--model-repository=${TRITON_MODELS}`,
         `--backend-directory=${triton.dir}/backends`,
         "--http-address=127.0.0.1",
         `--http-port=${httpPort}`,
@@ -129,7 +126,7 @@ export async function startTriton(
     addEventListener("unload", killNow);
     try {
       await readyOrExit(http, { status: child.status, log });
-      return { http, grpc: `127.0.0.1:${grpcPort}`, pid: child.pid, stop };
+      return { http, grpc: `127.0.0.1:${grpcPort}`, stop };
     } catch (error) {
       await stop();
       if (attempt === 3) throw error;
