@@ -1,20 +1,19 @@
 /**
  * inferperf entry point: parse -> validate -> run -> exit code. The only
- * place that turns outcomes and errors into exit codes (perf_analyzer's: 0 ok,
- * 2 first level unstable, 3 a window without valid requests, 99 anything else;
- * beyond them, 4 when an open-loop level sent too late to be trusted and 130
- * after a second Ctrl-C).
+ * place that turns outcomes and errors into exit codes: 0 ok, 1 usage (flags,
+ * config, input data, report paths), 2 the load could not be held (the first
+ * level did not stabilize, as perf_analyzer's 2, or an open-loop level sent
+ * too late), 3 the server failed (unreachable, lost, failed requests, a
+ * window without a valid request, as perf_analyzer's 3), 99 anything else
+ * (perf_analyzer's catch-all), 130 interrupted with the partial results
+ * written.
  */
 import denoConfig from "./deno.json" with { type: "json" };
-import {
-  buildProfileConfig,
-  parseArgv,
-  type RawOptions,
-  UsageError,
-  withConfigFile,
-} from "./lib/cli/config.ts";
+import { buildProfileConfig } from "./lib/cli/config.ts";
+import { parseArgv, type ParsedArgs, withConfigFile } from "./lib/cli/args.ts";
+import type { RawOptions } from "./lib/cli/options.ts";
+import { UsageError } from "./lib/types/errors.ts";
 import { formatHelp } from "./lib/cli/help.ts";
-import type { Command } from "./lib/cli/options.ts";
 import { findMissingPermission, formatMissingPermission } from "./lib/cli/permissions.ts";
 import { type CommandContext, type Outcome, printError } from "./lib/commands/outcome.ts";
 import { demoCommand, profileCommand } from "./lib/commands/profile.ts";
@@ -22,24 +21,27 @@ import { serveCommand } from "./lib/commands/serve.ts";
 import { reportCommand, sweepCommand } from "./lib/commands/sweep.ts";
 import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
-import { InputError } from "./lib/profile/inputs.ts";
+import { InputError } from "./lib/input/errors.ts";
+import { MpiError } from "./lib/mpi/ffi.ts";
 import {
   ConnectionError,
   InferError,
   ServerFeatureError,
   TimeoutError,
 } from "./lib/protocol/errors.ts";
+import { OutputError, WriteError } from "./lib/report/output_file.ts";
 import { buildReportConfig, buildSweepConfig, CheckpointError } from "./lib/sweep/mod.ts";
 
 const EXIT_OK = 0;
-const EXIT_UNSTABLE = 2;
-const EXIT_NO_VALID_REQUESTS = 3;
-const EXIT_ERROR = 99;
+const EXIT_USAGE = 1;
+const EXIT_LOAD_NOT_HELD = 2;
+const EXIT_SERVER_FAILED = 3;
+const EXIT_OTHER = 99;
 
 const EXIT_CODES: Record<Outcome, number> = {
   ok: EXIT_OK,
-  failed: EXIT_ERROR,
-  send_lag: 4,
+  failed: EXIT_SERVER_FAILED,
+  send_lag: EXIT_LOAD_NOT_HELD,
   interrupted: 130,
 };
 
@@ -47,34 +49,43 @@ const CONTEXT: CommandContext = {
   exitNow: (outcome) => Deno.exit(EXIT_CODES[outcome]),
 };
 
+/** Errors users can act on, by exit code; anything else is a bug. */
+const EXPECTED: ReadonlyArray<[number, ReadonlyArray<abstract new (...args: never[]) => Error>]> = [
+  [EXIT_USAGE, [UsageError, InputError, OutputError, CheckpointError, MpiError]],
+  [EXIT_LOAD_NOT_HELD, [UnstableError]],
+  [EXIT_SERVER_FAILED, [NoValidRequestsError, ConnectionError, TimeoutError]],
+  // The server refused what was asked (the model; a flag's feature it lacks): no flag value fixes it.
+  [EXIT_OTHER, [InferError, ServerFeatureError, WriteError]],
+];
+
 function exitCodeOf(error: unknown): number {
-  if (error instanceof UnstableError) return EXIT_UNSTABLE;
-  if (error instanceof NoValidRequestsError) return EXIT_NO_VALID_REQUESTS;
-  return EXIT_ERROR;
+  if (findMissingPermission(error)) return EXIT_USAGE;
+  for (const [code, types] of EXPECTED) {
+    if (types.some((type) => error instanceof type)) return code;
+  }
+  return EXIT_OTHER;
 }
 
-/** Errors users cause (bad input, unreachable server) are one line; others keep their stack for bug reports. */
-function describe(error: unknown): string {
+/**
+ * Errors users cause (bad input, unreachable server, unwritable files) are
+ * one line each; anything else is a bug and keeps its stack for the report.
+ */
+function printFailure(error: unknown): void {
   // First: a refusal often arrives wrapped (a ConnectionError's cause) or as worker message text.
   const missing = findMissingPermission(error);
-  if (missing) return formatMissingPermission(missing);
-  const expected = [
-    UsageError,
-    InputError,
-    ConnectionError,
-    InferError,
-    TimeoutError,
-    UnstableError,
-    NoValidRequestsError,
-    CheckpointError,
-    ServerFeatureError,
-  ];
-  if (expected.some((type) => error instanceof type)) return (error as Error).message;
-  return error instanceof Error ? error.stack ?? error.message : String(error);
+  if (missing) return printError(formatMissingPermission(missing));
+  if (EXPECTED.some(([, types]) => types.some((type) => error instanceof type))) {
+    const { errors } = error as { errors?: unknown };
+    const lines = Array.isArray(errors) ? errors.map(String) : [(error as Error).message];
+    for (const line of lines) printError(line);
+    return;
+  }
+  console.error(error instanceof Error ? error.stack ?? error.message : String(error));
+  printError("this is a bug in inferperf; please report it with the command line and the above");
 }
 
-function run(command: Command, raw: RawOptions): Promise<Outcome> {
-  switch (command) {
+async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
+  switch (parsed.command) {
     case "serve":
       return serveCommand(raw);
     case "demo":
@@ -84,7 +95,15 @@ function run(command: Command, raw: RawOptions): Promise<Outcome> {
         ? sweepCommand(buildSweepConfig(raw), CONTEXT)
         : profileCommand(buildProfileConfig(raw), CONTEXT);
     case "report":
-      return Promise.resolve(reportCommand(buildReportConfig(raw)));
+      return reportCommand(buildReportConfig(raw));
+    case "merge": {
+      // Loaded for merges only, like the histogram library the merge reads.
+      const { mergeCommand } = await import("./lib/commands/merge.ts");
+      return await mergeCommand({
+        output: raw.get("output") as string | undefined,
+        runs: parsed.operands,
+      });
+    }
   }
 }
 
@@ -102,9 +121,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       return EXIT_OK;
     }
     const raw = await withConfigFile(parsed);
-    return EXIT_CODES[await run(parsed.command, raw)];
+    return EXIT_CODES[await run(parsed, raw)];
   } catch (error) {
-    printError(describe(error));
+    printFailure(error);
     if (error instanceof UsageError) console.error('Run "inferperf --help" for the options.');
     return exitCodeOf(error);
   }

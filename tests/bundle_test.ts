@@ -120,13 +120,13 @@ Deno.test("the bundle runs offline with least privilege", async (t) => {
           args,
         );
         assert.deepEqual([denied.code, denied.stderr], [
-          99,
+          1,
           `error: Permission denied: read access to "${sandbox.bundle}"; run again with ` +
           `--allow-read=${sandbox.bundle}\n`,
         ]);
       });
 
-      await t.step("a refused permission is one line naming the flag, exit 99", async () => {
+      await t.step("a refused permission is one line naming the flag, exit 1", async () => {
         const cases = [
           { grants: ["--allow-net=127.0.0.1:1"], denied: `net access to "${server.addr}"` },
           {
@@ -144,7 +144,7 @@ Deno.test("the bundle runs offline with least privilege", async (t) => {
         for (const { grants, args = [], denied, flag = `--allow-net=${server.addr}` } of cases) {
           const run = await runBundle(sandbox, grants, [...measure, "-u", server.addr, ...args]);
           assert.deepEqual([run.code, run.stderr], [
-            99,
+            1,
             `error: Permission denied: ${denied}; run again with ${flag}\n`,
           ]);
         }
@@ -161,7 +161,7 @@ Deno.test("the bundle runs offline with least privilege", async (t) => {
       assert.match(run.stdout, /Concurrency: 1, throughput: [\d.]+ infer\/sec/);
       const denied = await runBundle(sandbox, [], ["demo"]);
       assert.deepEqual([denied.code, denied.stderr], [
-        99,
+        1,
         'error: Permission denied: net access to "127.0.0.1:0"; run again with --allow-net=127.0.0.1\n',
       ]);
     });

@@ -87,20 +87,21 @@ Deno.test("an unknown model is one line and exit 99", async () => {
   });
 });
 
-Deno.test("a server that is down is one line and exit 99 within seconds", async () => {
+Deno.test("a server that is down is one line and exit 3 within seconds", async () => {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = listener.addr.port;
   listener.close();
   const started = performance.now();
   const r = await runCli(["-m", "simple", "-u", `127.0.0.1:${port}`]);
-  assert.equal(r.code, 99);
+  assert.equal(r.code, 3);
   assert.match(r.stderr, new RegExp(`^error: .*127\\.0\\.0\\.1:${port}.*\\n$`));
   assert.ok(performance.now() - started < 10_000);
 });
 
-Deno.test("usage errors are all listed, exit 99", async () => {
+Deno.test("usage errors are all listed, one line each, exit 1", async () => {
   const r = await runCli(["--concurrency-range", "x", "--percentile", "0"]);
-  assert.equal(r.code, 99);
+  assert.equal(r.code, 1);
+  for (const line of r.stderr.trimEnd().split("\n").slice(0, -1)) assert.match(line, /^error: /);
   assert.match(r.stderr, /-m\/--model-name is required/);
   assert.match(r.stderr, /--concurrency-range/);
   assert.match(r.stderr, /--percentile/);
@@ -155,10 +156,10 @@ async function interruptedRun(
   }
 }
 
-Deno.test("Ctrl-C once finishes the window, writes reports and exits 0", async () => {
+Deno.test("Ctrl-C once finishes the window, writes reports and exits 130", async () => {
   await withServer(async (server) => {
     const { r, rows } = await interruptedRun(server, { windowMs: 500, signalAfterMs: [4000] });
-    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.code, 130, r.stderr);
     assert.match(r.stdout, /Interrupted/);
     assert.ok(rows.length >= 2, "at least one level was written");
   });
@@ -175,4 +176,29 @@ Deno.test("Ctrl-C twice writes what was measured and exits at once with 130", as
     assert.equal(r.code, 130, r.stderr);
     assert.ok(rows.length >= 2, "the levels measured before the interrupt were written");
   });
+});
+
+Deno.test("serve names the port already in use, one line, exit 1", async () => {
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const port = taken.addr.port;
+    const r = await runCli([
+      "serve",
+      "--http-port",
+      String(port),
+      "--grpc-port",
+      "0",
+      "--metrics-port",
+      "0",
+    ]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^error: Cannot listen on 127\\.0\\.0\\.1:${port} \\(--http-port\\): the address is already in use\\n`,
+      ),
+    );
+  } finally {
+    taken.close();
+  }
 });

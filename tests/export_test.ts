@@ -149,7 +149,7 @@ Deno.test("an interrupted run leaves a valid export (one and two Ctrl-C)", async
         run("soft.json", { windowMs: 400, signalAfterMs: [2500] }),
         run("hard.json", { windowMs: 4000, signalAfterMs: [2500, 2800] }),
       ]);
-      assert.equal(soft.code, 0, soft.stderr);
+      assert.equal(soft.code, 130, soft.stderr);
       assert.equal(hard.code, 130, hard.stderr);
       for (const file of ["soft.json", "hard.json"]) {
         const exported = await readExport(`${dir}/${file}`);
@@ -173,7 +173,7 @@ Deno.test("an existing export file is refused; so is an unreachable metrics URL"
     const existing = `${dir}/exists.json`;
     await Deno.writeTextFile(existing, "keep");
     const refused = await runCli(["-m", "simple", "--profile-export-file", existing]);
-    assert.equal(refused.code, 99);
+    assert.equal(refused.code, 1);
     assert.match(refused.stderr, /already exists; choose another name or add --overwrite/);
     assert.equal(await Deno.readTextFile(existing), "keep");
 

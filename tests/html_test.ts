@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { Recorder } from "../lib/measure/recorder.ts";
 import { summarizeClient } from "../lib/measure/stats.ts";
-import type { LevelResult } from "../lib/measure/types.ts";
+import type { LevelResult } from "../lib/types/results.ts";
 import { DISTRIBUTION_PERCENTILES, renderHtmlReport } from "../lib/report/html.ts";
 import { chartMarks, chromium, renderedDom, withoutScripts } from "./_chromium.ts";
 

@@ -6,11 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { encodeBytesElements, tensorFromJson } from "../lib/input/codec.ts";
-import { type Datatype, DATATYPES } from "../lib/input/datatype.ts";
+import { type Datatype, DATATYPES } from "../lib/types/datatype.ts";
 import { parseInputData } from "../lib/input/input_data.ts";
-import { buildRequests, type InputOptions } from "../lib/profile/inputs.ts";
+import { buildRequests, type InputOptions } from "../lib/input/requests.ts";
 import { KServeHttpClient, type TensorFormat } from "../lib/protocol/kserve_http.ts";
-import type { RequestTiming, Tensor } from "../lib/protocol/types.ts";
+import type { RequestTiming } from "../lib/types/timing.ts";
+import type { Tensor } from "../lib/types/tensor.ts";
 import { type RunningServer, startServer } from "../lib/server/mod.ts";
 import { DEFAULT_MODELS, type ModelConfig } from "../lib/server/config.ts";
 import { InferError } from "../lib/protocol/errors.ts";
@@ -211,7 +212,7 @@ Deno.test("every datatype round-trips through JSON and binary encodings", async 
  */
 const MEMORY_PROBE = `
 import { parseInputData } from "./lib/input/input_data.ts";
-import { buildRequests } from "./lib/profile/inputs.ts";
+import { buildRequests } from "./lib/input/requests.ts";
 import { KServeHttpClient } from "./lib/protocol/kserve_http.ts";
 import { startServerInWorker } from "./lib/server/mod.ts";
 const [dir, size] = [Deno.args[0], Number(Deno.args[1])];
@@ -304,7 +305,7 @@ Deno.test("validation passes with correct data and fails, counted and reported, 
       );
       assert.equal(directory.code, 0, directory.stderr + directory.stdout);
       const bad = await cli(server.addr, "-m", "sub_add", "--input-data", `${dir}/mixed.json`);
-      assert.equal(bad.code, 99, bad.stderr + bad.stdout);
+      assert.equal(bad.code, 3, bad.stderr + bad.stdout);
       assert.match(bad.stdout, /Failed requests: 20/);
       assert.match(
         bad.stdout,
@@ -317,7 +318,7 @@ Deno.test("validation passes with correct data and fails, counted and reported, 
   }
 });
 
-Deno.test("input errors exit 99 with one line saying where, before any request", async () => {
+Deno.test("input errors exit 1 with one line saying where, before any request", async () => {
   await withServer(async (server) => {
     const cases: Array<[string[], RegExp]> = [
       [
@@ -344,7 +345,7 @@ Deno.test("input errors exit 99 with one line saying where, before any request",
     ];
     for (const [args, message] of cases) {
       const r = await cli(server.addr, ...args);
-      assert.equal(r.code, 99, `${args.join(" ")}: ${r.stderr}`);
+      assert.equal(r.code, 1, `${args.join(" ")}: ${r.stderr}`);
       assert.match(r.stderr.trimEnd(), message);
       assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
       assert.doesNotMatch(r.stdout, /Request concurrency/);

@@ -130,7 +130,7 @@ Deno.test("open-loop load end to end", async (t) => {
         await Deno.writeTextFile(trace, JSON.stringify({ data: steps }));
         const args = ["-m", "fast", "--fixed-schedule", "--input-data", trace, "-u", url];
         const untimed = await runCli(args);
-        assert.equal(untimed.code, 99);
+        assert.equal(untimed.code, 1);
         assert.match(
           untimed.stderr,
           /error: "[^"]*untimed\.json" data\[1\]: no "timestamp": --fixed-schedule sends/,
@@ -138,7 +138,7 @@ Deno.test("open-loop load end to end", async (t) => {
         steps[1] = { ...steps[1], timestamp: 3 };
         await Deno.writeTextFile(trace, JSON.stringify({ data: steps }));
         const backwards = await runCli(args);
-        assert.equal(backwards.code, 99);
+        assert.equal(backwards.code, 1);
         assert.match(
           backwards.stderr,
           /data\[1\]: "timestamp" 3 is earlier than 5 of "[^"]*untimed\.json" data\[0\]/,
@@ -169,7 +169,7 @@ Deno.test("open-loop load end to end", async (t) => {
             ...["--max-inflight", "1", "-u", url],
           ]);
           // Coordinated omission: the sends waited behind the stalled request.
-          assert.equal(run.code, 4, run.stderr + run.stdout);
+          assert.equal(run.code, 2, run.stderr + run.stdout);
           assert.ok(usec(run.stdout, "Corrected p99 latency") >= 150_000, run.stdout);
           assert.ok(usec(run.stdout, "p99 latency") < 50_000, run.stdout);
           assert.ok(blocked(run.stdout) >= 30, run.stdout);
@@ -226,7 +226,7 @@ Deno.test("open-loop load end to end", async (t) => {
         assert.equal(good.code, 0, good.stderr + good.stdout);
         assert.doesNotMatch(good.stdout, /Failed requests/);
         const bad = await run("bad.json", "400:499");
-        assert.equal(bad.code, 99, bad.stderr + bad.stdout);
+        assert.equal(bad.code, 3, bad.stderr + bad.stdout);
         // Every third request plays the second stream: 4 of 12.
         assert.match(bad.stdout, /Failed requests: 4\n +4 x Output doesn't match expected output/);
       });
@@ -236,7 +236,7 @@ Deno.test("open-loop load end to end", async (t) => {
           ..."-m acc --concurrency-range 2 --request-count 10".split(" "),
           ...["--sequence-id-range", "5:5", "-u", url],
         ]);
-        assert.equal(run.code, 99);
+        assert.equal(run.code, 1);
         assert.match(run.stderr, /--sequence-id-range 5:5 has 1 ids, but 2 sequences run at once/);
       });
     } finally {

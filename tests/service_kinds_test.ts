@@ -85,10 +85,10 @@ Deno.test("torchserve: perf_analyzer's TORCHSERVE_INPUT example as written", asy
 
 Deno.test("service kinds and shared memory refuse what they can not do, clearly", async () => {
   const cuda = await runCli(["-m", "simple", "--shared-memory", "cuda"]);
-  assert.equal(cuda.code, 99);
+  assert.equal(cuda.code, 1);
   assert.match(cuda.stderr, /Value "cuda" of --shared-memory needs CUDA/);
   const torch = await runCli(["-m", "r", "--service-kind", "torchserve", "-i", "grpc"]);
-  assert.equal(torch.code, 99);
+  assert.equal(torch.code, 1);
   assert.match(torch.stderr, /--service-kind torchserve needs -i http\n/);
   assert.match(torch.stderr, /--service-kind torchserve needs --input-data FILE\.json/);
 });

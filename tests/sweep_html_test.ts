@@ -4,7 +4,7 @@
  * the constraint lines. Skipped, saying why, without Chromium.
  */
 import assert from "node:assert/strict";
-import { renderSweepHtmlReport } from "../lib/report/sweep_html.ts";
+import { renderSweepHtmlReport } from "../lib/sweep/html.ts";
 import { parseGoals } from "../lib/sweep/goals.ts";
 import { record } from "../lib/sweep/testdata/records.ts";
 import { chartMarks, chromium, renderedDom, withoutScripts } from "./_chromium.ts";

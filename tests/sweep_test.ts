@@ -57,7 +57,7 @@ Deno.test("sweeps: Ctrl-C once and three times, resume, checkpoints, report", as
       const dir = `${root}/resumed`;
       // Once, during the first point: it finishes, is saved, and the sweep stops.
       const once = await sweep(dir, { signalAt: "[1/4]" });
-      assert.equal(once.code, 0, once.stderr);
+      assert.equal(once.code, 130, once.stderr);
       assert.match(
         once.stdout,
         /Interrupted: measured points are in .*0\.ckpt; run the same command again/,
@@ -132,7 +132,7 @@ Deno.test("sweeps: Ctrl-C once and three times, resume, checkpoints, report", as
         "-p",
         "300",
       ]);
-      assert.equal(changed.code, 99);
+      assert.equal(changed.code, 1);
       assert.match(
         changed.stderr,
         /^error: Checkpoint ".*2\.ckpt" was measured with other settings: -p\/--measurement-interval 200 \(now 300\)\. /,
@@ -145,7 +145,7 @@ Deno.test("sweeps: Ctrl-C once and three times, resume, checkpoints, report", as
     );
     for (const args of [["profile", "--config", CONFIG], ["report"]]) {
       const corrupt = await runCli([...args, "--checkpoint-directory", `${root}/resumed`]);
-      assert.equal(corrupt.code, 99);
+      assert.equal(corrupt.code, 1);
       assert.match(
         corrupt.stderr,
         /^error: Checkpoint ".*\/resumed\/3\.ckpt" is corrupt \(.*\); move it away to resume from 2\.ckpt/,
@@ -166,7 +166,7 @@ Deno.test("sweep configuration errors name the YAML key and line; the CLI overri
       "profile-models: [a]\nbatch-size: many\nconcurency-range: 1:4\n",
     );
     const bad = await runCli(["profile", "--config", file]);
-    assert.equal(bad.code, 99);
+    assert.equal(bad.code, 1);
     assert.match(
       bad.stderr,
       /Invalid value for "batch-size" at .*bad\.yaml line 2: expected <int>/,
@@ -186,11 +186,11 @@ Deno.test("sweep configuration errors name the YAML key and line; the CLI overri
       "--checkpoint-directory",
       `${root}/ckpt`,
     ]);
-    assert.equal(down.code, 99);
+    assert.equal(down.code, 3);
     assert.match(down.stderr, new RegExp(`^error: .*127\\.0\\.0\\.1:${port}`));
 
     const empty = await runCli(["report", "--checkpoint-directory", `${root}/none`]);
-    assert.equal(empty.code, 99);
+    assert.equal(empty.code, 1);
     assert.match(empty.stderr, /^error: No checkpoint in ".*none": sweeps/);
   } finally {
     await Deno.remove(root, { recursive: true });

@@ -55,7 +55,7 @@ Deno.test("gRPC over TLS: the root certificate option, a wrong CA, a wrong host 
     const wrongCa = await runCli(
       grpcArgs(server, "--ssl-grpc-root-certifications-file", certs.path("other-ca.pem")),
     );
-    assert.equal(wrongCa.code, 99);
+    assert.equal(wrongCa.code, 3);
     assert.match(
       wrongCa.stderr,
       /Cannot connect to "localhost:\d+": TLS handshake failed: .*UnknownIssuer/,
@@ -65,7 +65,7 @@ Deno.test("gRPC over TLS: the root certificate option, a wrong CA, a wrong host 
     const wrongHost = await runCli(
       grpcArgs(server, "--ssl-grpc-root-certifications-file", certs.path("ca.pem")),
     );
-    assert.equal(wrongHost.code, 99);
+    assert.equal(wrongHost.code, 3);
     assert.match(wrongHost.stderr, /TLS handshake failed: .*not valid for name "localhost"/);
   });
 });
@@ -83,7 +83,7 @@ Deno.test("gRPC over mutual TLS: the client certificate chain and key options", 
     ));
     assert.equal(ok.code, 0, ok.stderr + ok.stdout);
     const anonymous = await runCli(grpcArgs(server, ...root));
-    assert.equal(anonymous.code, 99);
+    assert.equal(anonymous.code, 3);
     assert.match(anonymous.stderr, /CertificateRequired|certificate required/i);
   });
 });
@@ -157,9 +157,9 @@ Deno.test("HTTPS: CA file, client certificate and key (PEM and DER), verify-host
     ]);
     assert.equal(der.code, 0, der.stderr + der.stdout);
     const noCert = await runCli([...RUN, "-u", url, ...ca]);
-    assert.equal(noCert.code, 99);
+    assert.equal(noCert.code, 3);
     const peer = await runCli([...RUN, "-u", url, ...ca, "--ssl-https-verify-peer", "0"]);
-    assert.equal(peer.code, 99);
+    assert.equal(peer.code, 1);
     assert.match(peer.stderr, /--ssl-https-verify-peer is not supported: Deno always verifies/);
   });
   await withHttpsProxy(
@@ -167,7 +167,7 @@ Deno.test("HTTPS: CA file, client certificate and key (PEM and DER), verify-host
     async (url) => {
       const ca = ["--ssl-https-ca-certificates-file", certs.path("ca.pem")];
       const strict = await runCli([...RUN, "-u", url, ...ca]);
-      assert.equal(strict.code, 99);
+      assert.equal(strict.code, 3);
       assert.match(strict.stderr, /not valid for name "localhost"/);
       const lax = await runCli([...RUN, "-u", url, ...ca, "--ssl-https-verify-host", "0"]);
       assert.equal(lax.code, 0, lax.stderr + lax.stdout);

@@ -65,13 +65,13 @@ Deno.test("trace options are refused for other service kinds and out-of-range va
     "--log-frequency",
     "-1",
   ]);
-  assert.equal(r.code, 99);
+  assert.equal(r.code, 1);
   assert.equal(
     r.stderr,
     "error: Trace settings (--trace-level, --log-frequency) need --service-kind triton: they are " +
       "a Triton extension\n" +
-      'Invalid value "VERBOSE" for --trace-level: expected one of OFF, TIMESTAMPS, TENSORS\n' +
-      'Invalid value "-1" for --log-frequency: expected an integer >= 0\n' +
+      'error: Invalid value "VERBOSE" for --trace-level: expected one of OFF, TIMESTAMPS, TENSORS\n' +
+      'error: Invalid value "-1" for --log-frequency: expected an integer >= 0\n' +
       'Run "inferperf --help" for the options.\n',
   );
 });

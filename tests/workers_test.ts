@@ -172,29 +172,29 @@ Deno.test("--workers 2 end to end", async (t) => {
         "--workers",
         "2",
       ]);
-      assert.equal(missing.code, 99);
+      assert.equal(missing.code, 1);
       assert.match(missing.stderr, /none\.json/);
       const ids = await runCli([
         ..."-m acc --concurrency-range 1 --sequence-id-range 5:5 --workers 2 -u".split(" "),
         url,
       ]);
       assert.deepEqual([ids.code, ids.stderr], [
-        99,
+        1,
         "error: --sequence-id-range 5:5 has 1 ids, but 1 sequences run at once on 2 workers\n",
       ]);
       const refused = await runCli([
         ..."-m ten --concurrency-range 2 -p 300 --workers 2 -u 127.0.0.1:1".split(" "),
       ]);
-      assert.equal(refused.code, 99);
+      assert.equal(refused.code, 3);
       assert.match(refused.stderr, /127\.0\.0\.1:1/);
     });
 
-    await t.step("Ctrl-C once: the window finishes, reports are written, exit 0", async () => {
+    await t.step("Ctrl-C once: the window finishes, reports are written, exit 130", async () => {
       const run = await runCli(
         [..."-m ten --concurrency-range 2:8:2 -p 500 --workers 2 -u".split(" "), url],
         { signalAt: "Request concurrency: 2" },
       );
-      assert.equal(run.code, 0, run.stderr + run.stdout);
+      assert.equal(run.code, 130, run.stderr + run.stdout);
       assert.match(run.stdout, /Concurrency: 2, throughput/);
       assert.doesNotMatch(run.stdout, /Concurrency: 8, throughput/);
     });

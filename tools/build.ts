@@ -21,14 +21,16 @@ const DIST = new URL("dist/", ROOT);
 
 /**
  * What the compiled binary may do: reach any inference server, read input
- * data, model configs and certificates, write reports. Nothing else (no
- * env, sys, run, ffi or import), so the binary cannot start programs or
- * fetch code.
+ * data, model configs and certificates, write reports, and with
+ * --enable-mpi load the system's MPI library (ffi; nothing else loads
+ * native code). Nothing else (no env, sys, run or import), so the binary
+ * cannot start programs or fetch code.
  */
 const COMPILE_PERMISSIONS: readonly string[] = [
   "--allow-net",
   "--allow-read",
   "--allow-write",
+  "--allow-ffi",
 ];
 
 /**

@@ -1,11 +1,8 @@
 import assert from "node:assert/strict";
-import { buildProfileConfig, buildServeConfig, parseArgv } from "./config.ts";
+import { buildServeConfig } from "./serve_config.ts";
+import { parseArgv } from "./args.ts";
 import { OPTIONS } from "./options.ts";
-import { usageErrors } from "./testdata/usage_errors.ts";
-
-function config(...argv: string[]) {
-  return buildProfileConfig(parseArgv(argv).options);
-}
+import { config, usageErrors } from "./testdata/usage_errors.ts";
 
 Deno.test("perf_analyzer's defaults apply", () => {
   const c = config("-m", "simple");
@@ -64,6 +61,16 @@ Deno.test("getopt spellings: --opt=value, -vv, repeated lists, headers, shapes",
   assert.deepEqual(c.headers, { Authorization: "Bearer x:y", "X-Trace": "1" });
   assert.deepEqual([...c.shapes], [["IN:0", [3, 224]], ["B", [1]]]);
   assert.equal(c.async, true);
+});
+
+Deno.test("a header value with CR, LF or NUL is refused: it could inject headers", () => {
+  for (const value of ["a\r\nX-Evil: 1", "a\nb", "a\0b"]) {
+    assert.deepEqual(usageErrors(() => config("-m", "m", "-H", `X-Ok:${value}`)), [
+      `Invalid value ${
+        JSON.stringify(`X-Ok:${value}`)
+      } for -H/--header: the value holds CR, LF or NUL`,
+    ]);
+  }
 });
 
 Deno.test("every problem is reported at once, naming option and value", () => {
@@ -258,133 +265,6 @@ Deno.test("subcommands, their options and help/version are recognised", () => {
   assert.equal(parseArgv(["serve", "-h"]).action, "help");
   assert.equal(parseArgv(["--version"]).action, "version");
   assert.equal(parseArgv(["profile", "-m", "x"]).command, "profile");
-});
-
-Deno.test("gRPC: default port 8001, streaming implies async, compression and TLS files", () => {
-  const c = config(
-    "-m",
-    "x",
-    "-i",
-    "grpc",
-    "--streaming",
-    "--grpc-compression-algorithm",
-    "gzip",
-    "--ssl-grpc-use-ssl",
-    "--ssl-grpc-root-certifications-file",
-    "ca.pem",
-  );
-  assert.equal(c.url, "localhost:8001");
-  assert.equal(c.streaming, true);
-  assert.equal(c.async, true);
-  assert.equal(c.grpcCompression, "gzip");
-  assert.deepEqual(c.grpcSsl, {
-    rootCertificatesFile: "ca.pem",
-    privateKeyFile: undefined,
-    certificateChainFile: undefined,
-  });
-  assert.deepEqual(
-    usageErrors(() =>
-      config(
-        "-m",
-        "x",
-        "--streaming",
-        "--grpc-compression-algorithm",
-        "gzip",
-        "--ssl-grpc-private-key-file",
-        "k.pem",
-      )
-    ),
-    [
-      "Option --streaming needs -i grpc (HTTP has no streams)",
-      "Option --grpc-compression-algorithm needs -i grpc",
-      "Options --ssl-grpc-* need -i grpc (for HTTPS use --ssl-https-*)",
-    ],
-  );
-  assert.deepEqual(
-    usageErrors(() =>
-      config("-m", "x", "-i", "grpc", "--ssl-grpc-use-ssl", "--ssl-grpc-private-key-file", "k")
-    ),
-    [
-      "Options --ssl-grpc-private-key-file and --ssl-grpc-certificate-chain-file go together " +
-      "(the client certificate and its key)",
-    ],
-  );
-});
-
-Deno.test("--ssl-https-*: an https URL, verify-host 0 turns hostname checks off, verify-peer 0 is refused", () => {
-  const c = config(
-    "-m",
-    "x",
-    "-u",
-    "https://localhost:8443",
-    "--ssl-https-verify-host",
-    "0",
-    "--ssl-https-ca-certificates-file",
-    "ca.pem",
-    "--ssl-https-client-certificate-file",
-    "c.der",
-    "--ssl-https-client-certificate-type",
-    "DER",
-    "--ssl-https-private-key-file",
-    "k.pem",
-  );
-  assert.equal(c.httpsSsl.verifyHost, false);
-  assert.equal(c.httpsSsl.clientCertificateType, "DER");
-  assert.equal(c.httpsSsl.privateKeyType, "PEM");
-  const errors = usageErrors(() =>
-    config("-m", "x", "-u", "https://h:1", "--ssl-https-verify-peer", "0")
-  );
-  assert.match(errors[0], /--ssl-https-verify-peer is not supported: Deno always verifies/);
-  assert.match(
-    usageErrors(() => config("-m", "x", "--ssl-https-ca-certificates-file", "ca.pem"))[0],
-    /need -i http and an https:\/\/ URL/,
-  );
-});
-
-Deno.test("--request-parameter: typed values, reserved names refused", () => {
-  const c = config(
-    "-m",
-    "x",
-    "--request-parameter",
-    "max_tokens:256:int",
-    "--request-parameter",
-    "seed:18446744073709551615:uint",
-    "--request-parameter",
-    "temperature:1:double",
-    "--request-parameter",
-    "stream:true:bool",
-    "--request-parameter",
-    "stop:a:b:string",
-  );
-  assert.deepEqual(c.requestParameters, [
-    { name: "max_tokens", value: 256 },
-    { name: "seed", value: { type: "uint64", value: 18446744073709551615n } },
-    { name: "temperature", value: { type: "double", value: 1 } },
-    { name: "stream", value: true },
-    { name: "stop", value: "a:b" },
-  ]);
-  const errors = usageErrors(() =>
-    config(
-      "-m",
-      "x",
-      "--request-parameter",
-      "sequence_id:1:int",
-      "--request-parameter",
-      "triton_enable_empty_final_response:true:bool",
-      "--request-parameter",
-      "n:-1:uint",
-      "--request-parameter",
-      "n:1:float",
-      "--request-parameter",
-      "n",
-    )
-  );
-  assert.equal(errors.length, 5);
-  assert.match(errors[0], /"sequence_id" is a reserved parameter/);
-  assert.match(errors[1], /"triton_enable_empty_final_response" is a reserved parameter/);
-  assert.match(errors[2], /expected an unsigned 64-bit integer/);
-  assert.match(errors[3], /unknown TYPE "float"/);
-  assert.match(errors[4], /expected NAME:VALUE:TYPE/);
 });
 
 Deno.test("--periodic-concurrency-range needs gRPC streaming and an export file", () => {
@@ -630,98 +510,6 @@ Deno.test("commands: report, profile --config; comma-lists and dicts collect eve
     constraints: ["max-p99-latency=20", "min-throughput=5"],
   });
   assert.throws(() => parseArgv(["serve", "--profile-models", "a"]), /does not apply/);
-});
-
-Deno.test("service kinds: defaults, the protocol each needs and the options that go with it", () => {
-  const tf = config("-m", "resnet50", "--service-kind", "tfserving");
-  assert.equal(tf.protocol, "grpc");
-  assert.equal(tf.url, "localhost:8500");
-  assert.equal(tf.modelSignatureName, "serving_default");
-  const torch = config("-m", "r", "--service-kind", "torchserve", "--input-data", "data.json");
-  assert.equal(torch.serviceKind, "torchserve");
-  const llm = config(
-    "-m",
-    "llm",
-    "--service-kind",
-    "openai",
-    "--endpoint",
-    "/v1/chat/completions",
-    "--streaming",
-    "--output-tokens-mean",
-    "16",
-  );
-  assert.equal(llm.endpoint, "v1/chat/completions");
-  assert.equal(llm.streaming, true);
-  assert.deepEqual(llm.syntheticPrompts, {
-    inputTokensMean: 550,
-    inputTokensStddev: 0,
-    outputTokens: 16,
-    count: 100,
-    streaming: true,
-  });
-  assert.deepEqual(
-    usageErrors(() => config("-m", "x", "--service-kind", "tfserving", "-i", "http")),
-    ["--service-kind tfserving needs -i grpc (TF Serving's Predict API is gRPC)"],
-  );
-  assert.deepEqual(usageErrors(() => config("-m", "x", "--service-kind", "torchserve")), [
-    "--service-kind torchserve needs --input-data FILE.json naming the file to send, e.g. " +
-    '{"data": [{"TORCHSERVE_INPUT": ["kitten_small.jpg"]}]}',
-  ]);
-  assert.deepEqual(
-    usageErrors(() =>
-      config("-m", "x", "--service-kind", "openai", "-i", "grpc", "--input-data", "zero")
-    ),
-    [
-      "--service-kind openai needs -i http",
-      "--service-kind openai needs --endpoint (v1/chat/completions or v1/completions)",
-      "--service-kind openai takes payload files in --input-data " +
-      '({"data": [{"payload": [{...}]}]}), or none for synthetic prompts ' +
-      "(--synthetic-input-tokens-mean); not generated tensors",
-    ],
-  );
-  assert.deepEqual(
-    usageErrors(() =>
-      config(
-        "-m",
-        "x",
-        "--endpoint",
-        "v1/embeddings",
-        "--model-signature-name",
-        "s",
-        "--num-prompts",
-        "2",
-      )
-    ),
-    [
-      "Option --endpoint applies to --service-kind openai only",
-      "Option --model-signature-name applies to --service-kind tfserving only",
-      "Options --num-prompts apply to --service-kind openai only",
-    ],
-  );
-  assert.match(
-    usageErrors(() => config("-m", "x", "--service-kind", "triton_c_api"))[0],
-    /"triton_c_api" of --service-kind is not supported/,
-  );
-});
-
-Deno.test("shared memory: system for Triton over HTTP and gRPC; cuda needs CUDA", () => {
-  const c = config("-m", "x", "-i", "grpc", "--shared-memory", "system");
-  assert.equal(c.sharedMemory, "system");
-  assert.equal(c.outputSharedMemorySize, 102400);
-  assert.deepEqual(usageErrors(() => config("-m", "x", "--shared-memory", "cuda")), [
-    'Value "cuda" of --shared-memory needs CUDA (an NVIDIA GPU and its driver, with the server ' +
-    "on the same machine), which inferperf does not use: use --shared-memory system",
-  ]);
-  assert.deepEqual(
-    usageErrors(() =>
-      config("-m", "x", "--service-kind", "tfserving", "--shared-memory", "system")
-    ),
-    ["--shared-memory system needs --service-kind triton (shared memory is a Triton extension)"],
-  );
-  assert.deepEqual(
-    usageErrors(() => config("-m", "x", "--output-shared-memory-size", "0")),
-    ['Invalid value "0" for --output-shared-memory-size: expected an integer >= 1'],
-  );
 });
 
 Deno.test("--workers: 1 by default; what can not be split is refused, every error at once", () => {

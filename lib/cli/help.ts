@@ -7,6 +7,7 @@ const USAGE = `Usage:
   inferperf demo [options]                profile the built-in reference server
   inferperf profile --config sweep.yaml   sweep models x [sweep] options, with checkpoints
   inferperf report [options]              summary and CSV of a sweep's checkpoints
+  inferperf merge -o OUT.json RUN.json... one run from runs made side by side (summaries or exports)
 
 Measures throughput and latency of an inference server. Each load level is
 measured in windows until three consecutive windows agree within

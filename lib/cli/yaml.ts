@@ -6,7 +6,8 @@
  * line.
  */
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
-import { type RawOptions, type RawValue, UsageError } from "./config.ts";
+import type { RawOptions, RawValue } from "./options.ts";
+import { UsageError } from "../types/errors.ts";
 import { type Command, type OptionDef, OPTIONS, PROFILE_COMMANDS } from "./options.ts";
 
 /** Options that only make sense typed by hand. */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { buildProfileConfig, parseArgv, withConfigFile } from "./config.ts";
+import { buildProfileConfig } from "./config.ts";
+import { parseArgv, withConfigFile } from "./args.ts";
 import { formatHelp } from "./help.ts";
 import { OPTIONS } from "./options.ts";
 import { usageErrors } from "./testdata/usage_errors.ts";

@@ -1,3 +1,5 @@
+import { printableLine } from "../report/format.ts";
+
 /**
  * How a command ended. Commands return an Outcome (or throw); only main.ts
  * turns outcomes and errors into exit codes.
@@ -9,7 +11,7 @@ export type Outcome =
   | "failed"
   /** An open-loop level sent too late to be trusted (--max-send-lag). */
   | "send_lag"
-  /** A hard interrupt: what existed was written, the rest was abandoned. */
+  /** Ctrl-C: what was measured was written, the rest was abandoned. */
   | "interrupted";
 
 export interface CommandContext {
@@ -17,6 +19,7 @@ export interface CommandContext {
   exitNow(outcome: Outcome): never;
 }
 
+/** One line on stderr; a message may carry a server's text, so it is made printable. */
 export function printError(message: string): void {
-  console.error(`error: ${message}`);
+  console.error(`error: ${printableLine(message)}`);
 }

@@ -1,9 +1,17 @@
 /** `inferperf [profile]` and `inferperf demo`: one profiling run with its reports. */
-import { buildProfileConfig, type ProfileConfig, type RawOptions } from "../cli/config.ts";
-import { sendLagError } from "../profile/loads.ts";
-import { Interrupt } from "../profile/interrupt.ts";
+import { buildProfileConfig } from "../cli/config.ts";
+import type { ProfilePlan } from "../profile/plan.ts";
+import type { RawOptions } from "../cli/options.ts";
+import { sendLagError } from "../load/levels.ts";
+import { loadMode } from "../load/modes/mod.ts";
+import { Interrupt } from "../measure/interrupt.ts";
 import { ReportSession } from "../profile/report_session.ts";
-import { runProfile } from "../profile/run.ts";
+import { reportTargets } from "../profile/sinks/mod.ts";
+import { checkOutputs } from "../report/output_file.ts";
+import { type RunEvents, runProfile } from "../profile/run.ts";
+import { reportedWindows } from "../report/components.ts";
+import type { MpiSession } from "../mpi/session.ts";
+import type { CodedWindow } from "../mpi/window_codec.ts";
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
 
 /** Options `inferperf demo` sets unless the user gives them. */
@@ -17,41 +25,146 @@ const DEMO_DEFAULTS: Array<[string, string]> = [
  * Ctrl-C once: the current window finishes and the reports are written;
  * twice: what exists is written and the process ends at once. A run that
  * throws still writes what it measured before the error propagates.
+ *
+ * --enable-mpi: this process is one rank of a job. A rank that fails exits
+ * without ending MPI, so that mpirun ends the job; the other ranks then get
+ * SIGTERM and write the levels they finished.
  */
 export async function profileCommand(
-  config: ProfileConfig,
+  config: ProfilePlan,
   context: CommandContext,
 ): Promise<Outcome> {
+  if (config.mpi === undefined) return await profileRank(config, { context });
+  // Loaded for --enable-mpi only: the FFI binding, the window codec and the merge.
+  const { MpiSession } = await import("../mpi/session.ts");
+  const mpi = await MpiSession.open(config.mpi);
+  const outcome = await profileRank(config, { context, mpi });
+  await mpi.close();
+  return outcome;
+}
+
+async function profileRank(
+  config: ProfilePlan,
+  options: { context: CommandContext; mpi?: MpiSession },
+): Promise<Outcome> {
+  const { context, mpi } = options;
+  if (mpi && !mpi.reports) return await shardRank(config, mpi);
+  checkOutputs(reportTargets(config));
   const interrupt = new Interrupt();
   const report = await ReportSession.open(config);
   const onSignal = () => {
     interrupt.trigger();
     if (interrupt.hard) {
-      report.finish();
+      finishAfterFailure(report);
       context.exitNow("interrupted");
     }
   };
+  const onTerm = () => {
+    printError(`MPI rank ${mpi!.comm.rank}: ${JOB_ENDING}; the finished levels are written`);
+    finishAfterFailure(report);
+    context.exitNow("interrupted");
+  };
   Deno.addSignalListener("SIGINT", onSignal);
+  if (mpi) Deno.addSignalListener("SIGTERM", onTerm);
   try {
-    const outcome = await runProfile(config, { interrupt, events: report.events });
+    const outcome = await runProfile(config, {
+      interrupt,
+      events: mpi ? mpiEvents(report.events, { mpi, verbose: config.verbose }) : report.events,
+      ...(mpi ? { rank: { coordinator: mpi.coordinator, part: mpi.part } } : {}),
+    });
     report.finish(outcome.note);
+    if (mpi?.part && config.profileExportFile) await mpi.gatherExports(config.profileExportFile);
   } catch (error) {
-    report.finish();
+    finishAfterFailure(report);
     throw error;
   } finally {
     Deno.removeSignalListener("SIGINT", onSignal);
+    if (mpi) Deno.removeSignalListener("SIGTERM", onTerm);
   }
   const failed = report.failedRequests;
-  if (failed > 0) {
-    printError(`${failed} requests failed; see "Failed requests" in the report`);
-    return "failed";
-  }
+  if (failed > 0) printError(`${failed} requests failed; see "Failed requests" in the report`);
   const lagging = sendLagError(report.results, config);
-  if (lagging) {
-    printError(lagging.message);
-    return "send_lag";
+  if (lagging) printError(lagging.message);
+  if (interrupt.soft) return "interrupted";
+  if (failed > 0) return "failed";
+  return lagging ? "send_lag" : "ok";
+}
+
+/** What mpirun's SIGTERM to the surviving ranks means. */
+const JOB_ENDING =
+  "the MPI job is ending (another rank failed or was killed, or mpirun was stopped)";
+
+/**
+ * --shard, ranks other than 0: they send their part and judge the merged
+ * windows; rank 0 reports. With --profile-export-file each records its
+ * requests into a temporary export of its own, which rank 0 merges.
+ */
+async function shardRank(config: ProfilePlan, mpi: MpiSession): Promise<Outcome> {
+  const interrupt = new Interrupt();
+  const exporter = config.profileExportFile === undefined
+    ? undefined
+    : new (await import("../report/export.ts")).ProfileExportWriter(await Deno.makeTempFile());
+  const onSignal = () => interrupt.trigger();
+  const onTerm = () => {
+    printError(`MPI rank ${mpi.comm.rank}: ${JOB_ENDING}`);
+    Deno.exit(130);
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onTerm);
+  try {
+    await runProfile(config, {
+      interrupt,
+      rank: { coordinator: mpi.coordinator, part: mpi.part },
+      ...(exporter
+        ? {
+          events: {
+            levelStart: (value) =>
+              exporter.beginExperiment(loadMode(config.loadMode).reportAs, value),
+            requests: exporter,
+          },
+        }
+        : {}),
+    });
+    if (exporter) {
+      exporter.finish({ version: "", serviceKind: config.serviceKind, endpoint: config.endpoint });
+      await mpi.gatherExports(exporter.path);
+    }
+  } finally {
+    Deno.removeSignalListener("SIGINT", onSignal);
+    Deno.removeSignalListener("SIGTERM", onTerm);
   }
-  return "ok";
+  return interrupt.soft ? "interrupted" : "ok";
+}
+
+/** A reporting rank's events: the job described first, then (--shard) each level's ranks. */
+function mpiEvents(events: RunEvents, options: { mpi: MpiSession; verbose: number }): RunEvents {
+  const { mpi } = options;
+  return {
+    ...events,
+    ready: (info) => {
+      console.log(mpi.describe());
+      if (options.verbose > 0) console.log(mpi.describeClocks());
+      console.log();
+      events.ready?.(info);
+    },
+    level: (result) => {
+      events.level?.(result);
+      const shards = reportedWindows(result).flatMap((w) => {
+        const figures = (w as CodedWindow).shards;
+        return figures ? [figures] : [];
+      });
+      if (shards.length > 0) console.log(mpi.describeShards(shards));
+    },
+  };
+}
+
+/** Writes what was measured when the run is ending anyway; a failed write is printed, not thrown. */
+function finishAfterFailure(report: ReportSession): void {
+  try {
+    report.finish();
+  } catch (error) {
+    printError((error as Error).message);
+  }
 }
 
 /** Profiles the built-in reference server, run on a second thread. */

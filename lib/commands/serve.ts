@@ -1,5 +1,7 @@
 /** `inferperf serve`: the reference server in the foreground. */
-import { buildServeConfig, type RawOptions, UsageError } from "../cli/config.ts";
+import { buildServeConfig } from "../cli/serve_config.ts";
+import type { RawOptions } from "../cli/options.ts";
+import { UsageError } from "../types/errors.ts";
 import type { Outcome } from "./outcome.ts";
 
 /** Runs the reference server until SIGINT or SIGTERM. */
@@ -25,6 +27,12 @@ export async function serveCommand(raw: RawOptions): Promise<Outcome> {
       ...(ca === undefined ? {} : { clientCaCerts: [read(ca, "--grpc-client-ca-file")] }),
     }
     : undefined;
+  checkPorts(config.host, [
+    ["--http-port", config.httpPort],
+    ["--grpc-port", config.grpcPort],
+    ["--metrics-port", config.metricsPort],
+    ["--tfserving-port", config.tfservingPort],
+  ]);
   const server = await startServer({
     ...(models ? { models } : {}),
     host: config.host,
@@ -47,4 +55,25 @@ export async function serveCommand(raw: RawOptions): Promise<Outcome> {
   });
   await server.close();
   return "ok";
+}
+
+/**
+ * Names every port that cannot be listened on, before the server starts:
+ * Deno's AddrInUse does not say which of the server's ports it was.
+ */
+function checkPorts(host: string, ports: Array<[string, number | undefined]>): void {
+  const errors: string[] = [];
+  for (const [flag, port] of ports) {
+    if (port === undefined || port <= 0) continue;
+    try {
+      Deno.listen({ hostname: host, port }).close();
+    } catch (error) {
+      if (error instanceof Deno.errors.NotCapable) throw error;
+      const reason = error instanceof Deno.errors.AddrInUse
+        ? "the address is already in use"
+        : (error as Error).message;
+      errors.push(`Cannot listen on ${host}:${port} (${flag}): ${reason}`);
+    }
+  }
+  if (errors.length > 0) throw new UsageError(errors);
 }

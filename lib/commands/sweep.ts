@@ -1,7 +1,7 @@
 /** Sweeps over models and parameters with checkpoints, and reports from checkpoints. */
 import denoConfig from "../../deno.json" with { type: "json" };
-import { Interrupt } from "../profile/interrupt.ts";
-import { renderSweepHtmlReport, type SweepHtmlContext } from "../report/sweep_html.ts";
+import { Interrupt } from "../measure/interrupt.ts";
+import { renderSweepHtmlReport, type SweepHtmlContext } from "../sweep/html.ts";
 import {
   CheckpointError,
   CheckpointStore,
@@ -18,7 +18,16 @@ import {
   runSweep,
   type SweepConfig,
 } from "../sweep/mod.ts";
+import { checkOutputs, writeAll, writeFileAtomic } from "../report/output_file.ts";
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
+
+/** The sweep's CSV and HTML, checked before anything is measured. */
+function checkReportFiles(options: { csvFile: string; htmlFile: string }): void {
+  checkOutputs([
+    { path: options.csvFile, flag: "-f/--latency-report-file" },
+    { path: options.htmlFile, flag: "--report-html" },
+  ]);
+}
 
 /**
  * Prints a sweep's summary and writes its CSV and HTML report; the outcome
@@ -36,11 +45,18 @@ function finishSweep(
 ): Outcome {
   console.log(formatSweepSummary(records, options));
   if (records.length > 0) {
-    Deno.writeTextFileSync(options.csvFile, formatSweepCsv(records, options));
-    Deno.writeTextFileSync(
-      options.htmlFile,
-      renderSweepHtmlReport(records, { ...options, ...options.html, version: denoConfig.version }),
-    );
+    writeAll([
+      () => writeFileAtomic(options.csvFile, formatSweepCsv(records, options)),
+      () =>
+        writeFileAtomic(
+          options.htmlFile,
+          renderSweepHtmlReport(records, {
+            ...options,
+            ...options.html,
+            version: denoConfig.version,
+          }),
+        ),
+    ]);
     console.log(`Results written to ${options.csvFile} and ${options.htmlFile}`);
   }
   const failedRequests = records.reduce((n, r) => n + r.result.client.errorCount, 0);
@@ -60,6 +76,11 @@ export async function sweepCommand(
   config: SweepConfig,
   context: CommandContext,
 ): Promise<Outcome> {
+  const directory = config.checkpointDirectory;
+  checkOutputs([{ path: directory, flag: "--checkpoint-directory", directory: true }]);
+  // The default CSV and HTML go into the checkpoint directory, so it must exist to check them.
+  Deno.mkdirSync(directory, { recursive: true });
+  checkReportFiles(config);
   const store = CheckpointStore.open(config.checkpointDirectory);
   store.use(config.settings, goalsText(config.goals));
   console.log(
@@ -104,7 +125,7 @@ export async function sweepCommand(
         ? `\nInterrupted: measured points are in ${store.latest}; run the same command again to resume.\n`
         : `\nSweep complete (points measured now: ${outcome.measured}, from the checkpoint: ${outcome.resumed}).\n`,
     );
-    return finishSweep(outcome.records, {
+    const finished = finishSweep(outcome.records, {
       ...config,
       failures: outcome.failures,
       html: {
@@ -118,6 +139,7 @@ export async function sweepCommand(
           : {}),
       },
     });
+    return outcome.interrupted ? "interrupted" : finished;
   } finally {
     Deno.removeSignalListener("SIGINT", onSignal);
   }
@@ -136,6 +158,7 @@ export function reportCommand(config: ReportConfig): Outcome {
     config.objective ?? store.storedGoals.objective,
     config.constraints ?? store.storedGoals.constraints,
   );
+  checkReportFiles(config);
   console.log(`Checkpoint ${store.loaded}\n`);
   const percentile = store.storedSettings?.percentile;
   return finishSweep([...store.records.values()], {

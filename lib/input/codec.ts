@@ -5,7 +5,7 @@
  * All multi-byte access goes through DataView with littleEndian=true, so the
  * codec is correct on any host and for views at any byte offset.
  */
-import { type Datatype, elementCount, elementSize } from "./datatype.ts";
+import { type Datatype, elementCount, elementSize } from "../types/datatype.ts";
 
 export type JsonElement = number | bigint | boolean | string;
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type Datatype, DATATYPES } from "./datatype.ts";
+import { type Datatype, DATATYPES } from "../types/datatype.ts";
 import {
   bf16BitsToF32,
   byteSizeOf,

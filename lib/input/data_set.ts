@@ -8,9 +8,9 @@
  * are sent round-robin; with `-b N`, a request takes N consecutive steps
  * (wrapping), as perf_analyzer does, so single-step data is repeated N times.
  */
-import type { Tensor, TensorSpec } from "../protocol/types.ts";
+import type { Tensor, TensorSpec } from "../types/tensor.ts";
 import { concatBytes, decodeBytesElements } from "./codec.ts";
-import { elementCount, elementSize } from "./datatype.ts";
+import { elementCount, elementSize } from "../types/datatype.ts";
 import { InputError } from "./errors.ts";
 import { formatShape, type ResolvedShape, resolveShape, type ShapeOptions } from "./shape.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { Tensor } from "../protocol/types.ts";
+import type { Tensor } from "../types/tensor.ts";
 import { batchSteps, type DataStep, makeBatch, sizedTensor } from "./data_set.ts";
 import { InputError } from "./errors.ts";
 import { fitsDims, resolveShape } from "./shape.ts";

@@ -5,7 +5,7 @@
  * Files named after outputs are optional validation data in the same form.
  * The directory is one step, so `-b N` repeats it N times.
  */
-import type { Tensor, TensorSpec } from "../protocol/types.ts";
+import type { Tensor, TensorSpec } from "../types/tensor.ts";
 import { encodeBytesElements } from "./codec.ts";
 import {
   type DataSet,

@@ -9,8 +9,8 @@
  * is `stringData` when given, else a random string of `stringLength`
  * characters from perf_analyzer's character set.
  */
-import type { Tensor } from "../protocol/types.ts";
-import { type Datatype, elementCount, elementSize } from "./datatype.ts";
+import type { Tensor } from "../types/tensor.ts";
+import { type Datatype, elementCount, elementSize } from "../types/datatype.ts";
 import { f32ToBf16Bits, f32ToF16Bits, integerRange } from "./codec.ts";
 
 /** A source of uniform numbers in [0, 1). */

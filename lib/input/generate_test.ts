@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type Datatype, DATATYPES, elementSize } from "./datatype.ts";
+import { type Datatype, DATATYPES, elementSize } from "../types/datatype.ts";
 import { byteSizeOf, decodeBytesElements, tensorToJson } from "./codec.ts";
 import {
   DEFAULT_STRING_LENGTH,

@@ -7,7 +7,7 @@
  *   Next to files, gives that input when they leave it out.
  * - a directory (one file per input) or JSON files (repeatable).
  */
-import type { Tensor, TensorSpec } from "../protocol/types.ts";
+import type { Tensor, TensorSpec } from "../types/tensor.ts";
 import { type DataSet, type LoadOptions, locate } from "./data_set.ts";
 import { loadDirectoryData } from "./directory_data.ts";
 import { InputError } from "./errors.ts";

@@ -11,7 +11,7 @@
  * perf_analyzer: files of steps append steps to one stream, files of
  * streams append streams; the two kinds do not mix.
  */
-import type { Tensor, TensorSpec } from "../protocol/types.ts";
+import type { Tensor, TensorSpec } from "../types/tensor.ts";
 import { encodeBytesElements, tensorFromJson } from "./codec.ts";
 import {
   type DataSet,

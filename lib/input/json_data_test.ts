@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import type { TensorSpec } from "../protocol/types.ts";
+import type { TensorSpec } from "../types/tensor.ts";
 import { decodeBytesElements, tensorToJson } from "./codec.ts";
 import type { DataModel } from "./data_set.ts";
-import type { Datatype } from "./datatype.ts";
+import type { Datatype } from "../types/datatype.ts";
 import { InputError } from "./errors.ts";
 import { loadJsonData, parseJsonData } from "./json_data.ts";
 

@@ -1,5 +1,11 @@
-/** Tensor datatypes, the tensor codec, input data (generated, files, directories) and validation. */
-export * from "./datatype.ts";
+/**
+ * What requests carry: the tensor codec, generated data, data files and
+ * directories, LLM payloads and prompts, output validation, the requests of
+ * a run (requests.ts) and the input part of a plan (plan.ts).
+ * May import lib/types only.
+ *
+ * @module
+ */
 export * from "./codec.ts";
 export * from "./generate.ts";
 export * from "./errors.ts";
@@ -8,4 +14,7 @@ export * from "./data_set.ts";
 export * from "./json_data.ts";
 export * from "./directory_data.ts";
 export * from "./input_data.ts";
+export * from "./llm_data.ts";
+export type * from "./plan.ts";
+export * from "./requests.ts";
 export * from "./validation.ts";

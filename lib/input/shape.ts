@@ -2,8 +2,8 @@
  * The batch-1 shape of a tensor (without the batch dimension): from the
  * data, --shape or the model, checked against the model's dims.
  */
-import type { TensorSpec } from "../protocol/types.ts";
-import { elementCount } from "./datatype.ts";
+import type { TensorSpec } from "../types/tensor.ts";
+import { elementCount } from "../types/datatype.ts";
 import { InputError } from "./errors.ts";
 
 /** Where a shape came from, named in messages. */

@@ -8,9 +8,9 @@
  * tolerance x max(1, |expected|), an absolute bound near zero and a relative
  * one for large values; NaN matches NaN. Integers, BOOL and BYTES stay exact.
  */
-import type { Tensor } from "../protocol/types.ts";
+import type { Tensor } from "../types/tensor.ts";
 import { bf16BitsToF32, decodeBytesElements, f16BitsToF32, tensorToJson } from "./codec.ts";
-import { type Datatype, elementSize } from "./datatype.ts";
+import { type Datatype, elementSize } from "../types/datatype.ts";
 
 /** Checks a response's outputs; returns why they do not match, or undefined. */
 export type OutputCheck = (outputs: readonly Tensor[]) => string | undefined;

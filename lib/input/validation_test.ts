@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import type { Tensor } from "../protocol/types.ts";
+import type { Tensor } from "../types/tensor.ts";
 import { encodeBytesElements, tensorFromJson } from "./codec.ts";
-import type { Datatype } from "./datatype.ts";
+import type { Datatype } from "../types/datatype.ts";
 import { createOutputCheck } from "./validation.ts";
 
 function tensor(name: string, datatype: Datatype, values: unknown[]): Tensor {

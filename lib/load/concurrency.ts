@@ -4,12 +4,8 @@
  */
 import type { RequestRecorder } from "../measure/recorder.ts";
 import { ConnectionError } from "../protocol/errors.ts";
-import type {
-  InferenceClient,
-  InferOptions,
-  InferSession,
-  RequestTiming,
-} from "../protocol/types.ts";
+import type { InferenceClient, InferOptions, InferSession } from "../protocol/types.ts";
+import type { RequestTiming } from "../types/timing.ts";
 import type { RequestFeed } from "./feed.ts";
 
 /** Pause after a connection failure so a dead server does not turn into a busy loop of errors. */

@@ -1,7 +1,7 @@
 /**
  * Dispatches sends at their due times on the absolute monotonic clock
  * (start + schedule offset), never by relative sleeps, so lateness does not
- * accumulate. Between sends the pacer sleeps on an alarm (see _alarm.ts:
+ * accumulate. Between sends the pacer sleeps on an alarm (see alarm.ts:
  * about 0.1 ms late, no busy core) and each wake-up sends every request whose
  * time has come, in one batch.
  */

@@ -7,14 +7,10 @@
  * typically), so the pattern measures how a server copes as concurrent
  * generations pile up.
  */
-import type { Range } from "../cli/range.ts";
+import type { Range } from "./range.ts";
 import type { Recorder } from "../measure/recorder.ts";
-import type {
-  InferenceClient,
-  InferSession,
-  PreparedRequest,
-  RequestTiming,
-} from "../protocol/types.ts";
+import type { InferenceClient, InferSession, PreparedRequest } from "../protocol/types.ts";
+import type { RequestTiming } from "../types/timing.ts";
 
 /** One launched set: when, how many, and how many were launched up to it. */
 export interface Launch {

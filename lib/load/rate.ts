@@ -9,14 +9,10 @@
  * the wait cost.
  */
 import type { RequestRecorder } from "../measure/recorder.ts";
-import type {
-  InferenceClient,
-  InferOptions,
-  InferSession,
-  RequestTiming,
-} from "../protocol/types.ts";
+import type { InferenceClient, InferOptions, InferSession } from "../protocol/types.ts";
+import type { RequestTiming } from "../types/timing.ts";
 import type { RequestFeed } from "./feed.ts";
-import { Alarm, type AlarmOptions } from "./_alarm.ts";
+import { Alarm, type AlarmOptions } from "./alarm.ts";
 import { Pacer } from "./pacer.ts";
 import type { Schedule } from "./schedule.ts";
 

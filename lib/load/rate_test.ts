@@ -1,12 +1,8 @@
 import assert from "node:assert/strict";
 import { Recorder } from "../measure/recorder.ts";
-import type {
-  InferenceClient,
-  InferRequest,
-  InferSession,
-  PreparedRequest,
-  RequestTiming,
-} from "../protocol/types.ts";
+import type { InferenceClient, InferSession, PreparedRequest } from "../protocol/types.ts";
+import type { InferRequest } from "../types/tensor.ts";
+import type { RequestTiming } from "../types/timing.ts";
 import { RoundRobinFeed } from "./feed.ts";
 import { RateLoad } from "./rate.ts";
 import { constantSchedule } from "./schedule.ts";

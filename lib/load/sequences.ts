@@ -16,7 +16,8 @@
  */
 import type { Rng } from "../input/generate.ts";
 import type { OutputCheck } from "../input/validation.ts";
-import type { InferRequest, PreparedRequest } from "../protocol/types.ts";
+import type { InferRequest } from "../types/tensor.ts";
+import type { PreparedRequest } from "../protocol/types.ts";
 import type { RequestFeed } from "./feed.ts";
 
 /** perf_analyzer's default --sequence-id-range end: UINT32_MAX. */

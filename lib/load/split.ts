@@ -18,6 +18,14 @@ export function share(total: number, part: Part): number {
   return base + (part.index < total % part.count ? 1 : 0);
 }
 
+/**
+ * Part `part.index`'s share of `total` when only the first `senders` parts
+ * send (a closed loop with fewer lanes than parts): 0 for the idle ones.
+ */
+export function shareAmong(total: number, part: Part, senders: number): number {
+  return part.index < senders ? share(total, { index: part.index, count: senders }) : 0;
+}
+
 /** The sum of the shares before `part`: where its slice of 0..total-1 starts. */
 export function shareStart(total: number, part: Part): number {
   const base = Math.floor(total / part.count);

@@ -3,9 +3,9 @@
  * threshold) or by binary search for the highest level under the threshold.
  * Independent of the load mode: it only calls `measure(value)`.
  */
-import { type Range, rangeLevels } from "../cli/range.ts";
-import type { LevelResult } from "../measure/types.ts";
-import type { Interrupt } from "../profile/interrupt.ts";
+import { type Range, rangeLevels } from "./range.ts";
+import type { LevelResult } from "../types/results.ts";
+import type { Interrupt } from "../measure/interrupt.ts";
 
 /** The first level could not stabilize: perf_analyzer's exit code 2. */
 export class UnstableError extends Error {

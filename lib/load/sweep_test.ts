@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { LevelResult } from "../measure/types.ts";
-import { Interrupt } from "../profile/interrupt.ts";
+import type { LevelResult } from "../types/results.ts";
+import { Interrupt } from "../measure/interrupt.ts";
 import { sweep, UnstableError } from "./sweep.ts";
 
 /** A fake level whose latency grows linearly: 10 ms per unit of load. */

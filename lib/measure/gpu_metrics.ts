@@ -2,14 +2,7 @@
  * GPU metrics per GPU UUID (--collect-metrics) and their aggregation over the
  * samples taken during a level's stable windows.
  */
-
-export interface GpuMetrics {
-  /** Utilization as a fraction (0..1). */
-  utilization: Map<string, number>;
-  powerWatts: Map<string, number>;
-  memoryUsedBytes: Map<string, number>;
-  memoryTotalBytes: Map<string, number>;
-}
+import type { GpuMetrics } from "../types/results.ts";
 
 function aggregate(
   maps: readonly Map<string, number>[],

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type GpuMetrics, mergeGpuMetrics } from "./gpu_metrics.ts";
+import type { GpuMetrics } from "../types/results.ts";
+import { mergeGpuMetrics } from "./gpu_metrics.ts";
 
 const sample = (util: number, power: number, used: number, total: number): GpuMetrics => ({
   utilization: new Map([["gpu0", util]]),

@@ -9,7 +9,7 @@ import {
   encodeIntoCompressedBase64,
   JsHistogram,
 } from "hdr-histogram-js";
-import type { WindowData } from "./types.ts";
+import type { Histogram, HistogramSummary, WindowData } from "../types/results.ts";
 
 /**
  * Three significant digits: a bucket spans at most 1/1024 of its values, so
@@ -25,18 +25,6 @@ function asJs(histogram: unknown): JsHistogram {
     throw new TypeError("Expected a JavaScript HdrHistogram, got a WebAssembly one");
   }
   return histogram;
-}
-
-/** What reports read from a histogram, in nanoseconds. */
-export interface HistogramSummary {
-  count: number;
-  minNs: number;
-  maxNs: number;
-  /** From bucket midpoints, like the standard deviation. */
-  meanNs: number;
-  stdDevNs: number;
-  /** In the order asked for. */
-  percentilesNs: number[];
 }
 
 const newHistogram = () =>
@@ -55,7 +43,7 @@ const decodeJs = (encoded: string) =>
  * seconds); freeze() swaps it for the compressed encoding (a few KB) once a
  * window is over, so the windows of a long run cost little.
  */
-export class LatencyHistogram {
+export class LatencyHistogram implements Histogram {
   #live: JsHistogram | undefined;
   #encoded: string | undefined;
   #frozenCount = 0;
@@ -77,9 +65,10 @@ export class LatencyHistogram {
   }
 
   /** The merge of `histograms` (a new histogram; the inputs are unchanged). */
-  static merge(histograms: Iterable<LatencyHistogram>): LatencyHistogram {
+  static merge(histograms: Iterable<Histogram>): LatencyHistogram {
     const merged = newHistogram();
-    for (const h of histograms) merged.add(h.#read());
+    // Every Histogram is one of these: windows get theirs from a `newHistogram` that makes them.
+    for (const h of histograms) merged.add((h as LatencyHistogram).#read());
     return new LatencyHistogram(merged);
   }
 
@@ -165,7 +154,7 @@ function percentilesOf(h: JsHistogram, ps: readonly number[]): number[] {
 /** A window's latency histogram: the recorder's, or one built from its exact samples. */
 export function windowHistogram(
   window: Pick<WindowData, "histogram" | "latenciesUs">,
-): LatencyHistogram {
+): Histogram {
   return window.histogram ?? LatencyHistogram.fromMicroseconds(window.latenciesUs);
 }
 

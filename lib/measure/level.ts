@@ -2,9 +2,9 @@
  * Measures one load level: optional warmup, then back-to-back windows until
  * the last three are stable (perf_analyzer's rule) or max trials run out.
  */
-import type { ModelStatistics } from "../protocol/types.ts";
-import type { Interrupt } from "../profile/interrupt.ts";
-import type { LatencyHistogram } from "./histogram.ts";
+import type { ModelStatistics } from "../types/model.ts";
+import type { Interrupt } from "./interrupt.ts";
+import type { Histogram } from "../types/results.ts";
 import { summarizeOpenLoop } from "./open_loop.ts";
 import { Recorder } from "./recorder.ts";
 import { summarizeTokens } from "./tokens.ts";
@@ -15,14 +15,9 @@ import {
   windowThroughput,
 } from "./stability.ts";
 import { statisticsDelta, summarizeClient, summarizeServer } from "./stats.ts";
-import type {
-  LevelResult,
-  LoadMode,
-  MeasurementOptions,
-  RequestSink,
-  Samples,
-  WindowData,
-} from "./types.ts";
+import type { LevelResult, LoadMode, Samples, WindowData } from "../types/results.ts";
+import type { MeasurementOptions } from "./plan.ts";
+import type { RequestSink } from "../types/timing.ts";
 
 /** What the level loop needs from a load mode. */
 export interface LevelLoad {
@@ -32,6 +27,35 @@ export interface LevelLoad {
   stop(): Promise<void>;
   /** Resolves when a load started with `limit` has completed every request. */
   drained(): Promise<void>;
+}
+
+/** What the ranks of an MPI job (--enable-mpi) agree on after a window. */
+export interface Verdict {
+  stable: boolean;
+  stop: boolean;
+}
+
+/**
+ * How the ranks of an MPI job measure a level together. Each call is a
+ * collective: every rank makes it at the same point of the level.
+ */
+export interface LevelCoordinator {
+  /** The level starts on every rank (throws when another rank's sweep is over). */
+  begin(): Promise<void>;
+  /** Just before the first window: the windows end at the same times on every rank from here. */
+  ready(): Promise<void>;
+  /** The window stability judges: this rank's own, or (--shard) every rank's merged. */
+  window(window: WindowData): Promise<WindowData>;
+  /** Stable when every rank is, stop when any rank stops (perf_analyzer's multi-model rule). */
+  agree(verdict: Verdict): Promise<Verdict>;
+}
+
+/** Another rank's sweep is over (LevelCoordinator.begin), so this rank's ends before this level. */
+export class SweepEndedError extends Error {
+  override name = "SweepEndedError";
+  constructor() {
+    super("Another MPI rank finished its sweep: reporting the levels measured so far.");
+  }
 }
 
 export interface LevelOptions extends MeasurementOptions {
@@ -47,9 +71,11 @@ export interface LevelOptions extends MeasurementOptions {
   /** Receives every completed request, warmup included (the profile export). */
   requestSink?: RequestSink;
   /** Makes each window's latency histogram (for exports); without it windows have none. */
-  newHistogram?: () => LatencyHistogram;
+  newHistogram?: () => Histogram;
   /** Open-loop modes: --max-send-lag, the send-lag p99 above which a level is untrustworthy. */
   maxSendLagMs?: number;
+  /** --enable-mpi: the other ranks' windows and stability. */
+  coordinator?: LevelCoordinator;
 }
 
 /** The --max-send-lag default: perf_analyzer's bound for a "delayed" send. */
@@ -127,6 +153,18 @@ async function snapshot(options: LevelOptions): Promise<ModelStatistics[] | unde
   }
 }
 
+/** perf_analyzer's rule over the last three windows of `windows`. */
+function stableWindows(windows: readonly WindowData[], options: LevelOptions): boolean {
+  const recent = windows.slice(-STABILITY_WINDOWS);
+  return recent.length === STABILITY_WINDOWS && isStable(
+    recent.map((w) => ({
+      throughput: windowThroughput(w, options.batchSize),
+      latencyUs: stabilizingLatencyUs(w, options.percentile),
+    })),
+    { stabilityPercentage: options.stabilityPercentage },
+  );
+}
+
 /**
  * Runs the level. Returns the merged result of the stable windows (or of the
  * last ones, `stable: false`); throws NoValidRequestsError for an empty window.
@@ -134,7 +172,8 @@ async function snapshot(options: LevelOptions): Promise<ModelStatistics[] | unde
  */
 export async function measureLevel(load: LevelLoad, options: LevelOptions): Promise<LevelResult> {
   const recorder = new Recorder({ sink: options.requestSink, newHistogram: options.newHistogram });
-  const { interrupt } = options;
+  const { interrupt, coordinator } = options;
+  await coordinator?.begin();
   await load.prepare?.();
   if (options.warmupRequestCount > 0) {
     load.start({ recorder, limit: options.warmupRequestCount });
@@ -143,13 +182,15 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
   }
   if (options.requestCount > 0) {
     const before = await snapshot(options);
+    await coordinator?.ready();
     recorder.rotate();
     load.start({ recorder, limit: options.requestCount });
     await interrupt.race(load.drained());
-    const window = recorder.rotate();
+    const own = recorder.rotate();
     await load.stop();
     const after = await snapshot(options);
-    if (before && after) window.serverStats = statisticsDelta(before, after);
+    if (before && after) own.serverStats = statisticsDelta(before, after);
+    const window = coordinator ? await coordinator.window(own) : own;
     options.onWindow?.(window, 0);
     if (window.latenciesUs.length === 0) throw new NoValidRequestsError(window);
     return released(summarize([window], [window], { ...options, stable: true }));
@@ -157,36 +198,44 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
 
   const windows: WindowData[] = [];
   let before = await snapshot(options);
+  await coordinator?.ready();
   recorder.rotate();
+  const startMs = performance.now();
   load.start({ recorder });
   try {
     for (let trial = 0; trial < options.maxTrials; trial++) {
       if (options.measurementMode === "time_windows") {
-        await interrupt.sleep(options.measurementIntervalMs);
+        // Ranks end windows on a common grid, whatever the collectives between them took.
+        const endMs = startMs + (trial + 1) * options.measurementIntervalMs;
+        await interrupt.sleep(
+          coordinator ? Math.max(0, endMs - performance.now()) : options.measurementIntervalMs,
+        );
       } else {
         await interrupt.race(recorder.waitForCompleted(options.measurementRequestCount));
       }
-      const window = recorder.rotate();
+      const own = recorder.rotate();
       const after = await snapshot(options);
-      if (before && after) window.serverStats = statisticsDelta(before, after);
+      if (before && after) own.serverStats = statisticsDelta(before, after);
       before = after;
+      const window = coordinator ? await coordinator.window(own) : own;
       windows.push(window);
       options.onWindow?.(window, trial);
-      if (window.latenciesUs.length === 0) throw new NoValidRequestsError(window);
+      const empty = window.latenciesUs.length === 0;
+      // Every rank learns that one stops (failed, interrupted, out of trials) before it throws.
+      const verdict = coordinator && await coordinator.agree({
+        stable: !empty && stableWindows(windows, options),
+        stop: empty || interrupt.soft || trial + 1 === options.maxTrials,
+      });
+      if (empty) throw new NoValidRequestsError(window);
       // Only the last three windows can still be merged into the result.
       if (windows.length > STABILITY_WINDOWS) {
         releaseSamples(windows[windows.length - 1 - STABILITY_WINDOWS]);
       }
       const recent = windows.slice(-STABILITY_WINDOWS);
-      const stable = recent.length === 3 && isStable(
-        recent.map((w) => ({
-          throughput: windowThroughput(w, options.batchSize),
-          latencyUs: stabilizingLatencyUs(w, options.percentile),
-        })),
-        { stabilityPercentage: options.stabilityPercentage },
-      );
-      if (stable) return released(summarize(recent, windows, { ...options, stable: true }));
-      if (interrupt.soft) break;
+      if (verdict?.stable ?? stableWindows(windows, options)) {
+        return released(summarize(recent, windows, { ...options, stable: true }));
+      }
+      if (verdict?.stop || interrupt.soft) break;
     }
   } finally {
     await interrupt.race(load.stop());

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { Interrupt } from "../profile/interrupt.ts";
-import type { RequestTiming } from "../protocol/types.ts";
+import { Interrupt } from "./interrupt.ts";
+import type { RequestTiming } from "../types/timing.ts";
 import { LatencyHistogram } from "./histogram.ts";
 import { type LevelLoad, measureLevel } from "./level.ts";
 import type { Recorder } from "./recorder.ts";
-import type { WindowData } from "./types.ts";
+import type { WindowData } from "../types/results.ts";
 
 /** An open-loop load that completes `perTick` requests of 2 ms every millisecond. */
 function tickingLoad(perTick: number): LevelLoad {

@@ -3,7 +3,8 @@
  * its own (never from the request loop) and hands out the GPU metrics
  * sampled during a level's reported windows, merged as perf_analyzer does.
  */
-import { type GpuMetrics, mergeGpuMetrics } from "./gpu_metrics.ts";
+import type { GpuMetrics } from "../types/results.ts";
+import { mergeGpuMetrics } from "./gpu_metrics.ts";
 import { parsePrometheusText, type PrometheusSample } from "./prometheus.ts";
 import { type Endpoint, formatAddress, Http1Client } from "../protocol/http1/mod.ts";
 import { parseKServeUrl } from "../protocol/kserve_http.ts";

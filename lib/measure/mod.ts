@@ -1,8 +1,16 @@
 /**
- * Measurement math: window summaries, server statistics, stability, latency
- * histograms, GPU metrics and their scraping.
+ * Measurement: recorders of completed requests, windows and their
+ * stability, one level measured end to end (level.ts), statistics, latency
+ * histograms, GPU metrics and their scraping, Ctrl-C (interrupt.ts) and the
+ * measurement part of a plan (plan.ts).
+ * May import lib/types, lib/input and lib/protocol (the scraper's HTTP client).
+ *
+ * @module
  */
-export type * from "./types.ts";
+export type * from "./plan.ts";
+export * from "./interrupt.ts";
+export * from "./level.ts";
+export * from "./recorder.ts";
 export * from "./stats.ts";
 export * from "./stability.ts";
 export * from "./gpu_metrics.ts";

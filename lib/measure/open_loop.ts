@@ -5,7 +5,7 @@
  * (such as HdrHistogram's expected-interval filling) is applied.
  */
 import { mean, percentile, pooledSorted, sampleStdDev, withReported } from "./stats.ts";
-import type { OpenLoopSummary, WindowData } from "./types.ts";
+import type { OpenLoopSummary, WindowData } from "../types/results.ts";
 
 export interface OpenLoopOptions {
   /** Percentiles besides 50, 90, 95 and 99 (the --percentile value). */

@@ -3,17 +3,16 @@
  * the window in which its last response arrived, so windows can be rotated at
  * any moment without waiting for in-flight requests (they carry over).
  */
-import type { RequestTiming } from "../protocol/types.ts";
-import type { LatencyHistogram } from "./histogram.ts";
+import type { RequestTiming } from "../types/timing.ts";
+import type { Histogram } from "../types/results.ts";
 import { SampleList } from "./samples.ts";
 import {
   type CompletedRequest,
   isTokenTiming,
   type RequestSink,
   type TokenTiming,
-  type TokenWindowData,
-  type WindowData,
-} from "./types.ts";
+} from "../types/timing.ts";
+import type { TokenWindowData, WindowData } from "../types/results.ts";
 
 /** Distinct error messages kept per window; the rest are grouped so a flood of unique messages stays bounded. */
 const MAX_ERROR_KINDS = 50;
@@ -89,7 +88,7 @@ export class Recorder {
   #target = Infinity;
   #onTarget: (() => void) | undefined;
   readonly #sink: RequestSink | undefined;
-  readonly #newHistogram: (() => LatencyHistogram) | undefined;
+  readonly #newHistogram: (() => Histogram) | undefined;
   /** Refilled for every request handed to the sink, so forwarding allocates nothing. */
   readonly #completed: CompletedRequest = {
     timing: undefined,
@@ -104,7 +103,7 @@ export class Recorder {
    * runs without those reports never load the histogram library.
    */
   constructor(
-    options: { sink?: RequestSink; newHistogram?: () => LatencyHistogram } = {},
+    options: { sink?: RequestSink; newHistogram?: () => Histogram } = {},
   ) {
     this.#sink = options.sink;
     this.#newHistogram = options.newHistogram;

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { RequestTiming } from "../protocol/types.ts";
+import type { RequestTiming } from "../types/timing.ts";
 import { Recorder } from "./recorder.ts";
 
 function timing(start: number, end: number): RequestTiming {

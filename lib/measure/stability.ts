@@ -3,7 +3,7 @@
  * on the stabilizing latency (the mean, or the --percentile latency).
  */
 import { mean, percentile } from "./stats.ts";
-import type { ClientSummary, WindowData } from "./types.ts";
+import type { ClientSummary, WindowData } from "../types/results.ts";
 
 /** The figures of one window that stability compares. */
 export interface WindowFigures {

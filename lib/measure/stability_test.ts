@@ -6,7 +6,7 @@ import {
   windowThroughput,
 } from "./stability.ts";
 import { emptyWindow } from "./recorder.ts";
-import type { WindowData } from "./types.ts";
+import type { WindowData } from "../types/results.ts";
 
 const figures = (pairs: Array<[number, number]>) =>
   pairs.map(([throughput, latencyUs]) => ({ throughput, latencyUs }));

@@ -2,8 +2,8 @@
  * Client and server summaries of measurement windows, computed the way
  * perf_analyzer computes them so reports agree with it number for number.
  */
-import type { ModelStatistics, StatDuration } from "../protocol/types.ts";
-import type { ClientSummary, Samples, ServerSummary, WindowData } from "./types.ts";
+import type { ModelStatistics, StatDuration } from "../types/model.ts";
+import type { ClientSummary, Samples, ServerSummary, WindowData } from "../types/results.ts";
 
 /** Percentiles every report shows. */
 export const REPORTED_PERCENTILES: readonly number[] = [50, 90, 95, 99];

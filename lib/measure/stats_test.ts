@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { ModelStatistics } from "../protocol/types.ts";
+import type { ModelStatistics } from "../types/model.ts";
 import {
   mean,
   percentile,
@@ -9,7 +9,7 @@ import {
   summarizeServer,
 } from "./stats.ts";
 import { emptyWindow } from "./recorder.ts";
-import type { WindowData } from "./types.ts";
+import type { WindowData } from "../types/results.ts";
 
 function window(latenciesUs: number[], overrides: Partial<WindowData> = {}): WindowData {
   return emptyWindow(0, {

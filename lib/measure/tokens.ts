@@ -4,7 +4,7 @@
  * summary: distributions over every request, rates over the windows' time.
  */
 import { mean, percentile, sampleStdDev, withReported } from "./stats.ts";
-import type { Distribution, LlmSummary, Samples, WindowData } from "./types.ts";
+import type { Distribution, LlmSummary, Samples, WindowData } from "../types/results.ts";
 
 /** avg, std, min, max and percentiles of `values`, ignoring NaN; undefined when none remain. */
 export function distribution(

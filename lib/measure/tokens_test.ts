@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Recorder } from "./recorder.ts";
 import { distribution, summarizeTokens } from "./tokens.ts";
-import type { TokenTiming } from "./types.ts";
+import type { TokenTiming } from "../types/timing.ts";
 
 function tokenTiming(
   startMs: number,

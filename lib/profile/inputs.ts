@@ -1,131 +1,76 @@
 /**
- * The requests of a run: input data loaded or generated (lib/input), then
- * batched into requests with the checks of their responses. Every problem is
- * an InputError saying where, raised before any load is sent.
+ * The requests a run's load sends: built from the input data (lib/input),
+ * prepared by the client that sends them, with --request-parameter values
+ * and their shared-memory placement.
  */
 import {
-  type Batch,
-  batchSteps,
-  type DataSet,
-  type DataStep,
-  makeBatch,
-} from "../input/data_set.ts";
-import { InputError } from "../input/errors.ts";
-import { type InputDataSpec, loadDataSet } from "../input/input_data.ts";
-import { createOutputCheck, type OutputCheck } from "../input/validation.ts";
-import type { InferRequest, ModelInfo } from "../protocol/types.ts";
+  batchRequest,
+  type PlannedRequest,
+  type RequestPlan,
+  scheduleTimestamps,
+} from "../input/requests.ts";
+import type { LoadInputs } from "../load/levels.ts";
+import type { InferenceClient, PreparedRequest } from "../protocol/types.ts";
+import type { OutputCheck } from "../input/validation.ts";
+import type { InferRequest } from "../types/tensor.ts";
+import type { ModelInfo } from "../types/model.ts";
+import type { ProfilePlan } from "./plan.ts";
 
-export { InputError };
+type InputsPlan = Pick<
+  ProfilePlan,
+  "requestParameters" | "model" | "modelVersion" | "validationTolerance" | "fixedSchedule"
+>;
 
-export interface InputOptions {
-  batchSize: number;
-  shapes: Map<string, number[]>;
-  inputData: InputDataSpec;
-  stringLength: number;
-  stringData?: string;
-  /** Allowed difference of float outputs in validation; 0 compares bytes. */
-  validationTolerance: number;
-}
-
-export interface PlannedRequest {
-  request: InferRequest;
-  /** Present when the steps have validation data for some output. */
-  check?: OutputCheck;
-}
-
-export interface RequestPlan {
-  /**
-   * Sent round-robin: the steps of every stream in order, `batchSize`
-   * consecutive steps per request (perf_analyzer's order).
-   */
-  requests: InferRequest[];
-  /** Checks of the responses, by request index; absent when there is no validation data. */
-  checks?: (OutputCheck | undefined)[];
-  /** The data as loaded, for playing streams back per sequence. */
-  dataSet: DataSet;
-}
-
-/** Rejects batch sizes the model cannot take, with perf_analyzer's messages. */
-export function checkBatchSize(model: ModelInfo, batchSize: number): void {
-  if (batchSize <= 1) return;
-  if (model.maxBatchSize === 0) {
-    throw new InputError(
-      `can not specify batch size > 1 as the model does not support batching (-b ${batchSize}, ` +
-        `model "${model.name}" has max_batch_size 0)`,
-    );
-  }
-  if (batchSize > model.maxBatchSize) {
-    throw new InputError(
-      `expecting batch size <= ${model.maxBatchSize} for model "${model.name}" (-b ${batchSize})`,
-    );
-  }
-  if (model.sequence) {
-    throw new InputError(
-      `can not specify batch size > 1 when using a sequence model (-b ${batchSize})`,
-    );
-  }
-}
-
-function plan(model: ModelInfo, batch: Batch, tolerance: number): PlannedRequest {
-  const request = { inputs: batch.inputs, outputs: model.outputs.map((o) => o.name) };
-  if (batch.outputs.length === 0) return { request };
-  const steps = batch.steps.map((s) => s.where);
-  return { request, check: createOutputCheck(batch.outputs, { steps, tolerance }) };
+/** The request with the --request-parameter values added. */
+function withParameters(request: InferRequest, config: InputsPlan): InferRequest {
+  if (config.requestParameters.length === 0) return request;
+  const parameters = { ...request.parameters };
+  for (const p of config.requestParameters) parameters[p.name] = p.value;
+  return { ...request, parameters };
 }
 
 /**
- * The request of consecutive steps (one per batch element) and the check of
- * its response; for playing a stream back step by step (sequences).
+ * The requests of each input-data stream for sequence models: nested data
+ * streams are played back one per sequence, any other data forms one stream.
  */
-export function batchRequest(
+function sequenceStreams(
   model: ModelInfo,
-  steps: readonly DataStep[],
-  options: { tolerance: number },
-): PlannedRequest {
-  return plan(model, makeBatch(steps, { batched: model.maxBatchSize > 0 }), options.tolerance);
+  options: { plan: RequestPlan; tolerance: number },
+): PlannedRequest[][] {
+  const { plan, tolerance } = options;
+  if (!model.sequence || plan.dataSet.streams.length < 2) {
+    return [plan.requests.map((request, i) => ({ request, check: plan.checks?.[i] }))];
+  }
+  return plan.dataSet.streams.map((steps) =>
+    steps.map((step) => batchRequest(model, [step], { tolerance }))
+  );
 }
 
 /**
- * --fixed-schedule: when each step is due, ms from the start of the load,
- * from the steps' "timestamp" in file order. Throws an InputError naming the
- * step without a timestamp or whose timestamp is earlier than the previous one.
+ * The requests of `plan` prepared by `client`, with --request-parameter
+ * values and, through `place`, their shared-memory placement.
  */
-export function scheduleTimestamps(dataSet: DataSet): number[] {
-  const steps = dataSet.streams.flat();
-  const timestamps: number[] = [];
-  steps.forEach((step, i) => {
-    const ms = step.timestampMs;
-    if (ms === undefined) {
-      throw new InputError(
-        `${step.where}: no "timestamp": --fixed-schedule sends each input-data step at its ` +
-          '"timestamp" (ms), so every step of a JSON --input-data file needs one',
-      );
-    }
-    if (i > 0 && ms < timestamps[i - 1]) {
-      throw new InputError(
-        `${step.where}: "timestamp" ${ms} is earlier than ${timestamps[i - 1]} of ` +
-          `${steps[i - 1].where}: --fixed-schedule needs the steps in send order`,
-      );
-    }
-    timestamps.push(ms);
-  });
-  return timestamps;
-}
-
-/** Loads the data and builds the requests; throws an InputError before anything is sent. */
-export async function buildRequests(model: ModelInfo, options: InputOptions): Promise<RequestPlan> {
-  checkBatchSize(model, options.batchSize);
-  const dataSet = await loadDataSet(options.inputData, {
-    model,
-    shapes: options.shapes,
-    stringLength: options.stringLength,
-    stringData: options.stringData,
-  });
-  const planned = batchSteps(dataSet.streams.flat(), {
-    batchSize: options.batchSize,
-    batched: model.maxBatchSize > 0,
-  }).map((batch) => plan(model, batch, options.validationTolerance));
-  const requests = planned.map((p) => p.request);
-  if (planned.every((p) => p.check === undefined)) return { requests, dataSet };
-  return { requests, checks: planned.map((p) => p.check), dataSet };
+export function loadInputs(
+  client: InferenceClient,
+  options: {
+    config: InputsPlan;
+    model: ModelInfo;
+    plan: RequestPlan;
+    place?: (request: InferRequest) => InferRequest;
+  },
+): LoadInputs {
+  const { config, model, plan } = options;
+  const place = (r: InferRequest) => withParameters(options.place?.(r) ?? r, config);
+  const target = { model: config.model, version: config.modelVersion };
+  const prepared = plan.requests.map((r) => client.prepare(place(r), target));
+  const checks = new Map<PreparedRequest, OutputCheck>();
+  plan.checks?.forEach((check, i) => check && checks.set(prepared[i], check));
+  const streams = sequenceStreams(model, { plan, tolerance: config.validationTolerance })
+    .map((s) => s.map((p) => ({ ...p, request: place(p.request) })));
+  return {
+    streams,
+    prepared,
+    checks,
+    ...(config.fixedSchedule ? { timestampsMs: scheduleTimestamps(plan.dataSet) } : {}),
+  };
 }

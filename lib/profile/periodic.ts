@@ -3,14 +3,15 @@
  * instead of a sweep, whose result covers every request of the pattern as
  * one window.
  */
-import type { Range } from "../cli/range.ts";
+import type { Range } from "../load/range.ts";
 import { PeriodicLoad } from "../load/periodic.ts";
-import type { LatencyHistogram } from "../measure/histogram.ts";
+import type { Histogram } from "../types/results.ts";
 import { Recorder } from "../measure/recorder.ts";
 import { summarizeClient } from "../measure/stats.ts";
-import type { LevelResult, RequestSink } from "../measure/types.ts";
+import type { LevelResult } from "../types/results.ts";
+import type { RequestSink } from "../types/timing.ts";
 import type { InferenceClient, PreparedRequest } from "../protocol/types.ts";
-import type { Interrupt } from "./interrupt.ts";
+import type { Interrupt } from "../measure/interrupt.ts";
 
 export interface PeriodicRunOptions {
   periodic: { range: Range; requestPeriod: number };
@@ -22,7 +23,7 @@ export interface PeriodicRunOptions {
   /** Receives every completed request (the profile export). */
   sink?: RequestSink;
   /** Makes the window's latency histogram (for exports). */
-  newHistogram?: () => LatencyHistogram;
+  newHistogram?: () => Histogram;
 }
 
 /** Runs the pattern once, or until an interrupt, recording it as one window. */

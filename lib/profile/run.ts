@@ -2,36 +2,24 @@
  * One profiling run: discover the model, build the requests, sweep the load
  * levels. Returns data; printing and exit codes belong to main.ts.
  */
-import { type ProfileConfig, UsageError } from "../cli/config.ts";
+import { type LoadThreads, partThreads, planLoad } from "../load/levels.ts";
+import { type Part, shareAmong } from "../load/split.ts";
 import { sweep, type SweepOutcome } from "../load/sweep.ts";
-import { measureLevel } from "../measure/level.ts";
-import type { LatencyHistogram } from "../measure/histogram.ts";
-import { stabilizingLatency } from "../measure/stability.ts";
-import type { LevelResult, RequestSink, WindowData } from "../measure/types.ts";
-import { KServeHttpClient } from "../protocol/kserve_http.ts";
-import { grpcTls, httpsTls } from "./tls.ts";
-import {
-  hasStatistics,
-  type InferenceClient,
-  type ModelInfo,
-  type ModelStatistics,
-  type RequestTiming,
-  type ServerInfo,
-  type TraceSettings,
-} from "../protocol/types.ts";
-import { loadInputs, planLoad } from "./loads.ts";
-import {
-  buildServiceRequests,
-  createServiceClient,
-  openSharedMemory,
-  type SharedMemorySession,
-} from "./service_kinds.ts";
-import { runPeriodic } from "./periodic.ts";
-import { updateTraceSettings } from "./trace.ts";
-import type { Interrupt } from "./interrupt.ts";
+import type { Interrupt } from "../measure/interrupt.ts";
+import { type LevelCoordinator, measureLevel, SweepEndedError } from "../measure/level.ts";
 import { MetricsScraper } from "../measure/metrics_scraper.ts";
+import { stabilizingLatency } from "../measure/stability.ts";
+import { buildServiceRequests, createClient } from "../protocol/kinds/mod.ts";
+import { hasStatistics, type InferenceClient, type TraceSettings } from "../protocol/types.ts";
 import { reportedWindows } from "../report/components.ts";
-import type { SeenRequest } from "../report/export.ts";
+import type { RequestTracer } from "../report/export.ts";
+import type { ModelInfo, ModelStatistics, ServerInfo } from "../types/model.ts";
+import type { Histogram, LevelResult, WindowData } from "../types/results.ts";
+import { loadInputs } from "./inputs.ts";
+import { runPeriodic } from "./periodic.ts";
+import type { ProfilePlan } from "./plan.ts";
+import { openSharedMemory, type SharedMemorySession } from "./shared_memory.ts";
+import { updateTraceSettings } from "./trace.ts";
 
 export interface RunEvents {
   /** --trace-* updated the server's trace settings: all of them, as it answered (before `ready`). */
@@ -49,14 +37,7 @@ export interface RunEvents {
   /** Sees every request of the run (the profile export). */
   requests?: RequestTracer;
   /** Makes each window's latency histogram, for the reports that carry them. */
-  newHistogram?: () => LatencyHistogram;
-}
-
-/** A RequestSink that also sees, through the client it wraps, what each request sent and got. */
-export interface RequestTracer extends RequestSink {
-  wrapClient<C extends InferenceClient>(client: C): C;
-  /** --workers N > 1: what a worker's client saw of the request replayed next with `timing`. */
-  noteRemote(timing: RequestTiming, seen: SeenRequest): void;
+  newHistogram?: () => Histogram;
 }
 
 /** `result` with the GPU metrics scraped during the windows it reports. */
@@ -67,48 +48,22 @@ function withMetrics(result: LevelResult, scraper: MetricsScraper | undefined): 
   return metrics ? { ...result, metrics } : result;
 }
 
+/** --enable-mpi: how this process takes part in the job. */
+export interface RankRole {
+  coordinator: LevelCoordinator;
+  /** --shard: this rank's part of the load (rank 0 queries the server's statistics). */
+  part?: Part;
+}
+
 export interface RunOutcome extends SweepOutcome {
   server: ServerInfo;
   model: ModelInfo;
 }
 
-/** The KServe client of -i: HTTP (with --ssl-https-*) or gRPC (with --ssl-grpc-*). */
-export async function createClient(config: ProfileConfig): Promise<InferenceClient> {
-  const timeout = config.requestTimeoutMs > 0 ? { requestTimeoutMs: config.requestTimeoutMs } : {};
-  // Loaded for gRPC runs only: protobuf, HTTP/2 and zlib would add about 30 ms to every start-up.
-  const grpc = config.protocol === "grpc" ? await import("../protocol/grpc/client.ts") : undefined;
-  try {
-    const service = await createServiceClient(config, timeout);
-    if (service) return service;
-    if (grpc) {
-      return new grpc.GrpcClient({
-        url: config.url,
-        headers: config.headers,
-        compression: config.grpcCompression,
-        streaming: config.streaming,
-        tls: grpcTls(config.grpcSsl),
-        ...timeout,
-      });
-    }
-    return new KServeHttpClient({
-      url: config.url,
-      headers: config.headers,
-      inputFormat: config.inputTensorFormat,
-      outputFormat: config.outputTensorFormat,
-      tls: httpsTls(config.httpsSsl),
-      ...timeout,
-    });
-  } catch (error) {
-    // A URL or header the client cannot use is the user's to fix, like any option value.
-    if (error instanceof RangeError) throw new UsageError([error.message]);
-    throw error;
-  }
-}
-
 /** Statistics of the profiled model and its composing models, when the server offers them. */
 function statisticsSource(
   client: InferenceClient,
-  options: { server: ServerInfo; model: ModelInfo; config: ProfileConfig },
+  options: { server: ServerInfo; model: ModelInfo; config: ProfilePlan },
 ): (() => Promise<ModelStatistics[]>) | undefined {
   if (!hasStatistics(client) || !options.server.extensions.includes("statistics")) return undefined;
   const targets = [
@@ -120,11 +75,34 @@ function statisticsSource(
     (await Promise.all(targets.map((t) => client.modelStatistics(t.name, t.version)))).flat();
 }
 
+/** --workers N > 1: the threads that drive the load, loaded only then. */
+async function openWorkers(
+  config: ProfilePlan,
+  options: { model: ModelInfo; tracer?: RequestTracer },
+): Promise<LoadThreads> {
+  const { WorkerPool } = await import("./workers/pool.ts");
+  return await WorkerPool.open(config, options);
+}
+
+/**
+ * --shard: the requests of a count window this rank waits for, its share
+ * among the ranks that send at this level (a closed loop below one lane per
+ * rank leaves some ranks idle).
+ */
+function shardedCount(
+  count: number,
+  part: Part,
+  level: { closed: boolean; value: number },
+): number {
+  return shareAmong(count, part, level.closed ? Math.min(level.value, part.count) : part.count);
+}
+
 export async function runProfile(
-  config: ProfileConfig,
-  options: { interrupt: Interrupt; events?: RunEvents; client?: InferenceClient },
+  config: ProfilePlan,
+  options: { interrupt: Interrupt; events?: RunEvents; client?: InferenceClient; rank?: RankRole },
 ): Promise<RunOutcome> {
-  const { interrupt, events = {} } = options;
+  const { interrupt, events = {}, rank } = options;
+  const part = rank?.part;
   const tracer = events.requests;
   const base = options.client ?? await createClient(config);
   const client = tracer ? tracer.wrapClient(base) : base;
@@ -148,7 +126,10 @@ export async function runProfile(
     const inputs = loadInputs(client, { config, model, plan, place: shared?.place.bind(shared) });
     await scraper?.start();
     events.ready?.({ server, model });
-    const statistics = statisticsSource(client, { server, model, config });
+    // Sharded, the server's statistics already count every rank's requests.
+    const statistics = (part?.index ?? 0) === 0
+      ? statisticsSource(client, { server, model, config })
+      : undefined;
     if (config.periodic !== undefined) {
       events.levelStart?.(config.periodic.range.end);
       const result = withMetrics(
@@ -166,7 +147,16 @@ export async function runProfile(
       events.level?.(result);
       return { results: [result], server, model };
     }
-    const load = await planLoad(client, { config, model, ...inputs, tracer });
+    const levels = { plan: config, model, ...inputs };
+    const load = await planLoad(client, {
+      ...levels,
+      ...(part !== undefined
+        ? { threads: () => partThreads(client, { ...levels, part }) }
+        : config.workers > 1
+        ? { threads: () => openWorkers(config, { model, tracer }) }
+        : {}),
+    });
+    const measured: LevelResult[] = [];
     try {
       const outcome = await sweep(async (value) => {
         events.levelStart?.(value);
@@ -182,10 +172,20 @@ export async function runProfile(
             requestSink: tracer,
             ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),
             newHistogram: events.newHistogram,
+            ...(rank ? { coordinator: rank.coordinator } : {}),
+            ...(part
+              ? {
+                measurementRequestCount: shardedCount(config.measurementRequestCount, part, {
+                  closed: load.mode === "concurrency",
+                  value,
+                }),
+              }
+              : {}),
           }),
           scraper,
         );
         if (result.stable || interrupt.soft) events.level?.(result);
+        measured.push(result);
         return result;
       }, {
         range: load.range,
@@ -194,6 +194,9 @@ export async function runProfile(
         maxTrials: config.maxTrials,
         latencyUs: (r) => stabilizingLatency(r.client, config.percentile),
         interrupt,
+      }).catch((error) => {
+        if (!(error instanceof SweepEndedError)) throw error;
+        return { results: measured, note: error.message };
       });
       return { ...outcome, server, model };
     } finally {

@@ -3,14 +3,10 @@
  * server's global trace settings, updated through Triton's trace extension
  * before the load starts, as perf_analyzer does.
  */
-import type { ProfileConfig, TraceConfig } from "../cli/config.ts";
+import type { ProfilePlan, TraceConfig } from "./plan.ts";
 import { ServerFeatureError } from "../protocol/errors.ts";
-import {
-  hasTraceControl,
-  type InferenceClient,
-  type ServerInfo,
-  type TraceSettings,
-} from "../protocol/types.ts";
+import { hasTraceControl, type InferenceClient, type TraceSettings } from "../protocol/types.ts";
+import type { ServerInfo } from "../types/model.ts";
 
 /** The trace extension's settings that `trace` sets (integers as strings, as Triton takes them). */
 export function traceSettingsOf(trace: TraceConfig): TraceSettings {
@@ -28,7 +24,7 @@ export function traceSettingsOf(trace: TraceConfig): TraceSettings {
  */
 export async function updateTraceSettings(
   client: InferenceClient,
-  options: { config: ProfileConfig; server: ServerInfo },
+  options: { config: ProfilePlan; server: ServerInfo },
 ): Promise<TraceSettings | undefined> {
   const { config, server } = options;
   if (config.trace === undefined) return undefined;

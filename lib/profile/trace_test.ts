@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
-import { buildProfileConfig, parseArgv } from "../cli/config.ts";
-import type { InferenceClient, ServerInfo, TraceSettings } from "../protocol/types.ts";
+import { buildProfileConfig } from "../cli/config.ts";
+import { parseArgv } from "../cli/args.ts";
 import { ServerFeatureError } from "../protocol/errors.ts";
+import type { InferenceClient, TraceSettings } from "../protocol/types.ts";
+import type { ServerInfo } from "../types/model.ts";
 import { traceSettingsOf, updateTraceSettings } from "./trace.ts";
 
 function config(...argv: string[]) {

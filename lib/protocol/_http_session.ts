@@ -12,15 +12,10 @@ import {
   type ResponseHead,
   type TlsOptions,
 } from "./http1/mod.ts";
-import type {
-  InferOptions,
-  InferSession,
-  ModelInfo,
-  OutputTensors,
-  PreparedRequest,
-  RequestTiming,
-  Tensor,
-} from "./types.ts";
+import type { InferOptions, InferSession, OutputTensors, PreparedRequest } from "./types.ts";
+import type { ModelInfo } from "../types/model.ts";
+import type { RequestTiming } from "../types/timing.ts";
+import type { Tensor } from "../types/tensor.ts";
 
 export interface HttpClientOptions {
   /** "host:port", "http://host:port[/base/path]" or "https://..."; default port 8000 (443 for https). */

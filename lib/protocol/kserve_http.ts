@@ -5,7 +5,7 @@
  * prepare() encodes the whole HTTP request once; a session then only writes
  * those bytes and reads the response on its own keep-alive connection.
  */
-import { type Datatype, isDatatype } from "../input/datatype.ts";
+import { type Datatype, isDatatype } from "../types/datatype.ts";
 import { concatBytes, parseJsonExact, tensorFromJson, tensorToJson } from "../input/codec.ts";
 import { ProtocolError } from "./errors.ts";
 import { Http1Client, type HttpResponse, type ResponseHead } from "./http1/mod.ts";
@@ -23,20 +23,14 @@ import {
 } from "./_http_session.ts";
 import type {
   InferenceClient,
-  InferRequest,
   InferSession,
-  ModelInfo,
-  ModelStatistics,
-  ParameterValue,
   PreparedRequest,
-  ServerInfo,
-  StatDuration,
   StatisticsSource,
-  Tensor,
-  TensorSpec,
   TraceControl,
   TraceSettings,
 } from "./types.ts";
+import type { InferRequest, ParameterValue, Tensor, TensorSpec } from "../types/tensor.ts";
+import type { ModelInfo, ModelStatistics, ServerInfo, StatDuration } from "../types/model.ts";
 import { traceSettingsFromJson, traceSettingsToJson } from "./trace.ts";
 import {
   placementOf,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { tensorFromJson, tensorToJson } from "../input/codec.ts";
-import type { Datatype } from "../input/datatype.ts";
+import type { Datatype } from "../types/datatype.ts";
 import { ConnectionError, InferError, ProtocolError } from "./errors.ts";
 import {
   decodeInferResponse,
@@ -9,7 +9,9 @@ import {
   parseKServeUrl,
   serverError,
 } from "./kserve_http.ts";
-import type { InferRequest, PreparedRequest, RequestTiming, Tensor } from "./types.ts";
+import type { InferRequest, Tensor } from "../types/tensor.ts";
+import type { PreparedRequest } from "./types.ts";
+import type { RequestTiming } from "../types/timing.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -9,7 +9,7 @@
  */
 import { decodeBytesElements, encodeBytesElements } from "../input/codec.ts";
 import { PAYLOAD } from "../input/llm_data.ts";
-import type { TokenTiming } from "../measure/types.ts";
+import type { TokenTiming } from "../types/timing.ts";
 import { ConnectionError, InferError, ProtocolError } from "./errors.ts";
 import type { Http1Connection } from "./http1/mod.ts";
 import {
@@ -28,14 +28,13 @@ import { SseParser } from "./sse.ts";
 import type {
   InferenceClient,
   InferOptions,
-  InferRequest,
   InferSession,
-  ModelInfo,
   OutputTensors,
   PreparedRequest,
-  RequestTiming,
-  ServerInfo,
 } from "./types.ts";
+import type { InferRequest } from "../types/tensor.ts";
+import type { ModelInfo, ServerInfo } from "../types/model.ts";
+import type { RequestTiming } from "../types/timing.ts";
 
 /** The output that decoded responses carry: the body, or the data of every event. */
 export const RESPONSE_OUTPUT = "response";

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { decodeBytesElements, encodeBytesElements } from "../input/codec.ts";
 import { PAYLOAD } from "../input/llm_data.ts";
-import type { TokenTiming } from "../measure/types.ts";
+import type { TokenTiming } from "../types/timing.ts";
 import { type ModelConfig, type RunningServer, startServer } from "../server/mod.ts";
 import { InferError } from "./errors.ts";
 import { OpenAiClient } from "./openai.ts";
-import type { InferRequest } from "./types.ts";
+import type { InferRequest } from "../types/tensor.ts";
 
 const MODELS: ModelConfig[] = [
   { name: "llm", llm: { ttft_ms: 10, itl_ms: 2, output_tokens: 5 } },

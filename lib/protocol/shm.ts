@@ -11,8 +11,9 @@
  * process exits first (a second Ctrl-C ends it with Deno.exit).
  */
 import { decodeBytesElements } from "../input/codec.ts";
-import { type Datatype, elementCount, elementSize } from "../input/datatype.ts";
-import type { InferenceClient, InferRequest } from "./types.ts";
+import { type Datatype, elementCount, elementSize } from "../types/datatype.ts";
+import type { InferenceClient } from "./types.ts";
+import type { InferRequest } from "../types/tensor.ts";
 
 /** Where POSIX shared-memory objects live on Linux. */
 export const SHM_DIRECTORY = "/dev/shm";

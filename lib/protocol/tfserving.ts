@@ -6,7 +6,7 @@
  * statistics extension, so reports hold client-side figures only.
  */
 import { decodeBytesElements, encodeBytesElements, tensorFromJson } from "../input/codec.ts";
-import { type Datatype, elementCount } from "../input/datatype.ts";
+import { type Datatype, elementCount } from "../types/datatype.ts";
 import { InferError, ProtocolError } from "./errors.ts";
 import { GrpcClient, type GrpcClientOptions } from "./grpc/client.ts";
 import {
@@ -17,16 +17,9 @@ import {
   TfServingMessages,
 } from "./grpc/messages.ts";
 import { Status } from "./grpc/wire.ts";
-import type {
-  InferenceClient,
-  InferRequest,
-  InferSession,
-  ModelInfo,
-  PreparedRequest,
-  ServerInfo,
-  Tensor,
-  TensorSpec,
-} from "./types.ts";
+import type { InferenceClient, InferSession, PreparedRequest } from "./types.ts";
+import type { InferRequest, Tensor, TensorSpec } from "../types/tensor.ts";
+import type { ModelInfo, ServerInfo } from "../types/model.ts";
 
 export const DEFAULT_SIGNATURE = "serving_default";
 export const PREDICTION_SERVICE = "/tensorflow.serving.PredictionService/";

@@ -15,15 +15,9 @@ import {
   HttpTarget,
   PreparedHttpRequest,
 } from "./_http_session.ts";
-import type {
-  InferenceClient,
-  InferRequest,
-  InferSession,
-  ModelInfo,
-  PreparedRequest,
-  ServerInfo,
-  Tensor,
-} from "./types.ts";
+import type { InferenceClient, InferSession, PreparedRequest } from "./types.ts";
+import type { InferRequest, Tensor } from "../types/tensor.ts";
+import type { ModelInfo, ServerInfo } from "../types/model.ts";
 
 /** The input of perf_analyzer's TorchServe input data: the name of the file to send. */
 export const TORCHSERVE_INPUT = "TORCHSERVE_INPUT";

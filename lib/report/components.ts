@@ -3,7 +3,7 @@
  * split it (and its spreadsheet stacks them). Microseconds, unrounded.
  */
 import { STABILITY_WINDOWS } from "../measure/stability.ts";
-import type { LevelResult, ServerSummary, WindowData } from "../measure/types.ts";
+import type { LevelResult, ServerSummary, WindowData } from "../types/results.ts";
 
 export interface LatencyComponents {
   clientSendUs: number;

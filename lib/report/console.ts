@@ -3,7 +3,7 @@
  * trailing space after "Client:" and "Server:"). Every function returns text
  * ending in a newline; only main.ts prints.
  */
-import type { GpuMetrics } from "../measure/gpu_metrics.ts";
+import type { GpuMetrics } from "../types/results.ts";
 import type {
   ClientSummary,
   Distribution,
@@ -12,8 +12,8 @@ import type {
   LoadMode,
   OpenLoopSummary,
   ServerSummary,
-} from "../measure/types.ts";
-import { formatGeneral, wholeUs } from "./format.ts";
+} from "../types/results.ts";
+import { formatGeneral, printableLine, wholeUs } from "./format.ts";
 
 /** The trace settings perf_analyzer's options set, shown first and in this order. */
 const TRACE_ORDER = ["trace_level", "trace_rate", "trace_count", "log_frequency"];
@@ -180,7 +180,7 @@ function clientLines(c: ClientSummary, options: LevelFormatOptions): string[] {
   if (c.errorCount > 0) {
     out.push(`    Failed requests: ${c.errorCount}`);
     for (const [message, count] of c.errors.slice(0, SHOWN_ERRORS)) {
-      out.push(`      ${count} x ${message.replace(/\s*[\r\n]+\s*/g, " ")}`);
+      out.push(`      ${count} x ${printableLine(message)}`);
     }
   }
   return out;

@@ -2,7 +2,7 @@
  * The -f CSV report in perf_analyzer's layout: rows sorted by ascending
  * throughput, times in whole microseconds.
  */
-import type { GpuMetrics } from "../measure/gpu_metrics.ts";
+import type { GpuMetrics } from "../types/results.ts";
 import type {
   Distribution,
   LevelResult,
@@ -10,7 +10,7 @@ import type {
   LoadMode,
   OpenLoopSummary,
   ServerSummary,
-} from "../measure/types.ts";
+} from "../types/results.ts";
 import { withReported } from "../measure/stats.ts";
 import { accountedUs, latencyComponents } from "./components.ts";
 import { formatGeneral, wholeUs } from "./format.ts";

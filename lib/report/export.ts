@@ -17,17 +17,18 @@
  */
 import { decodeBytesElements, parseJsonExact, tensorToJson } from "../input/codec.ts";
 import { windowHistogram } from "../measure/histogram.ts";
-import type { CompletedRequest, LoadMode, RequestSink, WindowData } from "../measure/types.ts";
+import { outputReason, WriteError } from "./output_file.ts";
+import type { CompletedRequest, RequestSink } from "../types/timing.ts";
+import type { LoadMode, WindowData } from "../types/results.ts";
 import type {
   InferenceClient,
   InferOptions,
-  InferRequest,
   InferSession,
   OutputTensors,
   PreparedRequest,
-  RequestTiming,
-  Tensor,
 } from "../protocol/types.ts";
+import type { InferRequest, Tensor } from "../types/tensor.ts";
+import type { RequestTiming } from "../types/timing.ts";
 
 export { exportTargetProblem } from "./export_target.ts";
 
@@ -202,6 +203,13 @@ export interface SeenRequest {
   outputs: OutputTensors | undefined;
 }
 
+/** A RequestSink that also sees, through the client it wraps, what each request sent and got. */
+export interface RequestTracer extends RequestSink {
+  wrapClient<C extends InferenceClient>(client: C): C;
+  /** --workers N > 1: what a worker's client saw of the request replayed next with `timing`. */
+  noteRemote(timing: RequestTiming, seen: SeenRequest): void;
+}
+
 /** A session that notes, per timing object (one per load slot), what was sent and received. */
 class ExportingSession implements InferSession {
   readonly #inner: InferSession;
@@ -247,7 +255,7 @@ const experimentMode = (mode: LoadMode) => mode === "concurrency" ? "concurrency
  * back is seen by the client wrapped with wrapClient(), which also decodes
  * every response so that outputs can be exported.
  */
-export class ProfileExportWriter implements RequestSink {
+export class ProfileExportWriter implements RequestTracer {
   readonly path: string;
   readonly #tempPath: string;
   readonly #facts = new WeakMap<PreparedRequest, RequestFacts>();
@@ -270,6 +278,7 @@ export class ProfileExportWriter implements RequestSink {
   #requests: (PreparedRequest | undefined)[] = [];
   #outputs: (OutputTensors | undefined)[] = [];
   #errors: (string | undefined)[] = [];
+  #failure: WriteError | undefined;
   /** Reused for every write, so that flushes do not leave buffers behind for the collector. */
   #scratch = new Uint8Array(0);
 
@@ -369,7 +378,11 @@ export class ProfileExportWriter implements RequestSink {
     if (this.#finished) return;
     this.#endExperiment();
     if (this.#file === undefined) {
-      this.#file = Deno.openSync(this.#tempPath, { write: true, create: true, truncate: true });
+      try {
+        this.#file = Deno.openSync(this.#tempPath, { write: true, create: true, truncate: true });
+      } catch (error) {
+        this.#fail(error);
+      }
       this.#write('{"experiments":[');
       this.#timer = setInterval(() => this.flush(), FLUSH_INTERVAL_MS);
       Deno.unrefTimer(this.#timer);
@@ -423,16 +436,41 @@ export class ProfileExportWriter implements RequestSink {
     this.#endExperiment();
     this.#finished = true;
     clearInterval(this.#timer);
-    const file = this.#file;
-    if (file === undefined) return;
     this.#write(
       `],"version":${JSON.stringify(header.version)},` +
         `"service_kind":${JSON.stringify(header.serviceKind)},` +
         `"endpoint":${JSON.stringify(header.endpoint)}}\n`,
     );
-    file.close();
+    const file = this.#file;
+    if (file !== undefined) {
+      file.close();
+      this.#file = undefined;
+      try {
+        Deno.renameSync(this.#tempPath, this.path);
+      } catch (error) {
+        this.#fail(error);
+      }
+    }
+    if (this.#failure) throw this.#failure;
+  }
+
+  /**
+   * A write failed (disk full, directory removed): the export stops for the
+   * rest of the run, which goes on; finish() reports the failure.
+   */
+  #fail(error: unknown): void {
+    if (error instanceof Deno.errors.NotCapable) throw error;
+    this.#failure ??= new WriteError(
+      `Cannot write the profile export "${this.path}": ${outputReason(error)}`,
+      this.path,
+    );
+    try {
+      this.#file?.close();
+      Deno.removeSync(this.#tempPath);
+    } catch {
+      // Already closed, or the directory is gone with the file.
+    }
     this.#file = undefined;
-    Deno.renameSync(this.#tempPath, this.path);
   }
 
   #endExperiment(): void {
@@ -491,7 +529,11 @@ export class ProfileExportWriter implements RequestSink {
     }
     const length = encoder.encodeInto(text, this.#scratch).written;
     let written = 0;
-    while (written < length) written += file.writeSync(this.#scratch.subarray(written, length));
+    try {
+      while (written < length) written += file.writeSync(this.#scratch.subarray(written, length));
+    } catch (error) {
+      this.#fail(error);
+    }
   }
 }
 

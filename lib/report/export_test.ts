@@ -2,14 +2,10 @@ import assert from "node:assert/strict";
 import { encodeBytesElements } from "../input/codec.ts";
 import { LatencyHistogram } from "../measure/histogram.ts";
 import { Recorder } from "../measure/recorder.ts";
-import type { WindowData } from "../measure/types.ts";
-import type {
-  InferenceClient,
-  InferOptions,
-  PreparedRequest,
-  RequestTiming,
-  Tensor,
-} from "../protocol/types.ts";
+import type { WindowData } from "../types/results.ts";
+import type { InferenceClient, InferOptions, PreparedRequest } from "../protocol/types.ts";
+import type { RequestTiming } from "../types/timing.ts";
+import type { Tensor } from "../types/tensor.ts";
 import {
   exportTargetProblem,
   parseProfileExport,

@@ -51,3 +51,16 @@ export function formatGeneral(value: number): string {
 export function wholeUs(value: number): number {
   return Math.trunc(value + 1e-9) || 0;
 }
+
+/**
+ * Text from a server (error messages, names) as one printable line: control
+ * characters would let a hostile server rewrite the terminal (ANSI escapes)
+ * or forge report lines, so line breaks become spaces and the rest "\xNN".
+ */
+export function printableLine(text: string): string {
+  return text.replace(/\s*[\r\n]+\s*/g, " ").replace(
+    // deno-lint-ignore no-control-regex
+    /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
+  );
+}

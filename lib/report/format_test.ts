@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { formatGeneral, wholeUs } from "./format.ts";
+import { formatGeneral, printableLine, wholeUs } from "./format.ts";
 
 Deno.test("formatGeneral writes doubles like a default C++ ostream", () => {
   const cases: Array<[number, string]> = [
@@ -39,4 +39,12 @@ Deno.test("wholeUs truncates, forgiving float noise just under an integer", () =
   assert.equal(wholeUs(5.7), 5);
   assert.equal(wholeUs(-0.3), 0);
   assert.equal(Object.is(wholeUs(-0.3), -0), false);
+});
+
+Deno.test("server text is printed as one line without terminal control characters", () => {
+  assert.equal(
+    printableLine("model \x1b[2J\x1b[31mgone\r\n  next\tline\x00\x9b"),
+    "model \\x1b[2J\\x1b[31mgone next\tline\\x00\\x9b",
+  );
+  assert.equal(printableLine("plain: 'ok' é ✓"), "plain: 'ok' é ✓");
 });

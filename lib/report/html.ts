@@ -5,8 +5,8 @@
  * per level and the per-window time series.
  */
 import { LatencyHistogram, windowFigures, windowHistogram } from "../measure/histogram.ts";
-import type { LevelResult, LoadMode } from "../measure/types.ts";
-import { chartSection as section, escapeHtml, htmlPage, SCRIPT } from "./_html_template.ts";
+import type { LevelResult, LoadMode } from "../types/results.ts";
+import { chartSection as section, escapeHtml, htmlPage, SCRIPT } from "./html_template.ts";
 import { latencyComponents, reportedWindows } from "./components.ts";
 import { formatGeneral } from "./format.ts";
 

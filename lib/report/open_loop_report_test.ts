@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { OpenLoopSummary } from "../measure/types.ts";
+import type { OpenLoopSummary } from "../types/results.ts";
 import { formatLevel, formatSummaryTable } from "./console.ts";
 import { formatCsv } from "./csv.ts";
 import { client, level } from "./testdata/fixtures.ts";

@@ -9,12 +9,12 @@ import type {
   ClientSummary,
   LevelResult,
   LoadMode,
-  MeasurementOptions,
   OpenLoopSummary,
   ServerSummary,
   WindowData,
-} from "../measure/types.ts";
-import type { GpuMetrics } from "../measure/gpu_metrics.ts";
+} from "../types/results.ts";
+import type { MeasurementOptions } from "../measure/plan.ts";
+import type { GpuMetrics } from "../types/results.ts";
 import { latencyComponents, reportedWindows } from "./components.ts";
 
 /** Bumped when a field changes meaning or goes away (additions keep it). */

@@ -1,6 +1,6 @@
 /** What a simulated model computes: real outputs, so clients can validate them. */
-import type { ParameterValue, Tensor } from "../protocol/types.ts";
-import { type Datatype, elementCount, elementSize } from "../input/datatype.ts";
+import type { ParameterValue, Tensor } from "../types/tensor.ts";
+import { type Datatype, elementCount, elementSize } from "../types/datatype.ts";
 import type { ModelSpec } from "./config.ts";
 
 /** What a stateful behaviour keeps for one live sequence between its requests. */

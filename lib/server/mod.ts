@@ -1,8 +1,10 @@
 /**
  * The reference inference server: simulated models with known latency,
  * instances and batching behind a KServe v2 / Triton HTTP front end and a
- * Prometheus metrics endpoint. `inferperf demo` profiles it; tests use it as
- * ground truth.
+ * Prometheus metrics endpoint, and gRPC (KServe and TF Serving) on our
+ * HTTP/2 layer. `inferperf demo` profiles it; tests use it as ground truth.
+ * May import lib/types, lib/input and lib/protocol (the wire formats it
+ * shares with the clients); only lib/commands imports it.
  *
  * @module
  */

@@ -3,8 +3,8 @@
  * scheduler over N instances with optional dynamic batching, simulated compute
  * time, and Triton-style statistics. Independent of any transport.
  */
-import type { Tensor } from "../protocol/types.ts";
-import { elementCount, elementSize } from "../input/datatype.ts";
+import type { Tensor } from "../types/tensor.ts";
+import { elementCount, elementSize } from "../types/datatype.ts";
 import { decodeBytesElements } from "../input/codec.ts";
 import type { ComputeDistribution, ModelSpec } from "./config.ts";
 import { type Behaviour, createBehaviour, type SequenceState } from "./behaviour.ts";

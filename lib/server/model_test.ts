@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { Tensor } from "../protocol/types.ts";
+import type { Tensor } from "../types/tensor.ts";
 import { type ModelConfig, resolveModelSpecs } from "./config.ts";
 import { type Clock, type CoreRequest, realClock, SimulatedModel } from "./model.ts";
 import { ServerError } from "./errors.ts";

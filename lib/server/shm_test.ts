@@ -3,7 +3,9 @@ import { GrpcClient } from "../protocol/grpc/client.ts";
 import { KServeHttpClient } from "../protocol/kserve_http.ts";
 import { InferError } from "../protocol/errors.ts";
 import { SystemSharedMemory } from "../protocol/shm.ts";
-import type { InferenceClient, InferRequest, RequestTiming } from "../protocol/types.ts";
+import type { InferenceClient } from "../protocol/types.ts";
+import type { InferRequest } from "../types/tensor.ts";
+import type { RequestTiming } from "../types/timing.ts";
 import { startServer } from "./server.ts";
 import type { SharedMemoryControl } from "../protocol/shm.ts";
 

@@ -18,7 +18,7 @@ import {
   TfServingMessages,
 } from "../protocol/grpc/messages.ts";
 import { ProtocolError } from "../protocol/errors.ts";
-import type { Tensor } from "../protocol/types.ts";
+import type { Tensor } from "../types/tensor.ts";
 import type { ModelSpec } from "./config.ts";
 import { ServerError } from "./errors.ts";
 import type { SimulatedModel } from "./model.ts";

@@ -3,7 +3,7 @@ import { InferError } from "../protocol/errors.ts";
 import { encodeMessage, TfServingMessages } from "../protocol/grpc/messages.ts";
 import { Status } from "../protocol/grpc/wire.ts";
 import { tensorFromProto, TfServingClient } from "../protocol/tfserving.ts";
-import type { RequestTiming } from "../protocol/types.ts";
+import type { RequestTiming } from "../types/timing.ts";
 import { startServer } from "./server.ts";
 
 const int32 = (values: number[]) => new Uint8Array(new Int32Array(values).buffer);

@@ -6,7 +6,7 @@
  * compute time; `GET /ping` for health. Errors in TorchServe's shape.
  */
 import { decodeBytesElements, encodeBytesElements, tensorToJson } from "../input/codec.ts";
-import type { Tensor } from "../protocol/types.ts";
+import type { Tensor } from "../types/tensor.ts";
 import { ServerError, type ServerErrorCode } from "./errors.ts";
 import type { SimulatedModel } from "./model.ts";
 import type { ModelRepository } from "./repository.ts";

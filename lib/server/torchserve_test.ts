@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { decodeBytesElements, encodeBytesElements } from "../input/codec.ts";
 import { InputError } from "../input/errors.ts";
 import { TORCHSERVE_INPUT, TorchServeClient } from "../protocol/torchserve.ts";
-import type { RequestTiming } from "../protocol/types.ts";
+import type { RequestTiming } from "../types/timing.ts";
 import { startServer } from "./server.ts";
 
 function timing(): RequestTiming {

@@ -6,7 +6,7 @@
  * Writes are synchronous so that a third Ctrl-C can still save.
  */
 import { optionLabel, OPTIONS } from "../cli/options.ts";
-import type { LevelResult } from "../measure/types.ts";
+import type { LevelResult } from "../types/results.ts";
 import { pointKey, type Settings, type SweepPoint } from "./config.ts";
 
 /** A checkpoint that can not be used: unreadable, corrupt or from other settings. */

@@ -2,20 +2,17 @@
  * Sweep configuration: raw options (command line over --config YAML) -> the
  * matrix of points. Every combination of models and the values of the
  * [sweep] options is a series; each load value of a series is a point,
- * measured with its own ProfileConfig built by the normal validation.
+ * measured with its own ProfilePlan built by the normal validation.
  */
-import {
-  buildProfileConfig,
-  type ProfileConfig,
-  type RawOptions,
-  type RawValue,
-  UsageError,
-} from "../cli/config.ts";
+import { buildProfileConfig } from "../cli/config.ts";
+import type { ProfilePlan } from "../profile/plan.ts";
+import type { RawOptions, RawValue } from "../cli/options.ts";
+import { UsageError } from "../types/errors.ts";
 import { optionDef, optionLabel } from "../cli/options.ts";
-import { parseRange, type Range, rangeLevels } from "../cli/range.ts";
+import { parseRange, type Range, rangeLevels } from "../load/range.ts";
 import { REPORTED_PERCENTILES } from "../measure/stats.ts";
 import { formatGeneral } from "../report/format.ts";
-import type { LoadMode } from "../measure/types.ts";
+import type { LoadMode } from "../types/results.ts";
 import { constraintText, type Goals, parseGoals } from "./goals.ts";
 
 /** One measurement of a sweep: what is measured at which load. */
@@ -56,7 +53,7 @@ export interface Series {
   /** The load values: a list, or an open-ended range (until the latency threshold). */
   loads: readonly number[] | Range;
   /** Validated configuration of the first point. */
-  config: ProfileConfig;
+  config: ProfilePlan;
 }
 
 /** Values that decide what a measurement means: a checkpoint is only resumed with equal ones. */
@@ -100,8 +97,8 @@ const NOT_IN_SWEEPS = ["binary-search", "request-intervals", "verbose-csv"];
 
 const DEFAULT_INPUT_DATA = "random";
 
-/** The ProfileConfig fields that make up Settings, under their option names. */
-const SETTINGS: Array<[string, (c: ProfileConfig) => Settings[string]]> = [
+/** The ProfilePlan fields that make up Settings, under their option names. */
+const SETTINGS: Array<[string, (c: ProfilePlan) => Settings[string]]> = [
   ["url", (c) => c.url],
   ["model-version", (c) => c.modelVersion],
   ["service-kind", (c) => c.serviceKind],
@@ -125,7 +122,7 @@ const SETTINGS: Array<[string, (c: ProfileConfig) => Settings[string]]> = [
   ["header", (c) => Object.entries(c.headers).map(([k, v]) => `${k}: ${v}`)],
 ];
 
-function settingsOf(config: ProfileConfig): Settings {
+function settingsOf(config: ProfilePlan): Settings {
   return Object.fromEntries(SETTINGS.map(([name, read]) => [name, read(config)]));
 }
 
@@ -323,8 +320,8 @@ export function countPoints(sweep: SweepConfig): number | undefined {
   return total;
 }
 
-/** The ProfileConfig that measures one load value of a series, as a single level. */
-export function pointConfig(series: Series, value: number): ProfileConfig {
+/** The ProfilePlan that measures one load value of a series, as a single level. */
+export function pointConfig(series: Series, value: number): ProfilePlan {
   const level = { start: value, end: value, step: 1 };
   return series.point.mode === "concurrency"
     ? { ...series.config, concurrency: level, latencyThresholdMs: 0 }

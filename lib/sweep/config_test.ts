@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { buildProfileConfig, parseArgv } from "../cli/config.ts";
+import { buildProfileConfig } from "../cli/config.ts";
+import { parseArgv } from "../cli/args.ts";
 import { readConfigFile } from "../cli/yaml.ts";
 import { usageErrors } from "../cli/testdata/usage_errors.ts";
 import {
@@ -60,7 +61,7 @@ Deno.test("the placeholder fixture expands to models x data sets x batch sizes x
   assert.deepEqual(config.settings.header, ["X-Sweep: placeholders"]);
 });
 
-Deno.test("command-line sweep values: lists and ranges; each point is a normal ProfileConfig", () => {
+Deno.test("command-line sweep values: lists and ranges; each point is a normal ProfilePlan", () => {
   const config = sweep(
     "--profile-models",
     "a",

@@ -3,8 +3,8 @@
  * maximize or minimize) and constraints (bounds on metrics), as Model
  * Analyzer's objectives and constraints.
  */
-import { UsageError } from "../cli/config.ts";
-import type { LevelResult } from "../measure/types.ts";
+import { UsageError } from "../types/errors.ts";
+import type { LevelResult } from "../types/results.ts";
 import { formatGeneral } from "../report/format.ts";
 
 export interface Metric {

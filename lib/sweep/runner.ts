@@ -6,12 +6,12 @@
  * sweeps do; the decision is taken from stored points too, so a resumed sweep
  * measures exactly what an uninterrupted one would.
  */
-import type { ProfileConfig } from "../cli/config.ts";
+import type { ProfilePlan } from "../profile/plan.ts";
 import { UnstableError } from "../load/sweep.ts";
 import { NoValidRequestsError } from "../measure/level.ts";
-import type { LevelResult } from "../measure/types.ts";
-import { InputError } from "../profile/inputs.ts";
-import { Interrupt } from "../profile/interrupt.ts";
+import type { LevelResult } from "../types/results.ts";
+import { InputError } from "../input/errors.ts";
+import { Interrupt } from "../measure/interrupt.ts";
 import { stabilizingLatency } from "../measure/stability.ts";
 import { runProfile } from "../profile/run.ts";
 import { InferError, ProtocolError, TimeoutError } from "../protocol/errors.ts";
@@ -63,7 +63,7 @@ export interface SweepOutcome {
 
 /** Measures one point; the default runs a single-level profile. */
 export type MeasurePoint = (
-  config: ProfileConfig,
+  config: ProfilePlan,
   options: { interrupt: Interrupt },
 ) => Promise<LevelResult>;
 
@@ -71,7 +71,7 @@ export type MeasurePoint = (
 const POINT_ERRORS = [InputError, InferError, TimeoutError, ProtocolError, NoValidRequestsError];
 
 async function measureWithProfile(
-  config: ProfileConfig,
+  config: ProfilePlan,
   options: { interrupt: Interrupt },
 ): Promise<LevelResult> {
   try {

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { parseArgv, type ProfileConfig } from "../cli/config.ts";
-import type { LevelResult } from "../measure/types.ts";
-import { InputError } from "../profile/inputs.ts";
-import { Interrupt } from "../profile/interrupt.ts";
+import { parseArgv } from "../cli/args.ts";
+import type { ProfilePlan } from "../profile/plan.ts";
+import type { LevelResult } from "../types/results.ts";
+import { InputError } from "../input/errors.ts";
+import { Interrupt } from "../measure/interrupt.ts";
 import { ConnectionError } from "../protocol/errors.ts";
 import { CheckpointStore } from "./checkpoint.ts";
 import { buildSweepConfig, goalsText, pointKey, type SweepConfig } from "./config.ts";
@@ -10,7 +11,7 @@ import { type MeasurePoint, runSweep } from "./runner.ts";
 import { record } from "./testdata/records.ts";
 
 /** Latency grows 10 ms per concurrency; model "wobbly" never stabilizes at 2. */
-function fakeResult(config: ProfileConfig): LevelResult {
+function fakeResult(config: ProfilePlan): LevelResult {
   const value = config.concurrency.start;
   const r = record(
     { model: config.model, batchSize: config.batchSize, value },

@@ -1,5 +1,13 @@
-/** Test helper of the command-line configuration tests. */
-import { UsageError } from "../config.ts";
+/** Test helpers of the command-line configuration tests. */
+import type { ProfilePlan } from "../../profile/plan.ts";
+import { UsageError } from "../../types/errors.ts";
+import { parseArgv } from "../args.ts";
+import { buildProfileConfig } from "../config.ts";
+
+/** The plan of a command line. */
+export function config(...argv: string[]): ProfilePlan {
+  return buildProfileConfig(parseArgv(argv).options);
+}
 
 /** The messages of the UsageError that `fn` throws (other errors pass through). */
 export function usageErrors(fn: () => unknown): string[] {

@@ -10,15 +10,16 @@
  * interval (worker.ts FLUSH_MS) after it completed, so it may count in the
  * next window; its times themselves are exact on this thread's clock.
  */
-import { startAlarmThread } from "../../load/_alarm.ts";
-import { type ProfileConfig, UsageError } from "../../cli/config.ts";
+import { startAlarmThread } from "../../load/alarm.ts";
+import type { ProfilePlan } from "../plan.ts";
+import { UsageError } from "../../types/errors.ts";
 import { InputError } from "../../input/errors.ts";
 import type { LevelLoad } from "../../measure/level.ts";
 import type { RequestRecorder } from "../../measure/recorder.ts";
 import { ConnectionError, InferError, TimeoutError } from "../../protocol/errors.ts";
-import type { ModelInfo } from "../../protocol/types.ts";
-import type { PartStart } from "../loads.ts";
-import type { RequestTracer } from "../run.ts";
+import type { ModelInfo } from "../../types/model.ts";
+import type { PartStart } from "../../load/levels.ts";
+import type { RequestTracer } from "../../report/export.ts";
 import { RemoteRequests, replay } from "./records.ts";
 import type { FromWorker, ToWorker, WorkerFailure } from "./worker.ts";
 
@@ -98,7 +99,7 @@ export class WorkerPool {
    * clients saw of each request as it is replayed.
    */
   static async open(
-    config: ProfileConfig,
+    config: ProfilePlan,
     options: { model: ModelInfo; tracer?: RequestTracer },
   ): Promise<WorkerPool> {
     checkReadable(Deno.mainModule);

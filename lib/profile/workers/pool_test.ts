@@ -5,10 +5,12 @@
  * given with the error the level's value names. No server is involved.
  */
 import assert from "node:assert/strict";
-import { buildProfileConfig, parseArgv, UsageError } from "../../cli/config.ts";
+import { buildProfileConfig } from "../../cli/config.ts";
+import { parseArgv } from "../../cli/args.ts";
+import { UsageError } from "../../types/errors.ts";
 import { InputError } from "../../input/errors.ts";
 import { Recorder } from "../../measure/recorder.ts";
-import type { ModelInfo } from "../../protocol/types.ts";
+import type { ModelInfo } from "../../types/model.ts";
 import { WorkerPool } from "./pool.ts";
 import type { FromWorker, ToWorker, WorkerFailure } from "./worker.ts";
 

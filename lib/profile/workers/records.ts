@@ -8,8 +8,9 @@
  */
 import type { RequestRecorder } from "../../measure/recorder.ts";
 import { GrowableArray } from "../../measure/samples.ts";
-import { isTokenTiming, type TokenTiming } from "../../measure/types.ts";
-import type { InferRequest, RequestTiming, Tensor } from "../../protocol/types.ts";
+import { isTokenTiming, type TokenTiming } from "../../types/timing.ts";
+import type { InferRequest, Tensor } from "../../types/tensor.ts";
+import type { RequestTiming } from "../../types/timing.ts";
 import type { ProfileExportWriter, SeenRequest } from "../../report/export.ts";
 
 const VALID = 0;

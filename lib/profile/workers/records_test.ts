@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { RequestRecorder } from "../../measure/recorder.ts";
-import type { TokenTiming } from "../../measure/types.ts";
-import type { RequestTiming } from "../../protocol/types.ts";
+import type { TokenTiming } from "../../types/timing.ts";
+import type { RequestTiming } from "../../types/timing.ts";
 import { RecordBatch, replay } from "./records.ts";
 
 /** Notes every call as the Recorder would receive it. */

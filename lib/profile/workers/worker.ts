@@ -2,20 +2,21 @@
  * A load worker thread (--workers N > 1): main.ts runs serveLoadWorker()
  * when it finds itself started as a Web Worker by pool.ts. The worker
  * builds its own client and requests from the cloned configuration and
- * model, drives its part of each level (loads.ts planPart) and sends what
+ * model, drives its part of each level (lib/load/levels.ts planPart, the code the
+ * main thread runs without workers) and sends what
  * completed in batches (records.ts), every FLUSH_MS and before it reports
  * "drained" or "stopped", so the main thread has every record by then.
  *
  * Messages in: init, then start / stop for each level (see ToWorker).
  * Messages out: loaded, ready, records, drained, stopped, alarm, error (see FromWorker).
  */
-import type { AlarmSetup } from "../../load/_alarm.ts";
-import type { ProfileConfig } from "../../cli/config.ts";
+import type { AlarmSetup } from "../../load/alarm.ts";
+import type { ProfilePlan } from "../plan.ts";
 import type { Part } from "../../load/split.ts";
-import type { ModelInfo } from "../../protocol/types.ts";
-import { loadInputs, type PartLoad, type PartStart, planPart } from "../loads.ts";
-import { createClient } from "../run.ts";
-import { buildServiceRequests } from "../service_kinds.ts";
+import type { ModelInfo } from "../../types/model.ts";
+import { type PartLoad, type PartStart, planPart } from "../../load/levels.ts";
+import { buildServiceRequests, createClient } from "../../protocol/kinds/mod.ts";
+import { loadInputs } from "../inputs.ts";
 import { RecordBatch, type RecordMessage } from "./records.ts";
 
 /**
@@ -25,7 +26,7 @@ import { RecordBatch, type RecordMessage } from "./records.ts";
 const FLUSH_MS = 5;
 
 export type ToWorker =
-  | { type: "init"; config: ProfileConfig; model: ModelInfo; part: Part; timeOrigin: number }
+  | { type: "init"; config: ProfilePlan; model: ModelInfo; part: Part; timeOrigin: number }
   /** `level.startMs` is on the main thread's clock. */
   | { type: "start"; level: PartStart }
   | { type: "stop" };
@@ -46,7 +47,7 @@ export type FromWorker =
   | { type: "drained"; serial: number }
   | { type: "stopped" }
   | { type: "error"; error: WorkerFailure }
-  /** Start the thread of an open-loop alarm of this worker's (see lib/load/_alarm.ts). */
+  /** Start the thread of an open-loop alarm of this worker's (see lib/load/alarm.ts). */
   | { type: "alarm"; setup: AlarmSetup };
 
 interface WorkerScope {
@@ -100,7 +101,7 @@ export function serveLoadWorker(): void {
           spawn: (setup: AlarmSetup & { port: MessagePort }) =>
             scope.postMessage({ type: "alarm", setup }, [setup.port]),
         };
-        load = await planPart(client, { config, model, part, alarm, ...inputs });
+        load = await planPart(client, { plan: config, model, part, alarm, ...inputs });
         mainOffsetMs = message.timeOrigin - performance.timeOrigin;
         post({ type: "ready", timeOrigin: performance.timeOrigin });
         return;

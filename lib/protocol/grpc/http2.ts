@@ -13,105 +13,49 @@
  */
 import { encodeHeaders, HpackDecoder, HpackError } from "./hpack.ts";
 
-const PREFACE = new TextEncoder().encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+import { FrameReader } from "./_frame_reader.ts";
+import { FrameWriter } from "./_frame_writer.ts";
+import {
+  CONTINUATION,
+  DATA,
+  DEFAULT_MAX_FRAME,
+  DEFAULT_WINDOW,
+  ErrorCode,
+  errorName,
+  FLAG_ACK,
+  FLAG_END_HEADERS,
+  FLAG_END_STREAM,
+  FLAG_PADDED,
+  FLAG_PRIORITY,
+  GOAWAY,
+  HEADERS,
+  Http2Error,
+  MAX_STREAM_ID,
+  MAX_WINDOW,
+  PING,
+  PREFACE,
+  PRIORITY,
+  PUSH_PROMISE,
+  readUint32,
+  RECEIVE_MAX_FRAME,
+  RECEIVE_WINDOW,
+  RST_STREAM,
+  SETTINGS,
+  SETTINGS_ENABLE_PUSH,
+  SETTINGS_HEADER_TABLE_SIZE,
+  SETTINGS_INITIAL_WINDOW_SIZE,
+  SETTINGS_MAX_CONCURRENT_STREAMS,
+  SETTINGS_MAX_FRAME_SIZE,
+  StreamResetError,
+  type Transport,
+  unpad,
+  WINDOW_UPDATE,
+} from "./_frames.ts";
 
-const DATA = 0x0;
-const HEADERS = 0x1;
-const PRIORITY = 0x2;
-const RST_STREAM = 0x3;
-const SETTINGS = 0x4;
-const PUSH_PROMISE = 0x5;
-const PING = 0x6;
-const GOAWAY = 0x7;
-const WINDOW_UPDATE = 0x8;
-const CONTINUATION = 0x9;
+import { Http2Stream, type StreamHandler } from "./_stream.ts";
 
-const FLAG_END_STREAM = 0x1;
-const FLAG_ACK = 0x1;
-const FLAG_END_HEADERS = 0x4;
-const FLAG_PADDED = 0x8;
-const FLAG_PRIORITY = 0x20;
-
-const SETTINGS_HEADER_TABLE_SIZE = 0x1;
-const SETTINGS_ENABLE_PUSH = 0x2;
-const SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
-const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
-const SETTINGS_MAX_FRAME_SIZE = 0x5;
-
-/** RFC 9113 section 7 error codes used here. */
-export const ErrorCode = {
-  NO_ERROR: 0x0,
-  PROTOCOL_ERROR: 0x1,
-  INTERNAL_ERROR: 0x2,
-  FLOW_CONTROL_ERROR: 0x3,
-  STREAM_CLOSED: 0x5,
-  FRAME_SIZE_ERROR: 0x6,
-  REFUSED_STREAM: 0x7,
-  CANCEL: 0x8,
-  COMPRESSION_ERROR: 0x9,
-} as const;
-
-const FRAME_HEADER = 9;
-const DEFAULT_WINDOW = 65535;
-const DEFAULT_MAX_FRAME = 16384;
-const MAX_WINDOW = 2 ** 31 - 1;
-/** What we let the peer send before it must wait for a WINDOW_UPDATE: large, we read eagerly. */
-const RECEIVE_WINDOW = 2 ** 30;
-const RECEIVE_MAX_FRAME = 2 ** 18;
-const MAX_STREAM_ID = 2 ** 31 - 1;
-
-/** The connection failed or the peer broke the protocol; every open stream ends with it. */
-export class Http2Error extends Error {
-  override name = "Http2Error";
-  constructor(message: string, readonly code: number = ErrorCode.PROTOCOL_ERROR) {
-    super(message);
-  }
-}
-
-/** The peer reset one stream (RST_STREAM), or a GOAWAY excluded it (retryable). */
-export class StreamResetError extends Error {
-  override name = "StreamResetError";
-  constructor(message: string, readonly code: number, readonly retryable = false) {
-    super(message);
-  }
-}
-
-export interface Transport {
-  /** Writes all of `bytes`; the session reuses the buffer once the promise settles. */
-  write(bytes: Uint8Array): Promise<unknown>;
-  close(): void;
-}
-
-/** Receives one stream's events. Handlers run synchronously inside receive(). */
-export interface StreamHandler {
-  /** A complete header block: `fields` is name, value, name, value... valid during the call. */
-  headers(stream: Http2Stream, fields: readonly string[], endStream: boolean): void;
-  /** A DATA payload (padding removed), valid during the call. */
-  data(stream: Http2Stream, data: Uint8Array, endStream: boolean): void;
-  /** The stream ended abnormally: reset by the peer, or the connection ended. */
-  reset(stream: Http2Stream, error: Error): void;
-}
-
-interface PendingData {
-  data: Uint8Array;
-  offset: number;
-  endStream: boolean;
-}
-
-export class Http2Stream {
-  /** Flow-control credit the peer granted for this stream. */
-  sendWindow: number;
-  /** Received octets not yet acknowledged with a WINDOW_UPDATE. */
-  unacked = 0;
-  localClosed = false;
-  remoteClosed = false;
-  /** DATA waiting for flow-control credit, in order. */
-  pending: PendingData[] = [];
-
-  constructor(readonly id: number, public handler: StreamHandler, sendWindow: number) {
-    this.sendWindow = sendWindow;
-  }
-}
+export { ErrorCode, errorName, Http2Error, StreamResetError, type Transport } from "./_frames.ts";
+export { Http2Stream, type StreamHandler } from "./_stream.ts";
 
 export interface SessionOptions {
   role: "client" | "server";
@@ -136,11 +80,9 @@ export class Http2Session {
   readonly #fields: string[] = [];
   #nextStreamId: number;
   #lastPeerStreamId = 0;
-  #prefaceMissing: number;
 
   // Receiving.
-  #buffer = new Uint8Array(64 * 1024);
-  #buffered = 0;
+  readonly #reader: FrameReader;
   #connectionUnacked = 0;
   /** A header block split over CONTINUATION frames. */
   #headerBuffer: Uint8Array | undefined;
@@ -149,11 +91,7 @@ export class Http2Session {
   #headerFlags = 0;
 
   // Sending.
-  #out = new Uint8Array(64 * 1024);
-  #outLength = 0;
-  #spare = new Uint8Array(64 * 1024);
-  #writing = false;
-  #flushScheduled = false;
+  readonly #writer: FrameWriter;
   #sendWindow = DEFAULT_WINDOW;
   #peerInitialWindow = DEFAULT_WINDOW;
   #peerMaxFrame = DEFAULT_MAX_FRAME;
@@ -164,37 +102,38 @@ export class Http2Session {
   #goaway = false;
   #closeNotified = false;
   #error: Error | undefined;
-  readonly #flush = (): void => {
-    this.#flushScheduled = false;
-    if (!this.#writing) this.#writeLoop();
-  };
 
   constructor(transport: Transport, options: SessionOptions) {
     this.#transport = transport;
+    this.#writer = new FrameWriter(transport, {
+      failed: (error) => this.#fail(error, false),
+      idle: () => {
+        if (this.#closed) this.#closeTransport();
+      },
+    });
     this.#role = options.role;
     this.#onStream = options.onStream;
     this.#onClose = options.onClose;
     this.#nextStreamId = options.role === "client" ? 1 : 2;
-    this.#prefaceMissing = options.role === "server" ? PREFACE.length : 0;
-    if (options.role === "client") this.#append(PREFACE);
+    this.#reader = new FrameReader({
+      preface: options.role === "server",
+      onFrame: (type, flags, id, payload) => this.#frame(type, flags, id, payload),
+      stopped: () => this.#closed,
+    });
+    if (options.role === "client") this.#writer.append(PREFACE);
     const settings: Array<[number, number]> = [
       [SETTINGS_INITIAL_WINDOW_SIZE, RECEIVE_WINDOW],
       [SETTINGS_MAX_FRAME_SIZE, RECEIVE_MAX_FRAME],
     ];
     if (options.role === "client") settings.push([SETTINGS_ENABLE_PUSH, 0]);
     else settings.push([SETTINGS_MAX_CONCURRENT_STREAMS, options.maxConcurrentStreams ?? 1024]);
-    this.#writeFrameHeader(settings.length * 6, { type: SETTINGS, flags: 0, stream: 0 });
+    this.#writer.header(settings.length * 6, { type: SETTINGS, flags: 0, stream: 0 });
     for (const [id, value] of settings) {
-      this.#reserve(6);
-      const out = this.#out;
-      let o = this.#outLength;
-      out[o++] = id >> 8;
-      out[o++] = id & 0xff;
-      o = writeUint32(out, o, value);
-      this.#outLength = o;
+      this.#writer.uint16(id);
+      this.#writer.uint32(value);
     }
     this.#windowUpdate(0, RECEIVE_WINDOW - DEFAULT_WINDOW);
-    this.#scheduleFlush();
+    this.#writer.scheduleFlush();
   }
 
   /** False once the session cannot carry new streams (closed, GOAWAY, ids exhausted). */
@@ -237,13 +176,13 @@ export class Http2Session {
       const last = offset + size === block.length;
       const flags = (last ? FLAG_END_HEADERS : 0) |
         (type === HEADERS && endStream ? FLAG_END_STREAM : 0);
-      this.#writeFrameHeader(size, { type, flags, stream: stream.id });
-      this.#append(block.subarray(offset, offset + size));
+      this.#writer.header(size, { type, flags, stream: stream.id });
+      this.#writer.append(block.subarray(offset, offset + size));
       offset += size;
       type = CONTINUATION;
     } while (offset < block.length);
     if (endStream) this.#localEnd(stream);
-    this.#scheduleFlush();
+    this.#writer.scheduleFlush();
   }
 
   /**
@@ -261,7 +200,7 @@ export class Http2Session {
       stream.pending.push({ data, offset, endStream });
       this.#blocked.add(stream);
     }
-    this.#scheduleFlush();
+    this.#writer.scheduleFlush();
   }
 
   /** Abandons a stream (RST_STREAM); its handler is not called again. */
@@ -269,27 +208,16 @@ export class Http2Session {
     if (!this.#streams.has(stream.id)) return;
     this.#forget(stream);
     if (this.#closed) return;
-    this.#writeFrameHeader(4, { type: RST_STREAM, flags: 0, stream: stream.id });
-    this.#reserve(4);
-    this.#outLength = writeUint32(this.#out, this.#outLength, code);
-    this.#scheduleFlush();
+    this.#writer.header(4, { type: RST_STREAM, flags: 0, stream: stream.id });
+    this.#writer.uint32(code);
+    this.#writer.scheduleFlush();
   }
 
   /** Feeds bytes read from the transport; `chunk` may be reused by the caller afterwards. */
   receive(chunk: Uint8Array): void {
     if (this.#closed) return;
     try {
-      let bytes = chunk;
-      if (this.#prefaceMissing > 0) bytes = this.#checkPreface(bytes);
-      if (this.#buffered === 0) {
-        const used = this.#parse(bytes, bytes.length);
-        if (used < bytes.length) this.#keep(bytes.subarray(used));
-      } else {
-        this.#keep(bytes);
-        const used = this.#parse(this.#buffer, this.#buffered);
-        this.#buffer.copyWithin(0, used, this.#buffered);
-        this.#buffered -= used;
-      }
+      this.#reader.receive(chunk);
     } catch (error) {
       const failure = error instanceof Http2Error
         ? error
@@ -314,55 +242,10 @@ export class Http2Session {
 
   // ---- receiving ----
 
-  #checkPreface(bytes: Uint8Array): Uint8Array {
-    const start = PREFACE.length - this.#prefaceMissing;
-    const n = Math.min(this.#prefaceMissing, bytes.length);
-    for (let i = 0; i < n; i++) {
-      if (bytes[i] !== PREFACE[start + i]) {
-        throw new Http2Error("The client did not send the HTTP/2 connection preface");
-      }
-    }
-    this.#prefaceMissing -= n;
-    return bytes.subarray(n);
-  }
-
-  #keep(bytes: Uint8Array): void {
-    const needed = this.#buffered + bytes.length;
-    if (needed > this.#buffer.length) {
-      const next = new Uint8Array(Math.max(needed, this.#buffer.length * 2));
-      next.set(this.#buffer.subarray(0, this.#buffered));
-      this.#buffer = next;
-    }
-    this.#buffer.set(bytes, this.#buffered);
-    this.#buffered = needed;
-  }
-
-  /** Handles every complete frame in bytes[0, end); returns the octets consumed. */
-  #parse(bytes: Uint8Array, end: number): number {
-    let pos = 0;
-    while (end - pos >= FRAME_HEADER && !this.#closed) {
-      const length = (bytes[pos] << 16) | (bytes[pos + 1] << 8) | bytes[pos + 2];
-      if (length > RECEIVE_MAX_FRAME) {
-        throw new Http2Error(
-          `Frame of ${length} octets exceeds ${RECEIVE_MAX_FRAME}`,
-          ErrorCode.FRAME_SIZE_ERROR,
-        );
-      }
-      if (end - pos < FRAME_HEADER + length) break;
-      const type = bytes[pos + 3];
-      const flags = bytes[pos + 4];
-      const stream = readUint32(bytes, pos + 5) & MAX_STREAM_ID;
-      const payload = bytes.subarray(pos + FRAME_HEADER, pos + FRAME_HEADER + length);
-      pos += FRAME_HEADER + length;
-      if (this.#headerBuffer !== undefined && type !== CONTINUATION) {
-        throw new Http2Error("Expected a CONTINUATION frame");
-      }
-      this.#frame(type, flags, stream, payload);
-    }
-    return pos;
-  }
-
   #frame(type: number, flags: number, id: number, payload: Uint8Array): void {
+    if (this.#headerBuffer !== undefined && type !== CONTINUATION) {
+      throw new Http2Error("Expected a CONTINUATION frame");
+    }
     switch (type) {
       case DATA:
         return this.#onData(flags, id, payload);
@@ -517,9 +400,9 @@ export class Http2Session {
         // The encoder never indexes and the server never pushes.
       }
     }
-    this.#writeFrameHeader(0, { type: SETTINGS, flags: FLAG_ACK, stream: 0 });
+    this.#writer.header(0, { type: SETTINGS, flags: FLAG_ACK, stream: 0 });
     this.#resumeBlocked();
-    this.#scheduleFlush();
+    this.#writer.scheduleFlush();
   }
 
   #onPing(flags: number, payload: Uint8Array): void {
@@ -527,9 +410,9 @@ export class Http2Session {
       throw new Http2Error("PING frame of wrong size", ErrorCode.FRAME_SIZE_ERROR);
     }
     if (flags & FLAG_ACK) return;
-    this.#writeFrameHeader(8, { type: PING, flags: FLAG_ACK, stream: 0 });
-    this.#append(payload);
-    this.#scheduleFlush();
+    this.#writer.header(8, { type: PING, flags: FLAG_ACK, stream: 0 });
+    this.#writer.append(payload);
+    this.#writer.scheduleFlush();
   }
 
   #onGoaway(payload: Uint8Array): void {
@@ -582,7 +465,7 @@ export class Http2Session {
       stream.sendWindow += increment;
     }
     this.#resumeBlocked();
-    this.#scheduleFlush();
+    this.#writer.scheduleFlush();
   }
 
   #remoteEnd(stream: Http2Stream): void {
@@ -625,9 +508,8 @@ export class Http2Session {
       stream.localClosed = stream.remoteClosed = true;
       stream.handler.reset(stream, error);
     }
-    if (sendFirst && this.#outLength > 0) {
-      if (!this.#writing) this.#writeLoop();
-    } else if (!this.#writing) this.#closeTransport();
+    if (sendFirst && this.#writer.queued > 0) this.#writer.flush();
+    else if (!this.#writer.writing) this.#closeTransport();
     this.#notifyClose(
       error instanceof Http2Error && error.code === ErrorCode.NO_ERROR ? undefined : error,
     );
@@ -651,12 +533,12 @@ export class Http2Session {
       if (remaining > 0 && credit <= 0) return offset;
       const size = remaining === 0 ? 0 : Math.min(remaining, max, credit);
       const last = offset + size === data.length;
-      this.#writeFrameHeader(size, {
+      this.#writer.header(size, {
         type: DATA,
         flags: last && endStream ? FLAG_END_STREAM : 0,
         stream: stream.id,
       });
-      this.#append(data.subarray(offset, offset + size));
+      this.#writer.append(data.subarray(offset, offset + size));
       offset += size;
       this.#sendWindow -= size;
       stream.sendWindow -= size;
@@ -682,83 +564,22 @@ export class Http2Session {
   }
 
   #windowUpdate(id: number, increment: number): void {
-    this.#writeFrameHeader(4, { type: WINDOW_UPDATE, flags: 0, stream: id });
-    this.#reserve(4);
-    this.#outLength = writeUint32(this.#out, this.#outLength, increment);
+    this.#writer.header(4, { type: WINDOW_UPDATE, flags: 0, stream: id });
+    this.#writer.uint32(increment);
   }
 
   #writeRst(id: number, code: number): void {
-    this.#writeFrameHeader(4, { type: RST_STREAM, flags: 0, stream: id });
-    this.#reserve(4);
-    this.#outLength = writeUint32(this.#out, this.#outLength, code);
-    this.#scheduleFlush();
+    this.#writer.header(4, { type: RST_STREAM, flags: 0, stream: id });
+    this.#writer.uint32(code);
+    this.#writer.scheduleFlush();
   }
 
   #sendGoaway(code: number, message = ""): void {
     const detail = new TextEncoder().encode(message);
-    this.#writeFrameHeader(8 + detail.length, { type: GOAWAY, flags: 0, stream: 0 });
-    this.#reserve(8);
-    let o = writeUint32(this.#out, this.#outLength, this.#lastPeerStreamId);
-    o = writeUint32(this.#out, o, code);
-    this.#outLength = o;
-    this.#append(detail);
-  }
-
-  #writeFrameHeader(length: number, frame: { type: number; flags: number; stream: number }): void {
-    this.#reserve(FRAME_HEADER);
-    const out = this.#out;
-    const o = this.#outLength;
-    out[o] = length >>> 16;
-    out[o + 1] = (length >>> 8) & 0xff;
-    out[o + 2] = length & 0xff;
-    out[o + 3] = frame.type;
-    out[o + 4] = frame.flags;
-    writeUint32(out, o + 5, frame.stream);
-    this.#outLength = o + FRAME_HEADER;
-  }
-
-  #append(bytes: Uint8Array): void {
-    this.#reserve(bytes.length);
-    this.#out.set(bytes, this.#outLength);
-    this.#outLength += bytes.length;
-  }
-
-  #reserve(n: number): void {
-    const needed = this.#outLength + n;
-    if (needed <= this.#out.length) return;
-    const next = new Uint8Array(Math.max(needed, this.#out.length * 2));
-    next.set(this.#out.subarray(0, this.#outLength));
-    this.#out = next;
-  }
-
-  /** Frames queued in the same tick go out in one write. */
-  #scheduleFlush(): void {
-    if (this.#flushScheduled || this.#writing) return;
-    this.#flushScheduled = true;
-    queueMicrotask(this.#flush);
-  }
-
-  async #writeLoop(): Promise<void> {
-    this.#writing = true;
-    while (this.#outLength > 0) {
-      const current = this.#out;
-      const length = this.#outLength;
-      // Frames queued while this write is in flight go to the other buffer.
-      this.#out = this.#spare;
-      this.#outLength = 0;
-      try {
-        await this.#transport.write(current.subarray(0, length));
-      } catch (error) {
-        this.#outLength = 0;
-        this.#fail(
-          new Http2Error(`Writing to the connection failed: ${(error as Error).message}`),
-          false,
-        );
-      }
-      this.#spare = current;
-    }
-    this.#writing = false;
-    if (this.#closed) this.#closeTransport();
+    this.#writer.header(8 + detail.length, { type: GOAWAY, flags: 0, stream: 0 });
+    this.#writer.uint32(this.#lastPeerStreamId);
+    this.#writer.uint32(code);
+    this.#writer.append(detail);
   }
 
   #closeTransport(): void {
@@ -776,44 +597,3 @@ const REFUSED: StreamHandler = {
   data() {},
   reset() {},
 };
-
-function unpad(payload: Uint8Array): Uint8Array {
-  if (payload.length === 0) throw new Http2Error("Padded frame without a pad length");
-  const pad = payload[0];
-  if (pad >= payload.length) throw new Http2Error("Padding exceeds the frame payload");
-  return payload.subarray(1, payload.length - pad);
-}
-
-function readUint32(bytes: Uint8Array, at: number): number {
-  return ((bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3]) >>> 0;
-}
-
-function writeUint32(bytes: Uint8Array, at: number, value: number): number {
-  bytes[at] = value >>> 24;
-  bytes[at + 1] = (value >>> 16) & 0xff;
-  bytes[at + 2] = (value >>> 8) & 0xff;
-  bytes[at + 3] = value & 0xff;
-  return at + 4;
-}
-
-const ERROR_NAMES = [
-  "NO_ERROR",
-  "PROTOCOL_ERROR",
-  "INTERNAL_ERROR",
-  "FLOW_CONTROL_ERROR",
-  "SETTINGS_TIMEOUT",
-  "STREAM_CLOSED",
-  "FRAME_SIZE_ERROR",
-  "REFUSED_STREAM",
-  "CANCEL",
-  "COMPRESSION_ERROR",
-  "CONNECT_ERROR",
-  "ENHANCE_YOUR_CALM",
-  "INADEQUATE_SECURITY",
-  "HTTP_1_1_REQUIRED",
-];
-
-/** "REFUSED_STREAM" for 7, "0x42" for codes RFC 9113 does not name. */
-export function errorName(code: number): string {
-  return ERROR_NAMES[code] ?? `0x${code.toString(16)}`;
-}

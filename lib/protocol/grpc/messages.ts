@@ -4,17 +4,11 @@
  * and their conversion to and from inferperf's protocol types.
  */
 import protobuf from "protobufjs/light.js";
-import { type Datatype, isDatatype } from "../../input/datatype.ts";
+import { type Datatype, isDatatype } from "../../types/datatype.ts";
 import { encodeBytesElements, tensorFromJson } from "../../input/codec.ts";
 import { ProtocolError } from "../errors.ts";
-import type {
-  ModelInfo,
-  ModelStatistics,
-  ParameterValue,
-  ServerInfo,
-  StatDuration,
-  TensorSpec,
-} from "../types.ts";
+import type { ModelInfo, ModelStatistics, ServerInfo, StatDuration } from "../../types/model.ts";
+import type { ParameterValue, TensorSpec } from "../../types/tensor.ts";
 import { DESCRIPTOR } from "./_descriptor.ts";
 
 // int64 fields decode to JS numbers (exact up to 2^53, ample for shapes and counters).

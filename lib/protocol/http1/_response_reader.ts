@@ -7,6 +7,33 @@
  * clients act on are kept.
  */
 import { ConnectionError, ProtocolError } from "../errors.ts";
+import {
+  CHUNKED,
+  CLOSE,
+  COLON,
+  CONNECTION,
+  CONTENT_LENGTH,
+  CONTENT_TYPE,
+  CR,
+  EMPTY,
+  equalsLower,
+  hasToken,
+  hexValue,
+  HTTP_1,
+  indexOfByte,
+  indexOfCrlf,
+  INFERENCE_HEADER,
+  isDigit,
+  isWhitespace,
+  KEEP_ALIVE,
+  latin1,
+  LF,
+  parseDecimal,
+  quote,
+  SEMICOLON,
+  SP,
+  TRANSFER_ENCODING,
+} from "./_bytes.ts";
 
 /** Anything bytes can be read from; Deno.Conn satisfies it. */
 export interface ByteSource {
@@ -27,115 +54,10 @@ export interface ResponseHead {
   inferenceHeaderContentLength: number;
 }
 
-const CR = 13;
-const LF = 10;
-const SP = 32;
-const TAB = 9;
-const COLON = 58;
-const SEMICOLON = 59;
-const COMMA = 44;
-
 /** Longest response head and chunk-size or trailer line accepted. */
 export const MAX_HEAD_BYTES = 65536;
 const MAX_LINE_BYTES = 8192;
 const MIN_BUFFER_BYTES = 1024;
-
-const encoder = new TextEncoder();
-const latin1 = new TextDecoder("latin1");
-
-const EMPTY = new Uint8Array(0);
-const HTTP_1 = encoder.encode("http/1.");
-const CONTENT_LENGTH = encoder.encode("content-length");
-const TRANSFER_ENCODING = encoder.encode("transfer-encoding");
-const CONNECTION = encoder.encode("connection");
-const CONTENT_TYPE = encoder.encode("content-type");
-const INFERENCE_HEADER = encoder.encode("inference-header-content-length");
-const CHUNKED = encoder.encode("chunked");
-const CLOSE = encoder.encode("close");
-const KEEP_ALIVE = encoder.encode("keep-alive");
-
-/** Case-insensitive compare of buf[start, end) with a lower-case token. */
-function equalsLower(buf: Uint8Array, start: number, end: number, lower: Uint8Array): boolean {
-  if (end - start !== lower.length) return false;
-  for (let i = 0; i < lower.length; i++) {
-    // Setting bit 5 lower-cases ASCII letters and leaves "-" and digits unchanged.
-    if ((buf[start + i] | 0x20) !== lower[i]) return false;
-  }
-  return true;
-}
-
-function isDigit(b: number): boolean {
-  return b >= 48 && b <= 57;
-}
-
-function isWhitespace(b: number): boolean {
-  return b === SP || b === TAB;
-}
-
-// Plain loops instead of Uint8Array.prototype.indexOf: the builtin's per-call
-// overhead dominated the profile for the short scans a response head needs.
-
-/** Index of the first `byte` in buf[from, end), or -1. */
-function indexOfByte(buf: Uint8Array, byte: number, from: number, end: number): number {
-  for (let i = from; i < end; i++) if (buf[i] === byte) return i;
-  return -1;
-}
-
-/** Index of the CR of the first CRLF in buf[from, end), or -1. */
-function indexOfCrlf(buf: Uint8Array, from: number, end: number): number {
-  // Looks at every second byte: only an LF there can end a match, and only a CR means step by one.
-  let i = from;
-  while (i + 1 < end) {
-    const b = buf[i + 1];
-    if (b === LF) {
-      if (buf[i] === CR) return i;
-      i += 2;
-    } else {
-      i += b === CR ? 1 : 2;
-    }
-  }
-  return -1;
-}
-
-function quote(buf: Uint8Array, start: number, end: number): string {
-  return JSON.stringify(latin1.decode(buf.subarray(start, Math.min(end, start + 100))));
-}
-
-function parseDecimal(buf: Uint8Array, start: number, end: number, what: string): number {
-  if (start === end) throw new ProtocolError(`Invalid ${what} ""`);
-  let n = 0;
-  for (let i = start; i < end; i++) {
-    const b = buf[i];
-    if (!isDigit(b)) throw new ProtocolError(`Invalid ${what} ${quote(buf, start, end)}`);
-    n = n * 10 + (b - 48);
-  }
-  if (!Number.isSafeInteger(n)) {
-    throw new ProtocolError(`Invalid ${what} ${quote(buf, start, end)}`);
-  }
-  return n;
-}
-
-function hexValue(b: number): number {
-  if (isDigit(b)) return b - 48;
-  const l = b | 0x20;
-  return l >= 97 && l <= 102 ? l - 87 : -1;
-}
-
-/** Whether a comma-separated header value holds the token (case-insensitive). */
-function hasToken(buf: Uint8Array, start: number, end: number, token: Uint8Array): boolean {
-  let i = start;
-  while (i < end) {
-    let stop = indexOfByte(buf, COMMA, i, end);
-    if (stop === -1) stop = end;
-    let a = i;
-    let b = stop;
-    while (a < b && isWhitespace(buf[a])) a++;
-    while (b > a && isWhitespace(buf[b - 1])) b--;
-    if (equalsLower(buf, a, b, token)) return true;
-    i = stop + 1;
-  }
-  return false;
-}
 
 /** What the body of the current response still needs. */
 const enum Body {

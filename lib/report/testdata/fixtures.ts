@@ -3,7 +3,7 @@
  * the --percentile=95 run, the --concurrency-range 1:4 run and its CSV).
  */
 import assert from "node:assert/strict";
-import type { ModelStatistics } from "../../protocol/types.ts";
+import type { ModelStatistics } from "../../types/model.ts";
 import { emptyWindow } from "../../measure/recorder.ts";
 import { statisticsDelta, summarizeClient, summarizeServer } from "../../measure/stats.ts";
 import type {
@@ -12,7 +12,7 @@ import type {
   LoadMode,
   ServerSummary,
   WindowData,
-} from "../../measure/types.ts";
+} from "../../types/results.ts";
 
 export function client(overrides: Partial<ClientSummary> = {}): ClientSummary {
   return {

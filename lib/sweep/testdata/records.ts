@@ -1,5 +1,5 @@
 /** Measured points for the sweep tests, built on the report fixtures. */
-import type { ClientSummary } from "../../measure/types.ts";
+import type { ClientSummary } from "../../types/results.ts";
 import { client, server } from "../../report/testdata/fixtures.ts";
 import type { PointRecord } from "../checkpoint.ts";
 import type { SweepPoint } from "../config.ts";

@@ -2,9 +2,7 @@
  * Measurement data shared by the load generator (producer), the stabilizer
  * and the reports (consumers).
  */
-import type { ModelStatistics, RequestTiming } from "../protocol/types.ts";
-import type { GpuMetrics } from "./gpu_metrics.ts";
-import type { LatencyHistogram } from "./histogram.ts";
+import type { ModelStatistics } from "./model.ts";
 
 /** Per-request values of a window, in completion order. */
 export type Samples = Float64Array | readonly number[];
@@ -50,27 +48,9 @@ export interface WindowData {
    * The same latencies as `latenciesUs` in an HDR histogram (nanoseconds), for
    * exports and merging; absent in windows not built by a Recorder.
    */
-  histogram?: LatencyHistogram;
+  histogram?: Histogram;
   /** Token-streaming (LLM) requests: their per-request token figures. */
   tokens?: TokenWindowData;
-}
-
-/**
- * The timing of a token-streaming request (--service-kind openai), which the
- * session fills beside RequestTiming's fields: `firstResponse` is the first
- * token's arrival and `responses` counts the chunks that carried output.
- */
-export interface TokenTiming extends RequestTiming {
-  /** Output tokens: the server's usage count, else the chunks with output. */
-  outputTokens: number;
-  /** Prompt tokens from the server's usage field; -1 when it sent none. */
-  inputTokens: number;
-  /** The counts came from the server's usage field (else from counted chunks). */
-  usage: boolean;
-}
-
-export function isTokenTiming(timing: RequestTiming): timing is TokenTiming {
-  return (timing as Partial<TokenTiming>).outputTokens !== undefined;
 }
 
 /**
@@ -99,21 +79,6 @@ export interface TokenWindowData {
 }
 
 export type LoadMode = "concurrency" | "request_rate" | "custom_intervals";
-
-/** How each load level is measured (the Measurement options of the CLI). */
-export interface MeasurementOptions {
-  batchSize: number;
-  measurementMode: "time_windows" | "count_windows";
-  measurementIntervalMs: number;
-  measurementRequestCount: number;
-  stabilityPercentage: number;
-  maxTrials: number;
-  /** Stabilize on and report this percentile instead of the average. */
-  percentile?: number;
-  /** One window of exactly this many requests, no stabilization (0 = off). */
-  requestCount: number;
-  warmupRequestCount: number;
-}
 
 export interface ClientSummary {
   /** Valid (successful) requests. */
@@ -240,25 +205,38 @@ export interface OpenLoopSummary {
   trustworthy: boolean;
 }
 
-/**
- * One completed request as a Recorder hands it to its RequestSink. The
- * recorder refills one object for every request: copy what you keep. The
- * timing object is the load's, one per slot, so it also identifies the slot.
- */
-export interface CompletedRequest {
-  /** Absent for a failed request whose load did not pass it (or that was never sent). */
-  timing: RequestTiming | undefined;
-  /** Open-loop loads: when the request was due (performance.now() ms). */
-  intendedMs: number | undefined;
-  /** The failure message of a failed request. */
-  error: string | undefined;
+export interface GpuMetrics {
+  /** Utilization as a fraction (0..1). */
+  utilization: Map<string, number>;
+  powerWatts: Map<string, number>;
+  memoryUsedBytes: Map<string, number>;
+  memoryTotalBytes: Map<string, number>;
+}
+
+/** What reports read from a histogram, in nanoseconds. */
+export interface HistogramSummary {
+  count: number;
+  minNs: number;
+  maxNs: number;
+  /** From bucket midpoints, like the standard deviation. */
+  meanNs: number;
+  stdDevNs: number;
+  /** In the order asked for. */
+  percentilesNs: number[];
 }
 
 /**
- * Receives every completed request, valid or failed, in completion order
- * (the profile export). Called from the request loop: implementations keep
- * references in preallocated storage and do their work elsewhere.
+ * A latency histogram as windows carry it (lib/measure/histogram.ts makes
+ * them): values recorded in milliseconds, read in nanoseconds.
  */
-export interface RequestSink {
-  add(request: CompletedRequest): void;
+export interface Histogram {
+  readonly count: number;
+  /** Records one latency given in milliseconds (a performance.now() difference). */
+  recordMs(ms: number): void;
+  /** Ends recording; the histogram keeps a compact encoding. */
+  freeze(): void;
+  percentilesNs(ps: readonly number[]): number[];
+  summary(ps: readonly number[]): HistogramSummary;
+  /** HdrHistogram's V2 compressed encoding, base64 ("HISTF..."). */
+  encode(): string;
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Alarm, type AlarmOptions, startAlarmThread } from "./_alarm.ts";
+import { Alarm, type AlarmOptions, startAlarmThread } from "./alarm.ts";
 
 /** Sets the alarm; resolves with the time it called back, after noting `atMs` in `calls`. */
 function ringAt(alarm: Alarm, atMs: number, calls: number[]): Promise<number> {

@@ -6,9 +6,9 @@
  * comes from them; a figure a point lacks is left out and the page says why,
  * never drawn as 0.
  */
-import type { LevelResult } from "../measure/types.ts";
-import type { PointRecord } from "../sweep/checkpoint.ts";
-import { describeLoad, describePoint, type SweepPoint } from "../sweep/config.ts";
+import type { LevelResult } from "../types/results.ts";
+import type { PointRecord } from "./checkpoint.ts";
+import { describeLoad, describePoint, type SweepPoint } from "./config.ts";
 import {
   constraintText,
   describeGoals,
@@ -19,12 +19,12 @@ import {
   NO_BEST_POINT,
   parseMetric,
   type Verdict,
-} from "../sweep/goals.ts";
-import type { PointFailure } from "../sweep/runner.ts";
-import { chartSection, escapeHtml, htmlPage } from "./_html_template.ts";
-import { SWEEP_SCRIPT } from "./_sweep_script.ts";
-import { type LatencyComponents, latencyComponents } from "./components.ts";
-import { formatGeneral } from "./format.ts";
+} from "./goals.ts";
+import type { PointFailure } from "./runner.ts";
+import { chartSection, escapeHtml, htmlPage } from "../report/html_template.ts";
+import { SWEEP_SCRIPT } from "./_html_script.ts";
+import { type LatencyComponents, latencyComponents } from "../report/components.ts";
+import { formatGeneral } from "../report/format.ts";
 
 const CLIENT = "Client send/recv";
 const NETWORK = "Network + server send/recv";

@@ -2,9 +2,9 @@
  * Reads the certificate files named by --ssl-grpc-* and --ssl-https-* into
  * the TLS options of the protocol clients, converting DER files to PEM.
  */
-import { UsageError } from "../cli/config.ts";
-import type { GrpcSslConfig, HttpsSslConfig } from "../cli/config.ts";
-import type { TlsOptions } from "../protocol/http1/mod.ts";
+import { UsageError } from "../types/errors.ts";
+import type { GrpcSslConfig, HttpsSslConfig } from "./plan.ts";
+import type { TlsOptions } from "./http1/mod.ts";
 
 function read(path: string, option: string): Uint8Array {
   try {

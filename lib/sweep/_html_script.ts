@@ -3,7 +3,7 @@
  * curve of each series and the latency components of each point, as inline
  * SVG. Marks carry data-point / data-bar (and data-best) for tests.
  */
-import { CHART_HELPERS } from "./_html_template.ts";
+import { CHART_HELPERS } from "../report/html_template.ts";
 
 export const SWEEP_SCRIPT = String.raw`
 (function () {

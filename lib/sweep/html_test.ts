@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { parseGoals } from "../sweep/goals.ts";
-import { point, record } from "../sweep/testdata/records.ts";
-import { renderSweepHtmlReport, SWEEP_COMPONENT_NAMES, sweepHtmlData } from "./sweep_html.ts";
+import { parseGoals } from "./goals.ts";
+import { point, record } from "./testdata/records.ts";
+import { renderSweepHtmlReport, SWEEP_COMPONENT_NAMES, sweepHtmlData } from "./html.ts";
 
 /** Two series of slow (batch sizes 1 and 2, loads out of order) and one of batched. */
 function records() {

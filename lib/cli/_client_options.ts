@@ -1,0 +1,359 @@
+/**
+ * The client options: -i, headers, TLS, request parameters, --service-kind
+ * and what goes with each (see the Target and Protocol and TLS sections).
+ */
+import type { InputPlan } from "../input/plan.ts";
+import { OPENAI_ENDPOINTS } from "../input/llm_data.ts";
+import type { LoadPlan } from "../load/plan.ts";
+import type {
+  ClientPlan,
+  GrpcSslConfig,
+  HttpsSslConfig,
+  RequestParameter,
+} from "../protocol/plan.ts";
+import type { ParameterValue } from "../types/tensor.ts";
+import type { RawOptions } from "./options.ts";
+import type { Reader } from "./_reader.ts";
+
+/** Parameters Triton or the protocol itself set; a custom parameter may not take them. */
+const RESERVED_PARAMETERS = new Set([
+  "sequence_id",
+  "sequence_start",
+  "sequence_end",
+  "priority",
+  "timeout",
+  "headers",
+  "binary_data",
+  "binary_data_output",
+  "binary_data_size",
+  "shared_memory_region",
+  "shared_memory_offset",
+  "shared_memory_byte_size",
+]);
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+function integerValue(value: bigint, type: "int64" | "uint64"): ParameterValue {
+  const safe = value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER);
+  if (type === "int64") return safe ? Number(value) : { type, value };
+  return { type, value: safe ? Number(value) : value };
+}
+
+/** NAME:VALUE:TYPE; VALUE may itself contain colons. */
+function parseRequestParameter(item: string): RequestParameter | string {
+  const first = item.indexOf(":");
+  const last = item.lastIndexOf(":");
+  const invalid = (why: string) => `Invalid value "${item}" for --request-parameter: ${why}`;
+  if (first <= 0 || last === first) return invalid("expected NAME:VALUE:TYPE");
+  const name = item.slice(0, first).trim();
+  const text = item.slice(first + 1, last).trim();
+  const type = item.slice(last + 1).trim();
+  if (RESERVED_PARAMETERS.has(name) || name.startsWith("triton_")) {
+    return invalid(
+      `"${name}" is a reserved parameter (set by inferperf or the server: ${
+        [...RESERVED_PARAMETERS].slice(0, 5).join(", ")
+      }, ..., and names starting with "triton_")`,
+    );
+  }
+  switch (type) {
+    case "int":
+    case "uint": {
+      const unsigned = type === "uint";
+      const value = /^[+-]?\d+$/.test(text) ? BigInt(text) : undefined;
+      const [min, max] = unsigned ? [0n, UINT64_MAX] : [INT64_MIN, INT64_MAX];
+      if (value === undefined || value < min || value > max) {
+        return invalid(`expected ${unsigned ? "an unsigned" : "a signed"} 64-bit integer`);
+      }
+      return { name, value: integerValue(value, unsigned ? "uint64" : "int64") };
+    }
+    case "bool": {
+      const lower = text.toLowerCase();
+      if (!["true", "false", "1", "0"].includes(lower)) return invalid("expected true or false");
+      return { name, value: lower === "true" || lower === "1" };
+    }
+    case "string":
+      return { name, value: text };
+    case "double": {
+      const value = Number(text);
+      if (text === "" || !Number.isFinite(value)) return invalid("expected a number");
+      return { name, value: { type: "double", value } };
+    }
+    default:
+      return invalid(`unknown TYPE "${type}": expected int, uint, bool, string or double`);
+  }
+}
+
+const GRPC_SSL_FILES = [
+  "ssl-grpc-root-certifications-file",
+  "ssl-grpc-private-key-file",
+  "ssl-grpc-certificate-chain-file",
+];
+const HTTPS_SSL_OPTIONS = [
+  "ssl-https-verify-peer",
+  "ssl-https-verify-host",
+  "ssl-https-ca-certificates-file",
+  "ssl-https-client-certificate-file",
+  "ssl-https-client-certificate-type",
+  "ssl-https-private-key-file",
+  "ssl-https-private-key-type",
+];
+
+/** gRPC, TLS and request-parameter options, and --periodic-concurrency-range. */
+type ProtocolOptions =
+  & Pick<ClientPlan, "streaming" | "grpcCompression" | "requestParameters" | "grpcSsl" | "httpsSsl">
+  & Pick<LoadPlan, "periodic">;
+
+export function parseProtocol(
+  r: Reader,
+  options: { raw: RawOptions; protocol: "http" | "grpc"; url: string; serviceKind: string },
+): ProtocolOptions {
+  const { raw, protocol } = options;
+  const errors = r.errors;
+  const given = (names: string[]) => names.filter((n) => raw.has(n)).map((n) => `--${n}`);
+  const grpc = protocol === "grpc";
+  const streaming = r.flag("streaming");
+  // OpenAI-compatible servers stream over HTTP (server-sent events).
+  if (streaming && !grpc && options.serviceKind !== "openai") {
+    errors.push("Option --streaming needs -i grpc (HTTP has no streams)");
+  }
+  if (raw.has("grpc-compression-algorithm") && !grpc) {
+    errors.push("Option --grpc-compression-algorithm needs -i grpc");
+  }
+  const requestParameters: RequestParameter[] = [];
+  for (const item of r.list("request-parameter")) {
+    const parsed = parseRequestParameter(item);
+    if (typeof parsed === "string") errors.push(parsed);
+    else requestParameters.push(parsed);
+  }
+
+  let periodic: LoadPlan["periodic"];
+  if (raw.has("periodic-concurrency-range")) {
+    const range = r.range("periodic-concurrency-range", "1");
+    const requestPeriod = r.bounded("request-period", (n) => n >= 1, "an integer >= 1");
+    periodic = { range, requestPeriod };
+    const others = given([
+      "concurrency-range",
+      "request-rate-range",
+      "request-intervals",
+      "fixed-schedule",
+    ]);
+    if (others.length > 0) {
+      errors.push(
+        `Option --periodic-concurrency-range can not be used with ${others.join(", ")}: ` +
+          "each chooses a load mode",
+      );
+    }
+    const missing = [
+      ...(grpc ? [] : ["-i grpc"]),
+      ...(streaming ? [] : ["--streaming"]),
+      ...(raw.has("profile-export-file") ? [] : ["--profile-export-file"]),
+    ];
+    if (missing.length > 0) {
+      errors.push(
+        `Option --periodic-concurrency-range needs ${missing.join(" and ")}: its requests ` +
+          "stream responses from a decoupled model over gRPC, and, as in perf_analyzer, its " +
+          "results are the exported requests",
+      );
+    }
+    if (range.start < 1 || range.end < range.start) {
+      errors.push(
+        `Invalid value "${raw.get("periodic-concurrency-range")}" for ` +
+          "--periodic-concurrency-range: expected 1 <= START <= END",
+      );
+    } else if ((range.end - range.start) % range.step !== 0) {
+      errors.push(
+        `Invalid value "${raw.get("periodic-concurrency-range")}" for ` +
+          "--periodic-concurrency-range: END - START must be a multiple of STEP",
+      );
+    }
+  } else if (raw.has("request-period")) {
+    errors.push("Option --request-period applies to --periodic-concurrency-range only");
+  }
+
+  let grpcSsl: GrpcSslConfig | undefined;
+  const grpcFiles = given(GRPC_SSL_FILES);
+  if (!grpc && (raw.has("ssl-grpc-use-ssl") || grpcFiles.length > 0)) {
+    errors.push("Options --ssl-grpc-* need -i grpc (for HTTPS use --ssl-https-*)");
+  } else if (r.flag("ssl-grpc-use-ssl")) {
+    grpcSsl = {
+      rootCertificatesFile: r.string("ssl-grpc-root-certifications-file"),
+      privateKeyFile: r.string("ssl-grpc-private-key-file"),
+      certificateChainFile: r.string("ssl-grpc-certificate-chain-file"),
+    };
+    if ((grpcSsl.privateKeyFile === undefined) !== (grpcSsl.certificateChainFile === undefined)) {
+      errors.push(
+        "Options --ssl-grpc-private-key-file and --ssl-grpc-certificate-chain-file go together " +
+          "(the client certificate and its key)",
+      );
+    }
+  } else if (grpcFiles.length > 0) {
+    errors.push(`Options ${grpcFiles.join(", ")} need --ssl-grpc-use-ssl`);
+  }
+
+  const httpsGiven = given(HTTPS_SSL_OPTIONS);
+  if (httpsGiven.length > 0 && (grpc || !/^\s*https:\/\//i.test(options.url))) {
+    errors.push(
+      `Options ${httpsGiven.join(", ")} need -i http and an https:// URL in -u` +
+        (grpc ? " (for gRPC use --ssl-grpc-*)" : ""),
+    );
+  }
+  const verifyPeer = r.number("ssl-https-verify-peer");
+  if (verifyPeer === 0) {
+    errors.push(
+      "Value 0 of --ssl-https-verify-peer is not supported: Deno always verifies the server " +
+        "certificate. Trust a private CA with --ssl-https-ca-certificates-file instead",
+    );
+  } else if (verifyPeer !== undefined && verifyPeer !== 1) {
+    errors.push(`Invalid value "${verifyPeer}" for --ssl-https-verify-peer: expected 0 or 1`);
+  }
+  const verifyHost = r.bounded(
+    "ssl-https-verify-host",
+    (n) => n === 0 || n === 1 || n === 2,
+    "0, 1 or 2",
+  );
+  const httpsSsl: HttpsSslConfig = {
+    verifyHost: verifyHost !== 0,
+    caCertificatesFile: r.string("ssl-https-ca-certificates-file"),
+    clientCertificateFile: r.string("ssl-https-client-certificate-file"),
+    clientCertificateType: r.string("ssl-https-client-certificate-type") as "PEM" | "DER",
+    privateKeyFile: r.string("ssl-https-private-key-file"),
+    privateKeyType: r.string("ssl-https-private-key-type") as "PEM" | "DER",
+  };
+  if ((httpsSsl.clientCertificateFile === undefined) !== (httpsSsl.privateKeyFile === undefined)) {
+    errors.push(
+      "Options --ssl-https-client-certificate-file and --ssl-https-private-key-file go together",
+    );
+  }
+  return {
+    streaming,
+    grpcCompression: r.string("grpc-compression-algorithm") as ClientPlan["grpcCompression"],
+    requestParameters,
+    periodic,
+    grpcSsl,
+    httpsSsl,
+  };
+}
+
+/** perf_analyzer's default -u of --service-kind tfserving (TF Serving's gRPC port). */
+export const TFSERVING_URL = "localhost:8500";
+
+/** Options that only --service-kind openai takes. */
+const LLM_OPTIONS = [
+  "synthetic-input-tokens-mean",
+  "synthetic-input-tokens-stddev",
+  "output-tokens-mean",
+  "num-prompts",
+];
+
+/** --service-kind and the options that go with it. */
+type ServiceOptions =
+  & Pick<
+    ClientPlan,
+    "serviceKind" | "endpoint" | "modelSignatureName" | "sharedMemory" | "outputSharedMemorySize"
+  >
+  & Pick<InputPlan, "syntheticPrompts">;
+
+export function parseService(
+  r: Reader,
+  raw: RawOptions,
+): ServiceOptions & { protocol: "http" | "grpc" } {
+  const errors = r.errors;
+  const kind = r.string("service-kind")!;
+  let protocol = r.string("protocol") as "http" | "grpc";
+  if (kind === "triton_c_api") {
+    errors.push(
+      'Value "triton_c_api" of --service-kind is not supported: inferperf measures servers over ' +
+        "HTTP or gRPC, while the C API runs Triton inside the benchmark process",
+    );
+  } else if (kind === "tfserving") {
+    if (raw.has("protocol") && protocol !== "grpc") {
+      errors.push("--service-kind tfserving needs -i grpc (TF Serving's Predict API is gRPC)");
+    }
+    protocol = "grpc";
+  } else if ((kind === "torchserve" || kind === "openai") && protocol !== "http") {
+    errors.push(`--service-kind ${kind} needs -i http`);
+  }
+  const endpoint = (r.string("endpoint") ?? "").replace(/^\/+/, "");
+  if (kind === "openai") {
+    if (!(OPENAI_ENDPOINTS as readonly string[]).includes(endpoint)) {
+      errors.push(
+        raw.has("endpoint")
+          ? `Invalid value "${raw.get("endpoint")}" for --endpoint: expected ${
+            OPENAI_ENDPOINTS.join(" or ")
+          }`
+          : `--service-kind openai needs --endpoint (${OPENAI_ENDPOINTS.join(" or ")})`,
+      );
+    }
+  } else if (raw.has("endpoint")) {
+    errors.push("Option --endpoint applies to --service-kind openai only");
+  }
+  if (raw.has("model-signature-name") && kind !== "tfserving") {
+    errors.push("Option --model-signature-name applies to --service-kind tfserving only");
+  }
+  const llmGiven = LLM_OPTIONS.filter((n) => raw.has(n));
+  if (llmGiven.length > 0 && kind !== "openai") {
+    errors.push(
+      `Options ${llmGiven.map((n) => `--${n}`).join(", ")} apply to --service-kind openai only`,
+    );
+  }
+  const sharedMemory = r.string("shared-memory");
+  if (sharedMemory === "cuda") {
+    errors.push(
+      'Value "cuda" of --shared-memory needs CUDA (an NVIDIA GPU and its driver, with the server ' +
+        "on the same machine), which inferperf does not use: use --shared-memory system",
+    );
+  } else if (sharedMemory === "system" && kind !== "triton") {
+    errors.push(
+      "--shared-memory system needs --service-kind triton (shared memory is a Triton extension)",
+    );
+  }
+  const outputTokens = raw.has("output-tokens-mean")
+    ? r.bounded("output-tokens-mean", (n) => n >= 1, "an integer >= 1")
+    : undefined;
+  return {
+    protocol,
+    serviceKind: kind === "triton_c_api" ? "triton" : kind,
+    endpoint: kind === "openai" ? endpoint : "",
+    modelSignatureName: r.string("model-signature-name")!,
+    sharedMemory: sharedMemory === "system" ? "system" : "none",
+    outputSharedMemorySize: r.bounded(
+      "output-shared-memory-size",
+      (n) => n >= 1,
+      "an integer >= 1",
+    ),
+    syntheticPrompts: {
+      inputTokensMean: r.bounded("synthetic-input-tokens-mean", (n) => n >= 1, "an integer >= 1"),
+      inputTokensStddev: r.bounded(
+        "synthetic-input-tokens-stddev",
+        (n) => n >= 0,
+        "an integer >= 0",
+      ),
+      ...(outputTokens === undefined ? {} : { outputTokens }),
+      count: r.bounded("num-prompts", (n) => n >= 1, "an integer >= 1"),
+      streaming: r.flag("streaming"),
+    },
+  };
+}
+
+export function parseHeaders(reader: Reader, list: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const item of list) {
+    const colon = item.indexOf(":");
+    const name = item.slice(0, colon).trim();
+    if (colon <= 0 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      reader.errors.push(`Invalid value "${item}" for -H/--header: expected NAME:VALUE`);
+      continue;
+    }
+    const value = item.slice(colon + 1).trim();
+    // CR, LF or NUL would end the header line early and let the rest inject headers or requests.
+    if (/[\r\n\0]/.test(value)) {
+      reader.errors.push(
+        `Invalid value ${JSON.stringify(item)} for -H/--header: the value holds CR, LF or NUL`,
+      );
+      continue;
+    }
+    headers[name] = value;
+  }
+  return headers;
+}

@@ -1,0 +1,36 @@
+/** The General section of --help: Help, version, --config and what applies to every command. */
+import type { OptionDef } from "../option_types.ts";
+
+export const GENERAL: readonly OptionDef[] = [
+  {
+    name: "verbose",
+    short: "v",
+    type: "count",
+    group: "General",
+    help: "Print every measurement window (twice: also request errors as they happen).",
+  },
+  {
+    name: "help",
+    short: "h",
+    type: "boolean",
+    group: "General",
+    commands: ["profile", "demo", "serve", "report", "merge"],
+    help: "Show this help.",
+  },
+  {
+    name: "version",
+    type: "boolean",
+    group: "General",
+    commands: ["profile", "demo", "serve", "report", "merge"],
+    help: "Show the version.",
+  },
+  {
+    name: "config",
+    type: "string",
+    group: "General",
+    valueName: "FILE.yaml",
+    commands: ["profile", "demo", "serve", "report"],
+    help:
+      "Read options from a YAML file, each under its long name (e.g. batch-size: 4); options on the command line override it.",
+  },
+];

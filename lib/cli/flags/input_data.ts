@@ -1,0 +1,117 @@
+/** The Input data section of --help: What the requests carry. */
+import type { OptionDef } from "../option_types.ts";
+
+export const INPUT_DATA: readonly OptionDef[] = [
+  {
+    name: "input-data",
+    type: "list",
+    group: "Input data",
+    valueName: "MODE|PATH",
+    sweep: "list",
+    help:
+      'Data to send, repeatable. random (default) or zero: generated once per input and reused. NAME:random, NAME:zero or NAME:random:MIN:MAX: generated data of one input (e.g. token ids in range); next to files it gives an input they leave out. A directory: one raw batch-1 file per input named after it (BYTES: one string per line), optional files named after outputs to validate. FILE.json: perf_analyzer\'s {"data": [...], "validation_data": [...]}; several files combine. -b N takes N consecutive steps per request.',
+  },
+  {
+    name: "batch-size",
+    short: "b",
+    type: "int",
+    default: 1,
+    group: "Input data",
+    sweep: "range",
+    help: "Batch size of each request.",
+  },
+  {
+    name: "shape",
+    type: "list",
+    group: "Input data",
+    valueName: "NAME:D1,D2",
+    help: "Shape of an input without the batch dimension; required for -1 dims. Repeatable.",
+  },
+  {
+    name: "string-length",
+    type: "int",
+    default: 128,
+    group: "Input data",
+    help: "Length of random strings for BYTES inputs.",
+  },
+  {
+    name: "string-data",
+    type: "string",
+    group: "Input data",
+    help: "String sent in every element of BYTES inputs.",
+  },
+  {
+    name: "validation-tolerance",
+    type: "float",
+    default: 0,
+    group: "Input data",
+    valueName: "X",
+    help:
+      "Output validation (validation_data): float outputs may differ from the expected values by X x max(1, |expected|); 0 compares bytes like perf_analyzer. Integers, BOOL and BYTES compare exactly.",
+  },
+  {
+    name: "shared-memory",
+    type: "string",
+    default: "none",
+    group: "Input data",
+    choices: ["none", "system", "cuda"],
+    help:
+      "Pass tensors through shared memory registered with the server (Triton, HTTP or gRPC): system is POSIX shared memory (/dev/shm); cuda needs a CUDA GPU and is not supported.",
+  },
+  {
+    name: "output-shared-memory-size",
+    type: "int",
+    default: 102400,
+    group: "Input data",
+    help: "Bytes of shared memory reserved for each output of each request.",
+  },
+  {
+    name: "synthetic-input-tokens-mean",
+    type: "int",
+    default: 550,
+    group: "Input data",
+    valueName: "N",
+    help:
+      "Synthetic prompts (--service-kind openai without --input-data): N words on average, a word being about a token.",
+  },
+  {
+    name: "synthetic-input-tokens-stddev",
+    type: "int",
+    default: 0,
+    group: "Input data",
+    valueName: "N",
+    help: "Standard deviation of the synthetic prompt length, in words.",
+  },
+  {
+    name: "output-tokens-mean",
+    type: "int",
+    group: "Input data",
+    valueName: "N",
+    help: "The max_tokens of synthetic prompts. Default: the server's choice.",
+  },
+  {
+    name: "num-prompts",
+    type: "int",
+    default: 100,
+    group: "Input data",
+    valueName: "N",
+    help:
+      "Distinct synthetic prompts, sent round-robin (with --streaming they ask for a streamed answer).",
+  },
+  {
+    name: "input-tensor-format",
+    type: "string",
+    default: "binary",
+    group: "Input data",
+    choices: ["binary", "json"],
+    help: "Encoding of input tensors over HTTP.",
+  },
+  {
+    name: "output-tensor-format",
+    type: "string",
+    default: "binary",
+    group: "Input data",
+    choices: ["binary", "json"],
+    help: "Encoding of output tensors over HTTP.",
+  },
+];

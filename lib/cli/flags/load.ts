@@ -1,0 +1,165 @@
+/** The Load section of --help: Which load mode runs over which levels. */
+import type { OptionDef } from "../option_types.ts";
+
+export const LOAD: readonly OptionDef[] = [
+  {
+    name: "concurrency-range",
+    type: "range",
+    group: "Load",
+    valueName: "START:END:STEP",
+    sweep: "range",
+    help:
+      "Closed loop: keep N requests in flight for N from START to END by STEP. END 0 sweeps until the latency threshold is hit. Default 1:1:1.",
+  },
+  {
+    name: "request-rate-range",
+    type: "range",
+    group: "Load",
+    valueName: "START:END:STEP",
+    sweep: "range",
+    help: "Open loop: send N requests per second for N from START to END by STEP.",
+  },
+  {
+    name: "request-distribution",
+    type: "string",
+    default: "constant",
+    group: "Load",
+    choices: ["constant", "poisson"],
+    help: "Distribution of gaps between requests in request-rate mode.",
+  },
+  {
+    name: "request-intervals",
+    type: "string",
+    group: "Load",
+    valueName: "FILE",
+    help: "Send with the gaps in FILE (one interval in microseconds per line, looped).",
+  },
+  {
+    name: "periodic-concurrency-range",
+    type: "range",
+    group: "Load",
+    valueName: "START:END:STEP",
+    help:
+      "Launch START requests, then STEP more each time every request of the latest set got --request-period responses, until END were launched (gRPC --streaming, decoupled models; needs --profile-export-file).",
+  },
+  {
+    name: "request-period",
+    type: "int",
+    default: 10,
+    group: "Load",
+    help: "Responses every request of the latest set must receive before the next set launches.",
+  },
+  {
+    name: "fixed-schedule",
+    type: "boolean",
+    group: "Load",
+    help:
+      'Open loop: send the input-data steps in order, each at its "timestamp" (ms from the start), measured as one window that ends when the schedule is done.',
+  },
+  {
+    name: "binary-search",
+    type: "boolean",
+    group: "Load",
+    help:
+      "Binary-search the range for the highest load under the latency threshold (STEP is the precision).",
+  },
+  {
+    name: "latency-threshold",
+    short: "l",
+    type: "float",
+    default: 0,
+    group: "Load",
+    valueName: "MS",
+    help: "Stop the sweep once latency reaches this many milliseconds (0 = no limit).",
+  },
+  {
+    name: "max-threads",
+    type: "int",
+    group: "Load",
+    help:
+      "Accepted for compatibility. perf_analyzer's sender threads bound its requests in flight; inferperf sends from one event loop: the concurrency bounds a closed loop and --max-inflight an open loop.",
+  },
+  {
+    name: "max-inflight",
+    type: "int",
+    default: 1000,
+    group: "Load",
+    valueName: "N",
+    help:
+      "Open loop: requests (and connections) in flight at most. A send due while N are in flight waits; such sends are counted and reported.",
+  },
+  {
+    name: "workers",
+    type: "int",
+    default: 1,
+    group: "Load",
+    valueName: "N",
+    help:
+      "Drive the load from N threads (Web Workers), for clients that need more than one core. The concurrency, the open-loop schedule, --max-inflight and request counts are split between them; measuring stays on the main thread. 1: no worker.",
+  },
+  {
+    name: "enable-mpi",
+    type: "boolean",
+    group: "Load",
+    help:
+      "Run as one rank of an MPI job (mpirun -n N inferperf --enable-mpi ...; needs --allow-ffi): levels start together and windows end together on every rank; a level ends when every rank is stable (perf_analyzer's multi-model rule). Each rank profiles and reports its own model unless --shard.",
+  },
+  {
+    name: "mpi-library",
+    type: "string",
+    group: "Load",
+    valueName: "PATH",
+    help:
+      "With --enable-mpi: the MPI library to load instead of Open MPI's libmpi.so.40 or MPICH's libmpi.so.12.",
+  },
+  {
+    name: "shard",
+    type: "boolean",
+    group: "Load",
+    help:
+      "With --enable-mpi: split one load across the ranks (concurrency, request rate, schedules and request counts, as --workers does across threads); rank 0 judges stability on the merged windows and writes one report.",
+  },
+  {
+    name: "max-send-lag",
+    type: "float",
+    default: 1,
+    group: "Load",
+    valueName: "MS",
+    help:
+      "Open loop: a level whose p99 send lag (dispatch minus intended time) exceeds this is untrustworthy; the run then exits with code 4.",
+  },
+  {
+    name: "ignore-send-lag",
+    type: "boolean",
+    group: "Load",
+    help: "Open loop: report untrustworthy levels but exit 0 (not 4).",
+  },
+  {
+    name: "async",
+    short: "a",
+    type: "boolean",
+    group: "Load",
+    help: "Asynchronous calls. Both modes keep exactly N requests in flight here.",
+  },
+  {
+    name: "sync",
+    type: "boolean",
+    group: "Load",
+    help: "Synchronous calls (the default for non-sequence models).",
+  },
+  {
+    name: "streaming",
+    type: "boolean",
+    group: "Load",
+    help:
+      "Send requests over a gRPC bidirectional stream (implies --async); required by decoupled models. With --service-kind openai: synthetic prompts ask for streamed answers.",
+  },
+  {
+    name: "request-parameter",
+    type: "list",
+    group: "Load",
+    valueName: "NAME:VALUE:TYPE",
+    help:
+      "Add a request parameter (gRPC and HTTP); TYPE is int, uint, bool, string or double. Repeatable.",
+  },
+];

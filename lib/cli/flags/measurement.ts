@@ -1,0 +1,73 @@
+/** The Measurement section of --help: How each level is measured and judged stable. */
+import type { OptionDef } from "../option_types.ts";
+
+export const MEASUREMENT: readonly OptionDef[] = [
+  {
+    name: "measurement-mode",
+    type: "string",
+    default: "time_windows",
+    group: "Measurement",
+    choices: ["time_windows", "count_windows"],
+    help: "Fixed-length windows, or windows of a minimum number of requests.",
+  },
+  {
+    name: "measurement-interval",
+    short: "p",
+    type: "int",
+    default: 5000,
+    group: "Measurement",
+    valueName: "MS",
+    help: "Length of a time window in milliseconds.",
+  },
+  {
+    name: "measurement-request-count",
+    type: "int",
+    default: 50,
+    group: "Measurement",
+    help: "Minimum requests per window in count_windows mode.",
+  },
+  {
+    name: "stability-percentage",
+    short: "s",
+    type: "float",
+    default: 10,
+    group: "Measurement",
+    help: "Allowed spread (max/min - 1, in %) of throughput and latency over 3 windows.",
+  },
+  {
+    name: "max-trials",
+    short: "r",
+    type: "int",
+    default: 10,
+    group: "Measurement",
+    help: "Windows to try per level before giving up on stability.",
+  },
+  {
+    name: "percentile",
+    type: "int",
+    group: "Measurement",
+    help: "Stabilize on and report this latency percentile (1-99) instead of the average.",
+  },
+  {
+    name: "request-count",
+    type: "int",
+    default: 0,
+    group: "Measurement",
+    help: "Send exactly this many requests per level in one window, without stabilization.",
+  },
+  {
+    name: "warmup-request-count",
+    type: "int",
+    default: 0,
+    group: "Measurement",
+    help: "Requests sent before measuring each level; not counted.",
+  },
+  {
+    name: "request-timeout",
+    type: "int",
+    default: 0,
+    group: "Measurement",
+    valueName: "MS",
+    help: "Fail a request with no response after this many milliseconds (0 = never).",
+  },
+];

@@ -1,0 +1,82 @@
+/** The Output section of --help: Console verbosity and the files a run writes. */
+import type { OptionDef } from "../option_types.ts";
+
+export const OUTPUT: readonly OptionDef[] = [
+  {
+    name: "latency-report-file",
+    short: "f",
+    type: "string",
+    group: "Output",
+    valueName: "FILE.csv",
+    commands: ["profile", "demo", "report"],
+    help: "Write the results as CSV.",
+  },
+  {
+    name: "verbose-csv",
+    type: "boolean",
+    group: "Output",
+    help: "Add average latency, request/response and response wait columns to the CSV.",
+  },
+  {
+    name: "profile-export-file",
+    type: "string",
+    group: "Output",
+    valueName: "FILE.json",
+    help:
+      "Export every request (send and response timestamps, inputs, outputs) and the window boundaries of every level as JSON, in perf_analyzer's format. The file must not exist unless --overwrite is given.",
+  },
+  {
+    name: "overwrite",
+    type: "boolean",
+    group: "Output",
+    help: "Let --profile-export-file replace an existing file.",
+  },
+  {
+    name: "collect-metrics",
+    type: "boolean",
+    group: "Output",
+    help:
+      "Scrape the server's Prometheus GPU metrics during the measurement and report them per level (console, and the CSV with --verbose-csv).",
+  },
+  {
+    name: "metrics-url",
+    type: "string",
+    group: "Output",
+    valueName: "URL",
+    help: "Prometheus endpoint for --collect-metrics. Default: host of -u, port 8002, /metrics.",
+  },
+  {
+    name: "metrics-interval",
+    type: "int",
+    default: 1000,
+    group: "Output",
+    valueName: "MS",
+    help: "Milliseconds between metric scrapes.",
+  },
+  {
+    name: "report-html",
+    type: "string",
+    group: "Output",
+    valueName: "FILE.html",
+    commands: ["profile", "demo", "report"],
+    help:
+      "Write a self-contained HTML report: throughput vs latency, latency components, percentiles and per-window charts. Sweeps and inferperf report write one by default (report.html in the checkpoint directory) with the best points, a curve per series and every point.",
+  },
+  {
+    name: "summary-json",
+    type: "string",
+    group: "Output",
+    valueName: "FILE.json",
+    help: "Write every reported figure per level as JSON (schema: docs/summary.schema.json).",
+  },
+  {
+    name: "output",
+    short: "o",
+    type: "string",
+    group: "Output",
+    valueName: "OUT.json",
+    commands: ["merge"],
+    help:
+      "The file inferperf merge writes: a summary JSON or a profile export, as the merged runs are.",
+  },
+];

@@ -1,0 +1,79 @@
+/** The Reference server section of --help: inferperf serve: the reference server's addresses and models. */
+import type { OptionDef } from "../option_types.ts";
+
+export const SERVE: readonly OptionDef[] = [
+  {
+    name: "models",
+    type: "string",
+    group: "Reference server (inferperf serve)",
+    valueName: "FILE.yaml",
+    commands: ["serve"],
+    help: "Simulated models to serve (YAML or JSON). Default: the built-in models.",
+  },
+  {
+    name: "host",
+    type: "string",
+    default: "127.0.0.1",
+    group: "Reference server (inferperf serve)",
+    commands: ["serve"],
+    help: "Address to listen on.",
+  },
+  {
+    name: "http-port",
+    type: "int",
+    default: 8000,
+    group: "Reference server (inferperf serve)",
+    commands: ["serve"],
+    help:
+      "Port of the HTTP endpoint: KServe v2, TorchServe (/predictions) and the OpenAI API (/v1).",
+  },
+  {
+    name: "metrics-port",
+    type: "int",
+    default: 8002,
+    group: "Reference server (inferperf serve)",
+    commands: ["serve"],
+    help: "Port of the Prometheus metrics endpoint.",
+  },
+  {
+    name: "grpc-port",
+    type: "int",
+    default: 8001,
+    group: "Reference server (inferperf serve)",
+    commands: ["serve"],
+    help: "Port of the gRPC endpoint: KServe v2 and TF Serving's PredictionService.",
+  },
+  {
+    name: "tfserving-port",
+    type: "int",
+    default: 8500,
+    group: "Reference server (inferperf serve)",
+    commands: ["serve"],
+    help:
+      "A second gRPC port, TF Serving's default, for --service-kind tfserving without -u (-1: none).",
+  },
+  {
+    name: "grpc-certificate-file",
+    type: "string",
+    group: "Reference server (inferperf serve)",
+    valueName: "FILE.pem",
+    commands: ["serve"],
+    help: "Serve gRPC over TLS with this certificate chain (needs --grpc-private-key-file).",
+  },
+  {
+    name: "grpc-private-key-file",
+    type: "string",
+    group: "Reference server (inferperf serve)",
+    valueName: "FILE.pem",
+    commands: ["serve"],
+    help: "Private key of --grpc-certificate-file.",
+  },
+  {
+    name: "grpc-client-ca-file",
+    type: "string",
+    group: "Reference server (inferperf serve)",
+    valueName: "FILE.pem",
+    commands: ["serve"],
+    help: "Require gRPC clients to present a certificate signed by these CAs (mutual TLS).",
+  },
+];

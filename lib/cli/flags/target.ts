@@ -1,0 +1,70 @@
+/** The Target section of --help: -m, -u, -i and what identifies the model and server. */
+import type { OptionDef } from "../option_types.ts";
+
+export const TARGET: readonly OptionDef[] = [
+  {
+    name: "model-name",
+    short: "m",
+    type: "string",
+    group: "Target",
+    valueName: "MODEL",
+    help: "Name of the model to profile (required).",
+  },
+  {
+    name: "model-version",
+    short: "x",
+    type: "string",
+    group: "Target",
+    valueName: "VERSION",
+    help: "Version of the model. Default: the server's choice (latest).",
+  },
+  {
+    name: "url",
+    short: "u",
+    type: "string",
+    group: "Target",
+    valueName: "HOST:PORT",
+    help: "Server address. Default: localhost:8000 for HTTP, localhost:8001 for gRPC.",
+  },
+  {
+    name: "protocol",
+    short: "i",
+    type: "string",
+    default: "http",
+    group: "Target",
+    choices: ["http", "grpc"],
+    sweep: "list",
+    help: "Protocol used to talk to the server.",
+  },
+  {
+    name: "service-kind",
+    type: "string",
+    default: "triton",
+    group: "Target",
+    choices: ["triton", "tfserving", "torchserve", "openai", "triton_c_api"],
+    help:
+      "Kind of server: triton (any KServe v2 server), tfserving (gRPC Predict; default -u localhost:8500), torchserve (HTTP /predictions/MODEL with the file --input-data names), openai (--endpoint; token metrics). triton_c_api is not supported.",
+  },
+  {
+    name: "endpoint",
+    type: "string",
+    group: "Target",
+    valueName: "PATH",
+    help:
+      "Endpoint of --service-kind openai: v1/chat/completions or v1/completions (after the URL of -u).",
+  },
+  {
+    name: "model-signature-name",
+    type: "string",
+    default: "serving_default",
+    group: "Target",
+    help: "Signature of the TF Serving model to call (--service-kind tfserving).",
+  },
+  {
+    name: "bls-composing-models",
+    type: "string",
+    group: "Target",
+    valueName: "A[:VER],B",
+    help: "Composing models of a BLS model whose server statistics are reported too.",
+  },
+];

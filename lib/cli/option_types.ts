@@ -1,0 +1,59 @@
+/** The vocabulary of the option table (options.ts): how an option is written, grouped and applied. */
+
+export type RawValue = string | number | boolean | string[];
+/** Values by long option name, as given (strings from argv, typed values from YAML). */
+export type RawOptions = Map<string, RawValue>;
+
+/**
+ * How an option is written. "list": repeatable; "comma-list": repeatable and
+ * comma-delimited; "range": START[:END[:STEP]] (a <range> mapping in YAML);
+ * "dict": KEY=VALUE pairs, comma-delimited and repeatable (a mapping in YAML).
+ */
+export type OptionType =
+  | "string"
+  | "int"
+  | "float"
+  | "boolean"
+  | "count"
+  | "list"
+  | "comma-list"
+  | "range"
+  | "dict";
+
+export interface OptionDef {
+  /** Long name, also the YAML key. */
+  name: string;
+  /** perf_analyzer's single-letter spelling. */
+  short?: string;
+  type: OptionType;
+  /** Shown in --help; parsing applies defaults in config.ts. */
+  default?: string | number | boolean;
+  group: Group;
+  valueName?: string;
+  help: string;
+  choices?: readonly string[];
+  /** Commands that take the option; default: profile and demo. */
+  commands?: readonly Command[];
+  /**
+   * A dimension of sweeps (--profile-models): several values, each measured as
+   * its own point; "range" also accepts START:END[:STEP] or a <range> mapping.
+   */
+  sweep?: "list" | "range";
+}
+
+export type Command = "profile" | "serve" | "demo" | "report" | "merge";
+export const PROFILE_COMMANDS: readonly Command[] = ["profile", "demo"];
+
+export const GROUPS = [
+  "Target",
+  "Load",
+  "Measurement",
+  "Sequences",
+  "Input data",
+  "Protocol and TLS",
+  "Output",
+  "Reference server (inferperf serve)",
+  "Sweeps (--profile-models)",
+  "General",
+] as const;
+export type Group = typeof GROUPS[number];

@@ -1,0 +1,14 @@
+/** The input part of a run's plan: what data the requests carry (the Input Data options of --help). */
+import type { InputDataSpec } from "./input_data.ts";
+import type { SyntheticPrompts } from "./llm_data.ts";
+
+export interface InputPlan {
+  inputData: InputDataSpec;
+  /** --shape NAME:DIMS for variable dimensions. */
+  shapes: Map<string, number[]>;
+  stringLength: number;
+  stringData?: string;
+  validationTolerance: number;
+  /** --service-kind openai without payload files: the prompts to make up. */
+  syntheticPrompts: SyntheticPrompts;
+}

@@ -1,0 +1,318 @@
+/**
+ * The loads of a run's levels: the pattern of the plan's load mode
+ * (modes/mod.ts) driven by a closed loop (concurrency) or an open loop (a
+ * schedule), fed with plain requests or, for sequence models, with
+ * sequences. A --workers thread runs the same code for its part (planPart);
+ * the run passes planLoad the threads that do. The sweep only sees
+ * `level(value)`.
+ */
+import { InputError } from "../input/errors.ts";
+import { mulberry32 } from "../input/generate.ts";
+import type { PlannedRequest } from "../input/requests.ts";
+import type { OutputCheck } from "../input/validation.ts";
+import type { LevelLoad } from "../measure/level.ts";
+import type { MeasurementOptions } from "../measure/plan.ts";
+import type { RequestRecorder } from "../measure/recorder.ts";
+import type { ClientPlan } from "../protocol/plan.ts";
+import type { InferenceClient, PreparedRequest } from "../protocol/types.ts";
+import { UsageError } from "../types/errors.ts";
+import type { ModelInfo } from "../types/model.ts";
+import type { LevelResult, LoadMode } from "../types/results.ts";
+import type { AlarmOptions } from "./alarm.ts";
+import { ConcurrencyLoad } from "./concurrency.ts";
+import { type RequestFeed, RoundRobinFeed } from "./feed.ts";
+import { loadMode, type LoadPattern } from "./modes/mod.ts";
+import type { LoadPlan } from "./plan.ts";
+import type { Range } from "./range.ts";
+import { RateLoad } from "./rate.ts";
+import { SequenceFeed } from "./sequences.ts";
+import {
+  type Part,
+  share,
+  shareAmong,
+  shareRange,
+  shiftedSchedule,
+  strideSchedule,
+} from "./split.ts";
+
+/** Seeds of the Poisson gaps and sequence lengths: runs repeat exactly. */
+const SCHEDULE_SEED = 0x5eed;
+const SEQUENCE_SEED = 0x5e9;
+
+/** What of a run's plan its loads read: the load part, the target and --request-count. */
+export type LevelsPlan =
+  & LoadPlan
+  & Pick<ClientPlan, "model" | "modelVersion">
+  & Pick<MeasurementOptions, "requestCount">;
+
+/** The loads of a run's levels. */
+export interface LevelLoads {
+  mode: LoadMode;
+  /** The levels to sweep: concurrencies or request rates. */
+  range: Range;
+  level(value: number): LevelLoad;
+  /** --fixed-schedule: each level is one window of exactly this many requests. */
+  requestCount?: number;
+  close(): void;
+}
+
+/** What a load sends: the requests prepared by the client that sends them. */
+export interface LoadInputs {
+  /**
+   * The requests of each input-data stream with their checks (sequence models
+   * prepare them per sequence; several streams are played back one per sequence).
+   */
+  streams: readonly (readonly PlannedRequest[])[];
+  /** The same requests prepared, for models without sequences. */
+  prepared: readonly PreparedRequest[];
+  /** Output validation of prepared requests. */
+  checks?: ReadonlyMap<PreparedRequest, OutputCheck>;
+  /** --fixed-schedule: when each send is due, ms from the start of the load. */
+  timestampsMs?: readonly number[];
+}
+
+export interface LevelsOptions extends LoadInputs {
+  plan: LevelsPlan;
+  model: ModelInfo;
+}
+
+/**
+ * What drives the levels instead of this thread's own load: the --workers
+ * threads, or (--enable-mpi --shard) this rank's part of a load split across
+ * processes (partThreads).
+ */
+export interface LoadThreads {
+  level(value: number): LevelLoad;
+  close(): void;
+}
+
+/** Open-loop levels whose send-lag p99 exceeded --max-send-lag: exit code 4. */
+export class SendLagError extends Error {
+  override name = "SendLagError";
+  constructor(readonly levels: readonly LevelResult[], maxSendLagMs: number) {
+    const worst = Math.max(...levels.map((l) => l.openLoop?.sendLagP99Us ?? 0));
+    super(
+      `${levels.length} load ${levels.length === 1 ? "level is" : "levels are"} untrustworthy: ` +
+        `the p99 send lag (up to ${Math.round(worst)} usec) exceeded --max-send-lag ` +
+        `${maxSendLagMs} msec, so the client did not send on schedule. Lower the rate, raise ` +
+        "--max-inflight, or pass --ignore-send-lag to accept the results.",
+    );
+  }
+}
+
+/** The SendLagError of open-loop levels that sent too late, unless --ignore-send-lag. */
+export function sendLagError(
+  results: readonly LevelResult[],
+  config: Pick<LoadPlan, "ignoreSendLag" | "maxSendLagMs">,
+): SendLagError | undefined {
+  if (config.ignoreSendLag) return undefined;
+  const late = results.filter((r) => r.openLoop !== undefined && !r.openLoop.trustworthy);
+  return late.length > 0 ? new SendLagError(late, config.maxSendLagMs) : undefined;
+}
+
+/**
+ * Sequence ids must outnumber the live sequences (and, with --workers, the
+ * workers, which take disjoint slices of the range); open-loop workers each
+ * play at least one of the --num-of-sequences.
+ */
+function checkSequences(config: LoadPlan, model: ModelInfo): void {
+  if (!model.sequence) return;
+  const { start, end } = config.sequences.idRange;
+  const live = config.loadMode === "concurrency"
+    ? Math.max(config.concurrency.start, config.concurrency.end)
+    : config.sequences.count;
+  const needed = Math.max(live, config.workers);
+  if (end - start + 1 < needed) {
+    throw new InputError(
+      `--sequence-id-range ${start}:${end} has ${end - start + 1} ids, but ${live} sequences ` +
+        `run at once${needed > live ? ` on ${config.workers} workers` : ""}`,
+    );
+  }
+  if (config.loadMode !== "concurrency" && config.sequences.count < config.workers) {
+    throw new UsageError([
+      `Option --workers ${config.workers} needs --num-of-sequences >= ${config.workers} on ` +
+      "a sequence model: each worker plays its own sequences",
+    ]);
+  }
+}
+
+function createFeed(client: InferenceClient, options: LevelsOptions): RequestFeed {
+  const { plan, model, streams } = options;
+  const target = { model: plan.model, version: plan.modelVersion };
+  if (!model.sequence) return new RoundRobinFeed(options.prepared, options.checks);
+  const validated = streams.some((s) => s.some((p) => p.check !== undefined));
+  return new SequenceFeed(
+    streams.map((s) => s.map((p) => p.request)),
+    (r) => client.prepare(r, target),
+    {
+      ...plan.sequences,
+      rng: mulberry32(SEQUENCE_SEED),
+      ...(validated ? { checks: streams.map((s) => s.map((p) => p.check)) } : {}),
+    },
+  );
+}
+
+async function patternOf(options: LevelsOptions): Promise<LoadPattern> {
+  const { plan, timestampsMs } = options;
+  return await loadMode(plan.loadMode).pattern(plan, {
+    requestCount: plan.requestCount,
+    ...(timestampsMs === undefined ? {} : { timestampsMs }),
+  });
+}
+
+/** The loads of the run's levels; `threads` opens the --workers threads that drive them. */
+export async function planLoad(
+  client: InferenceClient,
+  options: LevelsOptions & { threads?: () => Promise<LoadThreads> },
+): Promise<LevelLoads> {
+  const { plan, model } = options;
+  checkSequences(plan, model);
+  const pattern = await patternOf(options);
+  const levels = {
+    mode: loadMode(plan.loadMode).reportAs,
+    range: pattern.range,
+    ...(pattern.requestCount === undefined ? {} : { requestCount: pattern.requestCount }),
+  };
+  if (options.threads) {
+    const threads = await options.threads();
+    return { ...levels, level: (value) => threads.level(value), close: () => threads.close() };
+  }
+  const feed = createFeed(client, options);
+  const schedule = pattern.schedule;
+  if (schedule === undefined) {
+    const load = new ConcurrencyLoad(client, { feed });
+    return {
+      ...levels,
+      level: (value) => ({
+        start: (o) => load.start(value, o),
+        stop: () => load.stop(),
+        drained: () => load.drained(),
+      }),
+      close: () => load.close(),
+    };
+  }
+  const load = new RateLoad(client, {
+    feed,
+    maxInflight: plan.maxInflight,
+    serialSequences: plan.sequences.serial,
+  });
+  const rng = mulberry32(SCHEDULE_SEED);
+  return {
+    ...levels,
+    level: (value) => ({
+      prepare: () => load.prepare(),
+      start: (o) => load.start(schedule(value, rng), o),
+      stop: () => load.stop(),
+      drained: () => load.drained(),
+    }),
+    close: () => load.close(),
+  };
+}
+/** One start of a worker's part of the load; limits and counts are the whole load's. */
+export interface PartStart {
+  /** The level: concurrency or request rate. */
+  value: number;
+  /** Requests of the whole load (all workers); absent: until stopped. */
+  limit?: number;
+  /** Open loop: when the schedule starts, on this thread's clock, the same instant in every worker. */
+  startMs: number;
+  /**
+   * Starts so far (warmups included), the same in every worker: a level's
+   * Poisson gaps are drawn from a generator seeded with it, so that all
+   * workers walk the same schedule.
+   */
+  serial: number;
+}
+
+/** A worker thread's part of the load. */
+export interface PartLoad {
+  start(level: PartStart, recorder: RequestRecorder): void;
+  stop(): Promise<void>;
+  drained(): Promise<void>;
+  close(): void;
+}
+
+/**
+ * The load of worker `part` of --workers: its share of the concurrency (its
+ * lanes are its own sequences, with ids from its slice of
+ * --sequence-id-range), or every part.count-th send of the open-loop
+ * schedule from the part.index-th, with its share of --max-inflight and of
+ * --num-of-sequences. Request limits are split so that the total is exact.
+ */
+export async function planPart(
+  client: InferenceClient,
+  options: LevelsOptions & { part: Part; alarm?: AlarmOptions },
+): Promise<PartLoad> {
+  const { plan, part } = options;
+  const sequences = {
+    ...plan.sequences,
+    count: Math.max(1, share(plan.sequences.count, part)),
+    idRange: shareRange(plan.sequences.idRange, part),
+  };
+  const feed = createFeed(client, { ...options, plan: { ...plan, sequences } });
+  const { schedule } = await patternOf(options);
+  if (schedule === undefined) {
+    const load = new ConcurrencyLoad(client, { feed });
+    return {
+      start: ({ value, limit }, recorder) => {
+        // Workers without lanes at this level send nothing, so the others share the limit.
+        load.start(share(value, part), {
+          recorder,
+          ...(limit === undefined
+            ? {}
+            : { limit: shareAmong(limit, part, Math.min(value, part.count)) }),
+        });
+      },
+      stop: () => load.stop(),
+      drained: () => load.drained(),
+      close: () => load.close(),
+    };
+  }
+  const load = new RateLoad(client, {
+    feed,
+    maxInflight: share(plan.maxInflight, part),
+    serialSequences: plan.sequences.serial,
+    ...(options.alarm ? { alarm: options.alarm } : {}),
+  });
+  await load.prepare();
+  return {
+    start: ({ value, limit, startMs, serial }, recorder) => {
+      const own = strideSchedule(schedule(value, mulberry32(SCHEDULE_SEED + serial)), part);
+      load.start(shiftedSchedule(own, startMs - performance.now()), {
+        recorder,
+        ...(limit === undefined ? {} : { limit: share(limit, part) }),
+      });
+    },
+    stop: () => load.stop(),
+    drained: () => load.drained(),
+    close: () => load.close(),
+  };
+}
+
+/**
+ * The levels of one part driven from this thread (--enable-mpi --shard: this
+ * rank's part of a load split across processes as --workers splits it across
+ * threads). Every part starts at the same moment (the ranks leave a barrier
+ * together) and counts its starts alike, so that all walk the same schedule.
+ */
+export async function partThreads(
+  client: InferenceClient,
+  options: LevelsOptions & { part: Part },
+): Promise<LoadThreads> {
+  const load = await planPart(client, options);
+  let serial = 0;
+  return {
+    level: (value) => ({
+      start: ({ recorder, limit }) =>
+        load.start({
+          value,
+          ...(limit === undefined ? {} : { limit }),
+          startMs: performance.now(),
+          serial: ++serial,
+        }, recorder),
+      stop: () => load.stop(),
+      drained: () => load.drained(),
+    }),
+    close: () => load.close(),
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * The load part of a run's plan: which load mode runs over which levels, how
+ * open-loop sends are bounded and judged, and how sequences are grouped.
+ */
+import type { Range } from "./range.ts";
+
+/** --sequence-* options: how requests of sequence models are grouped. */
+export interface SequenceConfig {
+  /** Live sequences an open-loop load cycles through (--num-of-sequences). */
+  count: number;
+  length: number;
+  variationPct: number;
+  idRange: { start: number; end: number };
+  serial: boolean;
+}
+
+export interface LoadPlan {
+  /** The name of an entry of lib/load/modes/mod.ts: perf_analyzer's modes, or one of ours. */
+  loadMode: string;
+  /** --concurrency-range; used when loadMode is "concurrency". */
+  concurrency: Range;
+  /** --request-rate-range (floats); used when loadMode is "request_rate". */
+  requestRate: Range;
+  requestDistribution: "constant" | "poisson";
+  /** --request-intervals file; loadMode is then "custom_intervals". */
+  requestIntervals?: string;
+  /**
+   * --fixed-schedule: each input-data step is sent at its timestamp, as one
+   * window; loadMode is then "custom_intervals" (a single open-loop level).
+   */
+  fixedSchedule: boolean;
+  /** --periodic-concurrency-range with --request-period (replaces the sweep). */
+  periodic?: { range: Range; requestPeriod: number };
+  binarySearch: boolean;
+  latencyThresholdMs: number;
+  async: boolean;
+  maxInflight: number;
+  /** --workers: threads that drive the load (1: the main thread alone). */
+  workers: number;
+  maxSendLagMs: number;
+  ignoreSendLag: boolean;
+  sequences: SequenceConfig;
+}

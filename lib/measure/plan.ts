@@ -1,0 +1,24 @@
+/** The measurement part of a run's plan. */
+
+/** How each load level is measured (the Measurement options of the CLI). */
+export interface MeasurementOptions {
+  batchSize: number;
+  measurementMode: "time_windows" | "count_windows";
+  measurementIntervalMs: number;
+  measurementRequestCount: number;
+  stabilityPercentage: number;
+  maxTrials: number;
+  /** Stabilize on and report this percentile instead of the average. */
+  percentile?: number;
+  /** One window of exactly this many requests, no stabilization (0 = off). */
+  requestCount: number;
+  warmupRequestCount: number;
+}
+
+/** --collect-metrics: the server's Prometheus metrics scraped during the windows. */
+export interface MetricsPlan {
+  collectMetrics: boolean;
+  /** --metrics-url, else the host of -u on port 8002. */
+  metricsUrl: string;
+  metricsIntervalMs: number;
+}

@@ -1,0 +1,19 @@
+/**
+ * One profiling run end to end: the plan (plan.ts, the stages' parts put
+ * together), the run itself (run.ts: discover, build requests, sweep the
+ * levels), its inputs, shared memory and trace settings, the --workers
+ * threads (workers/), and the report sinks (sinks/: one file each and a
+ * registry) that ReportSession drives.
+ * May import every folder below it: lib/types, input, protocol, measure,
+ * load and report; never lib/cli, which builds its plan.
+ *
+ * @module
+ */
+export * from "./inputs.ts";
+export * from "./periodic.ts";
+export type * from "./plan.ts";
+export * from "./report_session.ts";
+export * from "./run.ts";
+export * from "./shared_memory.ts";
+export * from "./sinks/mod.ts";
+export * from "./trace.ts";

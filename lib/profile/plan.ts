@@ -1,0 +1,29 @@
+/**
+ * A run's plan: what lib/cli makes of the command line, validated. It is the
+ * union of the stages' parts, each declared by the folder that reads it, so
+ * a stage's functions name their part and see nothing else of the plan.
+ */
+import type { InputPlan } from "../input/plan.ts";
+import type { LoadPlan } from "../load/plan.ts";
+import type { MeasurementOptions, MetricsPlan } from "../measure/plan.ts";
+import type { MpiPlan } from "../mpi/plan.ts";
+import type { ClientPlan } from "../protocol/plan.ts";
+import type { ReportPlan } from "../report/plan.ts";
+
+/** --trace-level, --trace-rate, --trace-count and --log-frequency: Triton trace settings to set. */
+export interface TraceConfig {
+  /** In the order given, each once; empty leaves the server's levels as they are. */
+  levels: string[];
+  rate?: number;
+  count?: number;
+  logFrequency?: number;
+}
+
+interface PlanParts
+  extends ClientPlan, InputPlan, LoadPlan, MeasurementOptions, MetricsPlan, MpiPlan, ReportPlan {
+  /** --trace-*: the server's trace settings to update before profiling. */
+  trace?: TraceConfig;
+}
+
+/** Read-only: built once by lib/cli; a stage that needs a variant makes a copy. */
+export type ProfilePlan = Readonly<PlanParts>;

@@ -1,0 +1,134 @@
+/** The console report: settings, each level's block, progress, verbose windows, summary table. */
+import { REPORTED_PERCENTILES, summarizeClient } from "../../measure/stats.ts";
+import {
+  formatLevel,
+  formatPass,
+  formatSettings,
+  formatSummaryTable,
+  formatTraceSettings,
+  type Settings,
+} from "../../report/console.ts";
+import { formatGeneral } from "../../report/format.ts";
+import type { TraceSettings } from "../../protocol/types.ts";
+import type { LevelResult, LoadMode, WindowData } from "../../types/results.ts";
+import type { ProfilePlan } from "../plan.ts";
+import type { ReportSink, RunEnd, RunTarget, SinkDef } from "./sink.ts";
+
+const encoder = new TextEncoder();
+
+/** A one-line progress display on a terminal; silent when stderr is piped. */
+class ProgressLine {
+  readonly #enabled: boolean;
+  #text = "";
+  #shown = false;
+
+  constructor(enabled: boolean) {
+    this.#enabled = enabled && Deno.stderr.isTerminal();
+  }
+
+  show(text: string): void {
+    if (!this.#enabled) return;
+    this.#text = text;
+    this.#shown = true;
+    Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${this.#text}`));
+  }
+
+  clear(): void {
+    if (!this.#shown) return;
+    Deno.stderr.writeSync(encoder.encode("\r\x1b[2K"));
+    this.#shown = false;
+  }
+}
+
+class ConsoleSink implements ReportSink {
+  readonly #plan: ProfilePlan;
+  readonly #mode: LoadMode;
+  readonly #progress: ProgressLine;
+  #decoupled = false;
+
+  constructor(plan: ProfilePlan, mode: LoadMode) {
+    this.#plan = plan;
+    this.#mode = mode;
+    this.#progress = new ProgressLine(plan.verbose === 0);
+  }
+
+  traceSettings(settings: TraceSettings): void {
+    this.#print(formatTraceSettings(settings));
+  }
+
+  ready({ model }: RunTarget): void {
+    this.#decoupled = model.decoupled;
+    this.#print(formatSettings(this.#settings(model.decoupled)));
+  }
+
+  levelStart(value: number): void {
+    this.#progress.show(`Measuring ${this.#levelName(value)} ...`);
+  }
+
+  window(w: WindowData, info: { level: number; index: number }): void {
+    const { batchSize, percentile, maxTrials } = this.#plan;
+    this.#progress.show(
+      `Measuring ${this.#levelName(info.level)}: window ${
+        info.index + 1
+      }/${maxTrials}, ${w.latenciesUs.length} requests`,
+    );
+    if (this.#plan.verbose === 0 || w.latenciesUs.length === 0) return;
+    const client = summarizeClient([w], {
+      batchSize,
+      percentiles: percentile === undefined ? REPORTED_PERCENTILES : [percentile],
+    });
+    const errors = w.errorCount > 0 ? `    ${w.errorCount} requests failed in this window\n` : "";
+    this.#print(formatPass(info.index + 1, client, { percentile }) + errors);
+  }
+
+  level(result: LevelResult): void {
+    this.#print(formatLevel(result, {
+      protocol: this.#plan.protocol,
+      percentile: this.#plan.percentile,
+      decoupled: this.#decoupled,
+      periodic: this.#plan.periodic,
+      metrics: result.metrics,
+    }));
+  }
+
+  warning(message: string): void {
+    this.#progress.clear();
+    console.error(`warning: ${message}`);
+  }
+
+  finish(end: RunEnd): void {
+    this.#progress.clear();
+    if (end.note) this.#print(`${end.note}\n\n`);
+    if (end.results.length === 0) return;
+    this.#print(formatSummaryTable(end.results, { percentile: this.#plan.percentile }));
+  }
+
+  #settings(decoupled: boolean): Settings {
+    const c = this.#plan;
+    return {
+      ...c,
+      batchSizeGiven: c.batchSize !== 1,
+      mode: this.#mode,
+      range: c.loadMode === "concurrency" ? c.concurrency : c.requestRate,
+      decoupled,
+    };
+  }
+
+  #levelName(value: number): string {
+    return this.#plan.loadMode === "concurrency"
+      ? `concurrency ${value}`
+      : `request rate ${formatGeneral(value)}`;
+  }
+
+  /** Writes report text as formatted (blocks carry their own line ends). */
+  #print(text: string): void {
+    this.#progress.clear();
+    console.log(text.endsWith("\n") ? text.slice(0, -1) : text);
+  }
+}
+
+export const consoleSink: SinkDef = {
+  wanted: () => true,
+  histograms: false,
+  open: (plan, { mode }) => Promise.resolve(new ConsoleSink(plan, mode)),
+};

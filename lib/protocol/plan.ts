@@ -1,0 +1,57 @@
+/**
+ * The client part of a run's plan: which server and model, and how clients
+ * connect, encode and what the service kind adds (the Client options of
+ * --help). lib/cli builds it; the service kinds' clients read it.
+ */
+import type { ParameterValue } from "../types/tensor.ts";
+
+/** A --request-parameter, its value typed as TYPE says. */
+export interface RequestParameter {
+  name: string;
+  value: ParameterValue;
+}
+
+/** --ssl-grpc-* files (TLS is on when this is set). */
+export interface GrpcSslConfig {
+  rootCertificatesFile?: string;
+  privateKeyFile?: string;
+  certificateChainFile?: string;
+}
+
+/** --ssl-https-* settings, used with an https:// URL. */
+export interface HttpsSslConfig {
+  verifyHost: boolean;
+  caCertificatesFile?: string;
+  clientCertificateFile?: string;
+  clientCertificateType: "PEM" | "DER";
+  privateKeyFile?: string;
+  privateKeyType: "PEM" | "DER";
+}
+
+/** The target and its client: -m, -u, -i, headers, TLS, tensor formats, --service-kind. */
+export interface ClientPlan {
+  model: string;
+  modelVersion: string;
+  /** --bls-composing-models: models whose statistics are reported with the profiled one. */
+  composingModels: Array<{ name: string; version: string }>;
+  url: string;
+  protocol: "http" | "grpc";
+  headers: Record<string, string>;
+  requestTimeoutMs: number;
+  inputTensorFormat: "binary" | "json";
+  outputTensorFormat: "binary" | "json";
+  streaming: boolean;
+  grpcCompression: "none" | "gzip" | "deflate";
+  requestParameters: RequestParameter[];
+  grpcSsl?: GrpcSslConfig;
+  httpsSsl: HttpsSslConfig;
+  /** --service-kind: the name of an entry of lib/protocol/kinds/mod.ts. */
+  serviceKind: string;
+  /** --endpoint of --service-kind openai; "" otherwise. */
+  endpoint: string;
+  /** --model-signature-name (tfserving). */
+  modelSignatureName: string;
+  /** --shared-memory ("cuda" is refused: it needs a GPU). */
+  sharedMemory: "none" | "system";
+  outputSharedMemorySize: number;
+}

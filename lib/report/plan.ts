@@ -1,0 +1,13 @@
+/** The report part of a run's plan: output files and how much the console says. */
+
+export interface ReportPlan {
+  profileExportFile?: string;
+  /** --overwrite: --profile-export-file may replace an existing file. */
+  overwrite: boolean;
+  reportHtml?: string;
+  summaryJson?: string;
+  /** -f: the CSV file. */
+  latencyReportFile?: string;
+  verboseCsv: boolean;
+  verbose: number;
+}

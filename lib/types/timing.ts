@@ -1,0 +1,65 @@
+/** The timing of each request, as sessions fill it and recorders read it. */
+
+/**
+ * Per-request timing filled in by a session. All values are performance.now()
+ * milliseconds. The load generator allocates one per slot and reuses it, so the
+ * hot path allocates nothing for timing.
+ */
+export interface RequestTiming {
+  /** Before encoding/writing the request. */
+  start: number;
+  /** The request is fully written. */
+  sendEnd: number;
+  /** First byte of the (last) response arrived. */
+  recvStart: number;
+  /** The (last) response is fully read and parsed. */
+  end: number;
+  /** Responses received for this request (1 for unary). */
+  responses: number;
+  /**
+   * The first response was fully read (decoupled models send several). Clients
+   * that always answer with one response leave it unset: it is then `end`.
+   */
+  firstResponse?: number;
+}
+
+/**
+ * The timing of a token-streaming request (--service-kind openai), which the
+ * session fills beside RequestTiming's fields: `firstResponse` is the first
+ * token's arrival and `responses` counts the chunks that carried output.
+ */
+export interface TokenTiming extends RequestTiming {
+  /** Output tokens: the server's usage count, else the chunks with output. */
+  outputTokens: number;
+  /** Prompt tokens from the server's usage field; -1 when it sent none. */
+  inputTokens: number;
+  /** The counts came from the server's usage field (else from counted chunks). */
+  usage: boolean;
+}
+
+export function isTokenTiming(timing: RequestTiming): timing is TokenTiming {
+  return (timing as Partial<TokenTiming>).outputTokens !== undefined;
+}
+
+/**
+ * One completed request as a Recorder hands it to its RequestSink. The
+ * recorder refills one object for every request: copy what you keep. The
+ * timing object is the load's, one per slot, so it also identifies the slot.
+ */
+export interface CompletedRequest {
+  /** Absent for a failed request whose load did not pass it (or that was never sent). */
+  timing: RequestTiming | undefined;
+  /** Open-loop loads: when the request was due (performance.now() ms). */
+  intendedMs: number | undefined;
+  /** The failure message of a failed request. */
+  error: string | undefined;
+}
+
+/**
+ * Receives every completed request, valid or failed, in completion order
+ * (the profile export). Called from the request loop: implementations keep
+ * references in preallocated storage and do their work elsewhere.
+ */
+export interface RequestSink {
+  add(request: CompletedRequest): void;
+}
