@@ -110,7 +110,7 @@ tritonTest(
         "--request-count",
         "4",
       ]);
-      assert.equal(cli.code, 99, cli.stderr + cli.stdout);
+      assert.equal(cli.code, 3, cli.stderr + cli.stdout);
       assert.match(
         cli.stdout,
         /OUTPUT0 at ".*" data\[0\], element 2: expected "tensor of four", got "tensor of three"/,
@@ -303,7 +303,7 @@ tritonTest(
         "--request-count",
         "5",
       ]);
-      assert.equal(refused.code, 99, refused.stderr + refused.stdout);
+      assert.equal(refused.code, 3, refused.stderr + refused.stdout);
       assert.match(
         refused.stderr,
         /^error: [^\n]*"localhost:\d+"[^\n]*the server closed the TLS connection \(as a server that requires a client certificate does when none is sent\)\n$/,
