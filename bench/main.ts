@@ -7,8 +7,10 @@ import { parseArgs } from "node:util";
 import { clientCost, type CostMode } from "./client_cost.ts";
 import { httpCapacity } from "./http_capacity.ts";
 import * as inferperf from "./inferperf.ts";
+import { llmStream } from "./llm_stream.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
 import { grpcCapacity } from "./grpc_capacity.ts";
+import { mpiRanks } from "./mpi.ts";
 import { multicore } from "./multicore.ts";
 import { findExecutable } from "./process.ts";
 import { rateAccuracy } from "./rate_accuracy.ts";
@@ -20,8 +22,8 @@ import type { BenchRow, CaseResult } from "./types.ts";
 
 const USAGE = `Usage: deno task bench [options]
 
-  --cases LIST            any of http,grpc,rate,cost,startup,multicore,triton, run in the order
-                          given (default all)
+  --cases LIST            any of http,grpc,rate,cost,startup,multicore,mpi,llm,triton, run in
+                          the order given (default all)
   --seconds N             HTTP capacity: measured seconds per tool, level and round (default 3)
   --rounds N              HTTP capacity: alternating wrk/inferperf rounds per level; Triton:
                           rounds over every level (default 3)
@@ -36,15 +38,16 @@ const USAGE = `Usage: deno task bench [options]
   --cost-concurrency N    in-flight requests of the concurrency cost mode (default 16)
   --startup-runs N        timed start-up runs (default 7)
   --multicore-seconds N   multi-core: measured seconds per tool, thread count and round (default 3)
+  --llm-rounds N          LLM streaming: rounds of 64 answers of 200 tokens at 5 ms (default 6)
   --triton-seconds N      real Triton: measured seconds per tool, protocol and level (default 3)
   --out FILE              results file (default bench/results.json)
 
-Needs wrk, nginx and h2load (bench/setup.sh installs them); without nginx the
+Needs wrk, nginx, h2load and mpirun (bench/setup.sh installs them); without nginx the
 HTTP case loads the reference server, without h2load the gRPC case has no
 reference figure, and the report says so. The triton case needs the real
 server (../shared/tritonserver beside the repository, or TRITONSERVER_DIR).`;
 
-const ALL_CASES = ["http", "grpc", "rate", "cost", "startup", "multicore", "triton"];
+const ALL_CASES = ["http", "grpc", "rate", "cost", "startup", "multicore", "mpi", "llm", "triton"];
 /** Issue 8: within 1 % of the rate and p99 send lag under 1 ms, up to 5k req/s. */
 const RATE_TARGET_MAX = 5000;
 const RATE_TARGET_ERROR_PCT = 1;
@@ -85,6 +88,7 @@ function parseOptions(args: string[]) {
       "cost-concurrency": { type: "string", default: "16" },
       "startup-runs": { type: "string", default: "7" },
       "multicore-seconds": { type: "string", default: "3" },
+      "llm-rounds": { type: "string", default: "6" },
       "triton-seconds": { type: "string", default: "3" },
       out: { type: "string", default: new URL("results.json", import.meta.url).pathname },
       help: { type: "boolean", default: false },
@@ -112,6 +116,7 @@ function parseOptions(args: string[]) {
     costConcurrency: positiveInt("cost-concurrency", values["cost-concurrency"]),
     startupRuns: positiveInt("startup-runs", values["startup-runs"]),
     multicoreSeconds: positive("multicore-seconds", values["multicore-seconds"]),
+    llmRounds: positiveInt("llm-rounds", values["llm-rounds"]),
     tritonSeconds: positive("triton-seconds", values["triton-seconds"]),
     out: values.out,
   };
@@ -197,6 +202,7 @@ async function runRate(options: Options): Promise<CaseResult> {
 const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
   http: runHttp,
   grpc: (o) => grpcCapacity({ seconds: o.grpcSeconds }),
+  mpi: (o) => mpiRanks({ rounds: o.rounds }),
   rate: runRate,
   cost: (o) =>
     clientCost({
@@ -210,6 +216,7 @@ const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
     withWrkTarget((target, wrk) =>
       multicore(target, wrk, { seconds: o.multicoreSeconds, rounds: o.rounds })
     ),
+  llm: (o) => llmStream({ concurrency: 64, tokens: 200, itlMs: 5, rounds: o.llmRounds }),
   triton: (o) =>
     tritonBench({ concurrencies: o.concurrencies, seconds: o.tritonSeconds, rounds: o.rounds }),
 };

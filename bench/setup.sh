@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs the reference tools of `deno task bench` from Debian/Ubuntu packages when absent:
-# wrk (HTTP/1.1 load), nginx (the canned KServe v2 server) and h2load (gRPC, nghttp2-client).
+# wrk (HTTP/1.1 load), nginx (the canned KServe v2 server), h2load (gRPC, nghttp2-client) and
+# Open MPI's mpirun (the mpi case).
 # The bench starts its own nginx from a generated config; the distribution's service is not used
 # (on a systemd machine the package starts it on port 80: `systemctl disable --now nginx` if unwanted).
 # Never run by CI or the test suite.
@@ -10,9 +11,10 @@ missing=""
 command -v wrk >/dev/null 2>&1 || missing="$missing wrk"
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
 command -v h2load >/dev/null 2>&1 || missing="$missing nghttp2-client"
+command -v mpirun >/dev/null 2>&1 || missing="$missing openmpi-bin libopenmpi3"
 
 if [ -z "$missing" ]; then
-  echo "wrk, nginx and h2load are installed"
+  echo "wrk, nginx, h2load and mpirun are installed"
   exit 0
 fi
 

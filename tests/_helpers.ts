@@ -111,31 +111,33 @@ export interface SlowModelRun {
 }
 
 /**
- * Profiles the `slow` model (10 ms on one instance) at concurrency 1 and 4 on
- * the server `args` name, and checks the CSV against Little's law: ~100
+ * Profiles the `slow` model (10 ms on one instance; `options.model` names
+ * another such model) at concurrency 1 and 4 on the server `args` name
+ * (`options` as runCli's), and checks the CSV against Little's law: ~100
  * infer/s whatever the concurrency, latency concurrency x 10 ms, 10 ms of
  * compute. Tolerances are wide for a noisy 2-core machine but catch a wrong
- * formula. Windows last `windowMs` (default 1000).
+ * formula. Windows last `options.windowMs` (default 1000).
  */
 export async function profileSlowModel(
   args: string[],
-  options: { windowMs?: number } = {},
+  options: CliOptions & { model?: string; windowMs?: number } = {},
 ): Promise<SlowModelRun> {
+  const { model = "slow", windowMs = 1000, ...cliOptions } = options;
   const dir = await Deno.makeTempDir();
   try {
     const csv = `${dir}/perf.csv`;
     const cli = await runCli([
       "-m",
-      "slow",
+      model,
       ...args,
       "--concurrency-range",
       "1:4:3",
       "-p",
-      String(options.windowMs ?? 1000),
+      String(windowMs),
       "-f",
       csv,
       "--verbose-csv",
-    ]);
+    ], cliOptions);
     assert.equal(cli.code, 0, cli.stderr + cli.stdout);
     const [header, ...rows] = parseCsv(await Deno.readTextFile(csv));
     const byLevel = new Map(rows.map((row) => [Number(row[0]), row]));

@@ -60,8 +60,9 @@ Deno.test("the bundle runs offline with least privilege", async (t) => {
 
     await t.step("deno task bundle writes one file loading node: built-ins on demand", async () => {
       const built = await bundle({ output: sandbox.bundle });
-      // A guard against bundling something by mistake (it is about 2 MB with the server embedded).
-      assert.ok(built.bytes < 4 << 20, `${built.bytes} bytes`);
+      // A guard against bundling something by mistake: about 2 MB with the server embedded, plus
+      // 2.4 MB of tokenizer vocabularies (llama 0.7 MB, cl100k_base 1.6 MB).
+      assert.ok(built.bytes < 5 << 20, `${built.bytes} bytes`);
       const source = await Deno.readTextFile(sandbox.bundle);
       // A static import runs at every start (node:zlib alone costs ~15 ms): built-ins are
       // imported dynamically where they are used.
@@ -125,6 +126,21 @@ Deno.test("the bundle runs offline with least privilege", async (t) => {
           `--allow-read=${sandbox.bundle}\n`,
         ]);
       });
+
+      await t.step(
+        "both tokenizers are inside the bundle: an LLM run needs nothing else",
+        async () => {
+          for (const tokenizer of ["llama", "cl100k_base"]) {
+            const run = await runBundle(sandbox, [`--allow-net=${server.addr}`], [
+              ...["-m", "llm", "--service-kind", "openai", "--endpoint", "v1/completions"],
+              ...["-u", server.addr, "--streaming", "--request-count", "2"],
+              ...["--synthetic-input-tokens-mean", "20", "--tokenizer", tokenizer],
+            ]);
+            assert.equal(run.code, 0, run.stderr);
+            assert.match(run.stdout, /Input Sequence Length \(tokens\): avg 20,/);
+          }
+        },
+      );
 
       await t.step("a refused permission is one line naming the flag, exit 1", async () => {
         const cases = [

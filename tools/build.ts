@@ -21,9 +21,10 @@ const DIST = new URL("dist/", ROOT);
 
 /**
  * What the compiled binary may do: reach any inference server, read input
- * data, model configs and certificates, write reports, and with
- * --enable-mpi load the system's MPI library (ffi; nothing else loads
- * native code). Nothing else (no env, sys, run or import), so the binary
+ * data, model configs and certificates, write reports, and load native
+ * code for two modes only (ffi): the system's MPI library with
+ * --enable-mpi, and Triton's libtritonserver.so with --service-kind
+ * triton_c_api. Nothing else (no env, sys, run or import), so the binary
  * cannot start programs or fetch code.
  */
 const COMPILE_PERMISSIONS: readonly string[] = [

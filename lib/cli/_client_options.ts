@@ -3,7 +3,10 @@
  * and what goes with each (see the Target and Protocol and TLS sections).
  */
 import type { InputPlan } from "../input/plan.ts";
-import { OPENAI_ENDPOINTS } from "../input/llm_data.ts";
+import { isLlmEndpoint, OPENAI_ENDPOINTS } from "../input/llm_data.ts";
+import type { TokenizerName } from "../input/tokenizer.ts";
+import type { TokenPlan } from "../measure/plan.ts";
+import { parseGoodput } from "../measure/tokens.ts";
 import type { LoadPlan } from "../load/plan.ts";
 import type {
   ClientPlan,
@@ -113,8 +116,9 @@ export function parseProtocol(
   const given = (names: string[]) => names.filter((n) => raw.has(n)).map((n) => `--${n}`);
   const grpc = protocol === "grpc";
   const streaming = r.flag("streaming");
-  // OpenAI-compatible servers stream over HTTP (server-sent events).
-  if (streaming && !grpc && options.serviceKind !== "openai") {
+  // OpenAI-compatible servers stream over HTTP (server-sent events); the C API always streams.
+  const streams = options.serviceKind === "openai" || options.serviceKind === "triton_c_api";
+  if (streaming && !grpc && !streams) {
     errors.push("Option --streaming needs -i grpc (HTTP has no streams)");
   }
   if (raw.has("grpc-compression-algorithm") && !grpc) {
@@ -235,6 +239,49 @@ export function parseProtocol(
   };
 }
 
+/** Options that only reach a server over the network, which triton_c_api does not use. */
+const NETWORK_OPTIONS = [
+  "url",
+  "protocol",
+  "header",
+  "grpc-compression-algorithm",
+  "ssl-grpc-use-ssl",
+  ...GRPC_SSL_FILES,
+  ...HTTPS_SSL_OPTIONS,
+  "input-tensor-format",
+  "output-tensor-format",
+];
+const C_API_OPTIONS: ReadonlyArray<[string, string]> = [
+  ["triton-server-directory", "DIR (a Triton install: DIR/lib/libtritonserver.so)"],
+  ["model-repository", "DIR (the model repository the in-process server loads)"],
+];
+
+/**
+ * --service-kind triton_c_api needs the Triton install and the model
+ * repository of the in-process server, and none of the network options,
+ * which would silently do nothing; other kinds take neither of its options.
+ */
+function checkCApiOptions(r: Reader, kind: string): void {
+  const given = (names: string[]) => names.filter((name) => r.has(name)).map((n) => `--${n}`);
+  const own = C_API_OPTIONS.map(([name]) => name);
+  if (kind !== "triton_c_api") {
+    if (given(own).length > 0) {
+      r.errors.push(`Options ${given(own).join(", ")} apply to --service-kind triton_c_api only`);
+    }
+    return;
+  }
+  for (const [name, what] of C_API_OPTIONS) {
+    if (!r.has(name)) r.errors.push(`--service-kind triton_c_api needs --${name} ${what}`);
+  }
+  const network = given(NETWORK_OPTIONS);
+  if (network.length > 0) {
+    r.errors.push(
+      `Options ${network.join(", ")} do not apply to --service-kind triton_c_api: ` +
+        "requests go to the in-process server, not over a network",
+    );
+  }
+}
+
 /** perf_analyzer's default -u of --service-kind tfserving (TF Serving's gRPC port). */
 export const TFSERVING_URL = "localhost:8500";
 
@@ -243,16 +290,29 @@ const LLM_OPTIONS = [
   "synthetic-input-tokens-mean",
   "synthetic-input-tokens-stddev",
   "output-tokens-mean",
+  "output-tokens-stddev",
+  "output-tokens-mean-deterministic",
   "num-prompts",
+  "input-file",
+  "random-seed",
+  "tokenizer",
+  "goodput",
 ];
 
 /** --service-kind and the options that go with it. */
 type ServiceOptions =
   & Pick<
     ClientPlan,
-    "serviceKind" | "endpoint" | "modelSignatureName" | "sharedMemory" | "outputSharedMemorySize"
+    | "serviceKind"
+    | "tritonServerDirectory"
+    | "modelRepository"
+    | "endpoint"
+    | "modelSignatureName"
+    | "sharedMemory"
+    | "outputSharedMemorySize"
   >
-  & Pick<InputPlan, "syntheticPrompts">;
+  & Pick<InputPlan, "syntheticPrompts" | "tokenizer">
+  & TokenPlan;
 
 export function parseService(
   r: Reader,
@@ -261,12 +321,8 @@ export function parseService(
   const errors = r.errors;
   const kind = r.string("service-kind")!;
   let protocol = r.string("protocol") as "http" | "grpc";
-  if (kind === "triton_c_api") {
-    errors.push(
-      'Value "triton_c_api" of --service-kind is not supported: inferperf measures servers over ' +
-        "HTTP or gRPC, while the C API runs Triton inside the benchmark process",
-    );
-  } else if (kind === "tfserving") {
+  checkCApiOptions(r, kind);
+  if (kind === "tfserving") {
     if (raw.has("protocol") && protocol !== "grpc") {
       errors.push("--service-kind tfserving needs -i grpc (TF Serving's Predict API is gRPC)");
     }
@@ -276,13 +332,13 @@ export function parseService(
   }
   const endpoint = (r.string("endpoint") ?? "").replace(/^\/+/, "");
   if (kind === "openai") {
-    if (!(OPENAI_ENDPOINTS as readonly string[]).includes(endpoint)) {
+    if (!isLlmEndpoint(endpoint)) {
       errors.push(
         raw.has("endpoint")
           ? `Invalid value "${raw.get("endpoint")}" for --endpoint: expected ${
-            OPENAI_ENDPOINTS.join(" or ")
+            OPENAI_ENDPOINTS.join(", ")
           }`
-          : `--service-kind openai needs --endpoint (${OPENAI_ENDPOINTS.join(" or ")})`,
+          : `--service-kind openai needs --endpoint (${OPENAI_ENDPOINTS.join(", ")})`,
       );
     }
   } else if (raw.has("endpoint")) {
@@ -309,11 +365,29 @@ export function parseService(
     );
   }
   const outputTokens = raw.has("output-tokens-mean")
-    ? r.bounded("output-tokens-mean", (n) => n >= 1, "an integer >= 1")
+    ? {
+      mean: r.bounded("output-tokens-mean", (n) => n >= 1, "an integer >= 1"),
+      stddev: r.bounded("output-tokens-stddev", (n) => n >= 0, "an integer >= 0"),
+      deterministic: r.flag("output-tokens-mean-deterministic"),
+    }
     : undefined;
+  for (const name of ["output-tokens-stddev", "output-tokens-mean-deterministic"]) {
+    if (raw.has(name) && outputTokens === undefined) {
+      errors.push(`Option --${name} needs --output-tokens-mean`);
+    }
+  }
+  let goodput: TokenPlan["goodput"] = [];
+  try {
+    goodput = parseGoodput(r.list("goodput"));
+  } catch (error) {
+    errors.push((error as Error).message);
+  }
+  const inputFile = r.string("input-file");
   return {
     protocol,
-    serviceKind: kind === "triton_c_api" ? "triton" : kind,
+    serviceKind: kind,
+    tritonServerDirectory: r.string("triton-server-directory") ?? "",
+    modelRepository: r.string("model-repository") ?? "",
     endpoint: kind === "openai" ? endpoint : "",
     modelSignatureName: r.string("model-signature-name")!,
     sharedMemory: sharedMemory === "system" ? "system" : "none",
@@ -332,7 +406,11 @@ export function parseService(
       ...(outputTokens === undefined ? {} : { outputTokens }),
       count: r.bounded("num-prompts", (n) => n >= 1, "an integer >= 1"),
       streaming: r.flag("streaming"),
+      seed: r.bounded("random-seed", (n) => n >= 0, "an integer >= 0"),
+      ...(inputFile === undefined ? {} : { inputFile }),
     },
+    tokenizer: r.string("tokenizer") as TokenizerName,
+    goodput,
   };
 }
 

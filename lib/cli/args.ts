@@ -48,12 +48,16 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
   const errors: string[] = [];
   const options: RawOptions = new Map();
   const operands: string[] = [];
+  // The variadic option whose values positional arguments still extend.
+  let variadic: string | undefined;
   for (const token of tokens) {
     if (token.kind === "positional") {
-      if (TAKES_OPERANDS.has(command)) operands.push(token.value);
+      if (variadic !== undefined) (options.get(variadic) as string[]).push(token.value);
+      else if (TAKES_OPERANDS.has(command)) operands.push(token.value);
       else errors.push(`Unexpected argument "${token.value}"`);
       continue;
     }
+    variadic = undefined;
     const def = OPTIONS.find((o) => o.name === token.name);
     if (!def) {
       errors.push(`Unknown option "${token.rawName}"`);
@@ -79,6 +83,7 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
       const list = (options.get(def.name) as string[] | undefined) ?? [];
       list.push(token.value);
       options.set(def.name, list);
+      if (def.variadic) variadic = def.name;
     } else options.set(def.name, token.value);
   }
   if (errors.length > 0) throw new UsageError(errors);

@@ -151,10 +151,53 @@ Deno.test("service kinds: defaults, the protocol each needs and the options that
   assert.deepEqual(llm.syntheticPrompts, {
     inputTokensMean: 550,
     inputTokensStddev: 0,
-    outputTokens: 16,
+    outputTokens: { mean: 16, stddev: 0, deterministic: false },
     count: 100,
     streaming: true,
+    seed: 0,
   });
+  assert.equal(llm.tokenizer, "llama");
+  assert.deepEqual(llm.goodput, []);
+  const genai = config(
+    ...["-m", "llm", "--service-kind", "openai", "--endpoint", "v2/models/llm/generate_stream"],
+    ...["--output-tokens-mean", "100", "--output-tokens-stddev", "10"],
+    ...["--output-tokens-mean-deterministic", "--random-seed", "7", "--tokenizer", "cl100k_base"],
+    ...["--input-file", "prompts.jsonl", "--goodput", "time_to_first_token:100"],
+    ...["inter_token_latency:10", "request_latency:2000"],
+  );
+  assert.deepEqual(genai.syntheticPrompts.outputTokens, {
+    mean: 100,
+    stddev: 10,
+    deterministic: true,
+  });
+  assert.equal(genai.syntheticPrompts.seed, 7);
+  assert.equal(genai.syntheticPrompts.inputFile, "prompts.jsonl");
+  assert.equal(genai.tokenizer, "cl100k_base");
+  assert.deepEqual(genai.goodput, [
+    { metric: "time_to_first_token", value: 100 },
+    { metric: "inter_token_latency", value: 10 },
+    { metric: "request_latency", value: 2000 },
+  ]);
+  const openai = ["-m", "x", "--service-kind", "openai", "--endpoint", "v1/completions"];
+  assert.deepEqual(
+    usageErrors(() =>
+      config(...openai, "--goodput", "ttft:1", "--output-tokens-stddev", "3", "--tokenizer", "gpt2")
+    ),
+    [
+      "Option --output-tokens-stddev needs --output-tokens-mean",
+      'Invalid value "ttft:1" for --goodput: expected NAME:VALUE with NAME one of ' +
+      "time_to_first_token, time_to_second_token, inter_token_latency, request_latency, " +
+      "output_token_throughput_per_user",
+      'Invalid value "gpt2" for --tokenizer: expected one of llama, cl100k_base, none',
+    ],
+  );
+  assert.deepEqual(usageErrors(() => config("-m", "x", "stray")), [
+    'Unexpected argument "stray"',
+  ]);
+  assert.deepEqual(
+    usageErrors(() => config(...openai, "--input-file", "p.jsonl", "--input-data", "d.json")),
+    ["Options --input-file and --input-data exclude each other: give one"],
+  );
   assert.deepEqual(
     usageErrors(() => config("-m", "x", "--service-kind", "tfserving", "-i", "http")),
     ["--service-kind tfserving needs -i grpc (TF Serving's Predict API is gRPC)"],
@@ -169,7 +212,8 @@ Deno.test("service kinds: defaults, the protocol each needs and the options that
     ),
     [
       "--service-kind openai needs -i http",
-      "--service-kind openai needs --endpoint (v1/chat/completions or v1/completions)",
+      "--service-kind openai needs --endpoint (v1/chat/completions, v1/completions, " +
+      "v1/embeddings, v2/models/MODEL/generate, v2/models/MODEL/generate_stream)",
       "--service-kind openai takes payload files in --input-data " +
       '({"data": [{"payload": [{...}]}]}), or none for synthetic prompts ' +
       "(--synthetic-input-tokens-mean); not generated tensors",
@@ -194,10 +238,28 @@ Deno.test("service kinds: defaults, the protocol each needs and the options that
       "Options --num-prompts apply to --service-kind openai only",
     ],
   );
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--service-kind", "triton_c_api")), [
+    "--service-kind triton_c_api needs --triton-server-directory DIR (a Triton install: " +
+    "DIR/lib/libtritonserver.so)",
+    "--service-kind triton_c_api needs --model-repository DIR (the model repository the " +
+    "in-process server loads)",
+  ]);
+  const capi = ["--service-kind", "triton_c_api", "--triton-server-directory", "/opt/tritonserver"];
+  const c = config("-m", "x", ...capi, "--model-repository", "models", "--streaming");
+  assert.equal(c.serviceKind, "triton_c_api");
+  assert.equal(c.tritonServerDirectory, "/opt/tritonserver");
+  assert.equal(c.modelRepository, "models");
   assert.match(
-    usageErrors(() => config("-m", "x", "--service-kind", "triton_c_api"))[0],
-    /"triton_c_api" of --service-kind is not supported/,
+    usageErrors(() => config("-m", "x", ...capi, "--model-repository", "m", "-i", "grpc"))[0],
+    /^Options --protocol do not apply to --service-kind triton_c_api/,
   );
+  assert.match(
+    usageErrors(() => config("-m", "x", ...capi, "--model-repository", "m", "--workers", "2"))[0],
+    /^Option --workers 2 can not be used with --service-kind triton_c_api: .* one per process/,
+  );
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--model-repository", "m")), [
+    "Options --model-repository apply to --service-kind triton_c_api only",
+  ]);
 });
 
 Deno.test("shared memory: system for Triton over HTTP and gRPC; cuda needs CUDA", () => {

@@ -4,6 +4,7 @@
  * value.
  */
 import { type InputDataSpec, parseInputData } from "../input/input_data.ts";
+import type { InputPlan } from "../input/plan.ts";
 import type { LoadPlan } from "../load/plan.ts";
 import { MAX_SEQUENCE_ID } from "../load/sequences.ts";
 import type { MetricsPlan } from "../measure/plan.ts";
@@ -136,10 +137,16 @@ function parseTrace(r: Reader, serviceKind: string): TraceConfig | undefined {
 /** Input data each service kind needs. */
 function checkServiceInput(
   r: Reader,
-  options: { service: Pick<ClientPlan, "serviceKind">; inputData: InputDataSpec },
+  options: {
+    service: Pick<ClientPlan, "serviceKind"> & Pick<InputPlan, "syntheticPrompts">;
+    inputData: InputDataSpec;
+  },
 ): void {
   const { service, inputData } = options;
   const errors = r.errors;
+  if (service.syntheticPrompts.inputFile !== undefined && inputData.paths.length > 0) {
+    errors.push("Options --input-file and --input-data exclude each other: give one");
+  }
   if (service.serviceKind === "torchserve" && inputData.paths.length === 0) {
     errors.push(
       "--service-kind torchserve needs --input-data FILE.json naming the file to send, e.g. " +
@@ -331,6 +338,14 @@ function checkWorkers(errors: string[], config: ProfilePlan): void {
   if (n <= 1) return;
   const refuse = (what: string, why: string) =>
     errors.push(`Option --workers ${n} can not be used with ${what}: ${why}`);
+  if (config.serviceKind === "triton_c_api") {
+    refuse(
+      "--service-kind triton_c_api",
+      "each worker thread builds its own client, which here would start a second Triton " +
+        "server in the same process (the core allows one per process); the in-process server " +
+        "already spreads its work over its own threads",
+    );
+  }
   if (config.sharedMemory !== "none") {
     refuse("--shared-memory", "each worker would need its own regions and request slots");
   }

@@ -39,6 +39,8 @@ export interface OptionDef {
    * its own point; "range" also accepts START:END[:STEP] or a <range> mapping.
    */
   sweep?: "list" | "range";
+  /** A "list" whose values may also follow it as separate arguments (genai-perf's nargs). */
+  variadic?: boolean;
 }
 
 export type Command = "profile" | "serve" | "demo" | "report" | "merge";

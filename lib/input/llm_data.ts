@@ -1,48 +1,77 @@
 /**
  * Requests of OpenAI-compatible services (--service-kind openai): JSON bodies
  * from perf_analyzer's openai input data, `{"data": [{"payload": [{...}]},
- * ...]}` (one step per entry, sent round-robin), or synthetic prompts whose
- * length in words follows --synthetic-input-tokens-mean/-stddev. Each step
- * has one BYTES input, "payload", holding the body.
+ * ...]}` (one step per entry, sent round-robin), prompts from a JSONL file
+ * (--input-file, genai-perf's format: `{"text": "..."}` per line), or
+ * synthetic prompts whose length in tokens of the run's tokenizer follows
+ * --synthetic-input-tokens-mean/-stddev. Each step has one BYTES input,
+ * "payload", holding the body in the shape of the endpoint (chat, completions,
+ * embeddings, Triton's generate).
  */
 import { encodeBytesElements } from "./codec.ts";
 import { type DataSet, type DataStep, readDataFile } from "./data_set.ts";
 import { InputError } from "./errors.ts";
 import { mulberry32, type Rng } from "./generate.ts";
 import { JsonSyntaxError, parseDataJson } from "./_json_syntax.ts";
+import type { Tokenizer } from "./tokenizer.ts";
 
-/** The OpenAI-compatible endpoints whose requests and answers inferperf knows. */
-export const OPENAI_ENDPOINTS = ["v1/chat/completions", "v1/completions"] as const;
+/** The endpoints whose requests and answers inferperf knows (besides Triton's generate). */
+export const OPENAI_ENDPOINTS = [
+  "v1/chat/completions",
+  "v1/completions",
+  "v1/embeddings",
+  "v2/models/MODEL/generate",
+  "v2/models/MODEL/generate_stream",
+] as const;
+
+const GENERATE_ENDPOINT = /^v2\/models\/[^/]+(\/versions\/[^/]+)?\/generate(_stream)?$/;
+
+/** Whether --endpoint is one inferperf speaks (Triton's generate for any model name). */
+export function isLlmEndpoint(endpoint: string): boolean {
+  return GENERATE_ENDPOINT.test(endpoint) ||
+    (OPENAI_ENDPOINTS as readonly string[]).slice(0, 3).includes(endpoint);
+}
 
 /** The input holding each request's body (perf_analyzer's name). */
 export const PAYLOAD = "payload";
 
-/** Synthetic prompts (no payload file given). */
+/** Output lengths asked for: max_tokens normal around `mean`, at least 1. */
+export interface OutputTokens {
+  mean: number;
+  stddev: number;
+  /** --output-tokens-mean-deterministic: min_tokens and ignore_eos too, so lengths are exact. */
+  deterministic: boolean;
+}
+
+/** Generated prompts (no payload file given). */
 export interface SyntheticPrompts {
-  /** Prompt length in words: normal with this mean and deviation, at least 1. */
+  /** Prompt length in tokens (words without a tokenizer): normal with this mean and deviation, at least 1. */
   inputTokensMean: number;
   inputTokensStddev: number;
-  /** max_tokens of every request; absent leaves it to the server. */
-  outputTokens?: number;
-  /** Distinct prompts, sent round-robin. */
+  /** Absent leaves the output length to the server. */
+  outputTokens?: OutputTokens;
+  /** Distinct synthetic prompts, sent round-robin (a JSONL file sends all its own). */
   count: number;
-  /** `"stream": true`, with usage in the stream (stream_options.include_usage). */
+  /** `"stream": true`, with usage in the stream (stream_options.include_usage) where OpenAI's. */
   streaming: boolean;
+  /** --random-seed: the same seed makes the same prompts and lengths. */
+  seed: number;
+  /** --input-file: prompts from a JSONL file instead of made-up ones. */
+  inputFile?: string;
 }
 
 export interface LlmDataOptions {
   /** -m: the "model" of every body that names none. */
   model: string;
-  /** --endpoint: chat bodies carry messages, completion bodies a prompt. */
+  /** --endpoint: the body's shape. */
   endpoint: string;
   /** Payload files (--input-data); none: synthetic prompts. */
   paths: readonly string[];
   synthetic: SyntheticPrompts;
-  /** Default: a fixed seed, so runs send the same prompts. */
-  rng?: Rng;
+  /** Measures synthetic prompts; without one a word is a token. */
+  tokenizer?: Tokenizer;
 }
 
-const PROMPT_SEED = 0x11f;
 const WORDS = (
   "time year people way day man thing woman life child world school state family student " +
   "group country problem hand part place case week company system program question work " +
@@ -100,32 +129,120 @@ function gaussian(rng: Rng): number {
   return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
 }
 
-function syntheticSteps(options: LlmDataOptions): DataStep[] {
-  const { synthetic, model } = options;
-  const rng = options.rng ?? mulberry32(PROMPT_SEED);
-  const chat = options.endpoint.includes("chat");
-  return Array.from({ length: synthetic.count }, (_, i) => {
-    const length = Math.max(
-      1,
-      Math.round(synthetic.inputTokensMean + synthetic.inputTokensStddev * gaussian(rng)),
-    );
-    const words = Array.from({ length }, () => WORDS[Math.floor(rng() * WORDS.length)]);
-    const prompt = words.join(" ");
-    const body: Record<string, unknown> = chat
-      ? { model, messages: [{ role: "user", content: prompt }] }
-      : { model, prompt };
-    if (synthetic.outputTokens !== undefined) body.max_tokens = synthetic.outputTokens;
-    if (synthetic.streaming) {
-      body.stream = true;
-      body.stream_options = { include_usage: true };
+/** A length from a normal distribution, rounded, at least 1. */
+function sampleLength(rng: Rng, mean: number, stddev: number): number {
+  return Math.max(1, Math.round(mean + stddev * gaussian(rng)));
+}
+
+/**
+ * Makes prompts of an exact token count: words that are one token each, with
+ * or without a space before them, so N words are N tokens; a prompt the
+ * tokenizer counts otherwise (merges across words) is trimmed or padded.
+ */
+class PromptMaker {
+  readonly #words: string[];
+  readonly #tokenizer: Tokenizer | undefined;
+
+  constructor(tokenizer: Tokenizer | undefined) {
+    this.#tokenizer = tokenizer;
+    const single = tokenizer === undefined
+      ? WORDS
+      : WORDS.filter((w) => tokenizer.count(w) === 1 && tokenizer.count(`${w} ${w}`) === 2);
+    this.#words = single.length > 0 ? single : WORDS;
+  }
+
+  make(tokens: number, rng: Rng): string {
+    const words = this.#words;
+    const pick = () => words[Math.floor(rng() * words.length)];
+    const prompt = Array.from({ length: tokens }, pick);
+    const t = this.#tokenizer;
+    if (t === undefined) return prompt.join(" ");
+    let count = t.count(prompt.join(" "));
+    for (let guard = 0; count !== tokens && guard < 4 * tokens; guard++) {
+      if (count > tokens && prompt.length > 1) prompt.pop();
+      else prompt.push(pick());
+      count = t.count(prompt.join(" "));
     }
-    return stepOf(body, `synthetic prompt ${i} (${length} words)`);
+    return prompt.join(" ");
+  }
+}
+
+/** The request body of `prompt` for the endpoint, with the run's output length and streaming. */
+function bodyOf(
+  prompt: string,
+  options: { model: string; endpoint: string; synthetic: SyntheticPrompts; rng: Rng },
+): Record<string, unknown> {
+  const { endpoint, synthetic, model } = options;
+  if (endpoint === "v1/embeddings") return { model, input: [prompt] };
+  const generate = GENERATE_ENDPOINT.test(endpoint);
+  const body: Record<string, unknown> = generate
+    ? { text_input: prompt }
+    : endpoint.includes("chat")
+    ? { model, messages: [{ role: "user", content: prompt }] }
+    : { model, prompt };
+  const output = synthetic.outputTokens;
+  if (output !== undefined) {
+    const n = sampleLength(options.rng, output.mean, output.stddev);
+    body.max_tokens = n;
+    if (output.deterministic) {
+      body.min_tokens = n;
+      body.ignore_eos = true;
+    }
+  }
+  // generate and generate_stream pick streaming by path; the stream option is OpenAI's.
+  if (synthetic.streaming && !generate) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+  }
+  return body;
+}
+
+/** The prompts of a JSONL file: one JSON object per line with "text" (or "text_input"). */
+async function jsonlPrompts(path: string): Promise<Array<{ text: string; line: number }>> {
+  const lines = new TextDecoder().decode(await readDataFile(path)).split(/\r?\n/);
+  const prompts: Array<{ text: string; line: number }> = [];
+  lines.forEach((line, i) => {
+    if (line.trim() === "") return;
+    let entry: unknown;
+    try {
+      entry = JSON.parse(line);
+    } catch (error) {
+      throw new InputError(`"${path}" line ${i + 1}: invalid JSON: ${(error as Error).message}`);
+    }
+    const text = isRecord(entry) ? entry.text ?? entry.text_input : undefined;
+    if (typeof text !== "string") {
+      throw new InputError(`"${path}" line ${i + 1}: expected {"text": "..."} (or "text_input")`);
+    }
+    prompts.push({ text, line: i + 1 });
+  });
+  if (prompts.length === 0) throw new InputError(`"${path}" holds no prompt`);
+  return prompts;
+}
+
+async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
+  const { synthetic } = options;
+  const rng = mulberry32(synthetic.seed);
+  const common = { model: options.model, endpoint: options.endpoint, synthetic, rng };
+  if (synthetic.inputFile !== undefined) {
+    const path = synthetic.inputFile;
+    return (await jsonlPrompts(path)).map(({ text, line }) =>
+      stepOf(bodyOf(text, common), `"${path}" line ${line}`)
+    );
+  }
+  const maker = new PromptMaker(options.tokenizer);
+  return Array.from({ length: synthetic.count }, (_, i) => {
+    const length = sampleLength(rng, synthetic.inputTokensMean, synthetic.inputTokensStddev);
+    const unit = options.tokenizer === undefined ? "words" : "tokens";
+    return stepOf(
+      bodyOf(maker.make(length, rng), common),
+      `synthetic prompt ${i} (${length} ${unit})`,
+    );
   });
 }
 
 /** The steps of an OpenAI run, one stream; throws an InputError saying where. */
 export async function loadLlmData(options: LlmDataOptions): Promise<DataSet> {
-  if (options.paths.length === 0) return { streams: [syntheticSteps(options)] };
+  if (options.paths.length === 0) return { streams: [await syntheticSteps(options)] };
   const steps: DataStep[] = [];
   for (const path of options.paths) steps.push(...await loadPayloads(path, options.model));
   return { streams: [steps] };

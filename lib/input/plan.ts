@@ -1,6 +1,7 @@
 /** The input part of a run's plan: what data the requests carry (the Input Data options of --help). */
 import type { InputDataSpec } from "./input_data.ts";
 import type { SyntheticPrompts } from "./llm_data.ts";
+import type { TokenizerName } from "./tokenizer.ts";
 
 export interface InputPlan {
   inputData: InputDataSpec;
@@ -11,4 +12,6 @@ export interface InputPlan {
   validationTolerance: number;
   /** --service-kind openai without payload files: the prompts to make up. */
   syntheticPrompts: SyntheticPrompts;
+  /** --tokenizer: counts prompts, and answers without usage. */
+  tokenizer: TokenizerName;
 }

@@ -7,7 +7,7 @@ import type { Interrupt } from "./interrupt.ts";
 import type { Histogram } from "../types/results.ts";
 import { summarizeOpenLoop } from "./open_loop.ts";
 import { Recorder } from "./recorder.ts";
-import { summarizeTokens } from "./tokens.ts";
+import { summarizeTokens, type TokenSummaryOptions } from "./tokens.ts";
 import {
   isStable,
   STABILITY_WINDOWS,
@@ -74,6 +74,8 @@ export interface LevelOptions extends MeasurementOptions {
   newHistogram?: () => Histogram;
   /** Open-loop modes: --max-send-lag, the send-lag p99 above which a level is untrustworthy. */
   maxSendLagMs?: number;
+  /** Token-streaming runs: the tokenizer and --goodput objectives of the LLM summary. */
+  tokens?: Omit<TokenSummaryOptions, "percentiles">;
   /** --enable-mpi: the other ranks' windows and stability. */
   coordinator?: LevelCoordinator;
 }
@@ -102,7 +104,7 @@ function summarize(
   // Each summary adds perf_analyzer's percentiles to these.
   const percentiles = options.percentile === undefined ? [] : [options.percentile];
   const deltas = merged.map((w) => w.serverStats).filter((s) => s !== undefined);
-  const llm = summarizeTokens(merged, { percentiles });
+  const llm = summarizeTokens(merged, { ...options.tokens, percentiles });
   return {
     mode: options.mode,
     value: options.value,

@@ -1,4 +1,5 @@
 /** The measurement part of a run's plan. */
+import type { GoodputObjective } from "../types/results.ts";
 
 /** How each load level is measured (the Measurement options of the CLI). */
 export interface MeasurementOptions {
@@ -13,6 +14,12 @@ export interface MeasurementOptions {
   /** One window of exactly this many requests, no stabilization (0 = off). */
   requestCount: number;
   warmupRequestCount: number;
+}
+
+/** Token-streaming (LLM) runs: what their summaries judge. */
+export interface TokenPlan {
+  /** --goodput objectives; empty without. */
+  goodput: GoodputObjective[];
 }
 
 /** --collect-metrics: the server's Prometheus metrics scraped during the windows. */

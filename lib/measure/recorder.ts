@@ -46,33 +46,51 @@ export function emptyWindow(startMs: number, fields: Partial<WindowData> = {}): 
 function emptyTokens(): TokenWindowData {
   return {
     ttftUs: [],
-    itlUs: [],
-    outputTokens: [],
+    ttstUs: [],
+    latencyUs: [],
+    streamUs: [],
+    chunks: [],
+    usageTokens: [],
+    texts: [],
     inputTokens: [],
-    tokensPerSecond: [],
-    correctedTtftUs: [],
-    correctedTokensPerSecond: [],
-    usageCount: 0,
+    sendLagUs: [],
+    gapsUs: [],
+    gapSumUs: [],
+    gapCount: [],
   };
 }
 
-/** A valid token-streaming request's figures (genai-perf's definitions). */
+/** Gaps by position beyond this are pooled in the last slot (the chart's bound). */
+const MAX_GAP_POSITIONS = 1000;
+
+/** A valid token-streaming request's raw figures; tokens.ts derives genai-perf's metrics. */
 function recordTokens(w: WindowData, timing: TokenTiming, intendedMs: number | undefined): void {
   const t = w.tokens ??= emptyTokens();
-  const first = timing.firstResponse ?? timing.end;
-  const tokens = timing.outputTokens;
-  t.ttftUs.push((first - timing.start) * 1000);
-  // Gaps are seen only when the tokens arrived in several chunks (not in one answer).
-  t.itlUs.push(
-    tokens > 1 && timing.responses > 1 ? ((timing.end - first) * 1000) / (tokens - 1) : NaN,
+  const start = timing.start;
+  const streamed = timing.streamed !== false;
+  const first = timing.firstResponse;
+  const times = timing.chunkTimes;
+  t.ttftUs.push(streamed && first !== undefined ? (first - start) * 1000 : NaN);
+  t.ttstUs.push(
+    streamed && times !== undefined && times.length > 1 ? (times[1] - start) * 1000 : NaN,
   );
-  t.outputTokens.push(tokens);
+  t.latencyUs.push((timing.end - start) * 1000);
+  // Without the list (worker threads) the stream ran to the end of the request.
+  const last = times === undefined ? timing.end : times[times.length - 1];
+  t.streamUs.push(streamed && first !== undefined ? (last - first) * 1000 : NaN);
+  t.chunks.push(timing.responses);
+  t.usageTokens.push(timing.usage ? timing.outputTokens : -1);
+  t.texts.push(timing.usage ? undefined : timing.outputText);
   t.inputTokens.push(timing.inputTokens);
-  t.tokensPerSecond.push((tokens * 1000) / (timing.end - timing.start));
-  if (timing.usage) t.usageCount++;
-  if (intendedMs !== undefined) {
-    t.correctedTtftUs.push((first - intendedMs) * 1000);
-    t.correctedTokensPerSecond.push((tokens * 1000) / (timing.end - intendedMs));
+  t.sendLagUs.push(intendedMs === undefined ? NaN : (start - intendedMs) * 1000);
+  if (streamed && times !== undefined) {
+    for (let i = 1; i < times.length; i++) {
+      const gap = (times[i] - times[i - 1]) * 1000;
+      const slot = Math.min(i - 1, MAX_GAP_POSITIONS - 1);
+      t.gapsUs.push(gap);
+      t.gapSumUs[slot] = (t.gapSumUs[slot] ?? 0) + gap;
+      t.gapCount[slot] = (t.gapCount[slot] ?? 0) + 1;
+    }
   }
 }
 

@@ -1,10 +1,28 @@
 /**
- * LLM figures of token-streaming requests (time to first token, inter-token
- * latency, token counts and rates), pooled over windows like the client
- * summary: distributions over every request, rates over the windows' time.
+ * LLM metrics of token-streaming requests, as genai-perf and AIPerf define
+ * them: time to first and second token, inter-token latency (per request
+ * (last - first) / (tokens - 1), and every gap), request latency, sequence
+ * lengths, token throughput (aggregate and per user) and goodput. Computed
+ * when a level ends from the windows' raw figures, so that a tokenizer can
+ * count response texts off the request loop.
  */
-import { mean, percentile, sampleStdDev, withReported } from "./stats.ts";
-import type { Distribution, LlmSummary, Samples, WindowData } from "../types/results.ts";
+import type { Tokenizer } from "../input/tokenizer.ts";
+import { mean, percentile, sampleStdDev } from "./stats.ts";
+import type {
+  Distribution,
+  GoodputObjective,
+  LlmSummary,
+  Samples,
+  TokenSources,
+  TokenWindowData,
+  WindowData,
+} from "../types/results.ts";
+
+/** genai-perf's percentiles (p1 to p99); --percentile adds its own. */
+export const LLM_PERCENTILES: readonly number[] = [1, 5, 10, 25, 50, 75, 90, 95, 99];
+
+/** Points of the TTFT-vs-input-length scatter kept per level. */
+const SCATTER_POINTS = 2000;
 
 /** avg, std, min, max and percentiles of `values`, ignoring NaN; undefined when none remain. */
 export function distribution(
@@ -21,60 +39,251 @@ export function distribution(
   const avg = mean(sorted);
   return {
     avg,
-    std: sampleStdDev(sorted, avg),
+    std: count > 1 ? sampleStdDev(sorted, avg) : 0,
     min: sorted[0],
     max: sorted[count - 1],
     percentiles: new Map(percentiles.map((p) => [p, percentile(sorted, p)])),
   };
 }
 
+export interface TokenSummaryOptions {
+  /** --percentile, added to LLM_PERCENTILES. */
+  percentiles?: readonly number[];
+  /** Counts output texts the server gave no usage for. */
+  tokenizer?: Tokenizer;
+  goodput?: readonly GoodputObjective[];
+}
+
+/** Per-request figures of a level, aligned by index. */
+interface Requests {
+  ttftUs: Float64Array;
+  ttstUs: Float64Array;
+  latencyUs: Float64Array;
+  itlUs: Float64Array;
+  outputTokens: Float64Array;
+  inputTokens: Float64Array;
+  perUser: Float64Array;
+  sendLagUs: Float64Array;
+  outputSources: TokenSources;
+  inputSources: TokenSources;
+}
+
+function perRequest(
+  tokens: readonly TokenWindowData[],
+  tokenizer: Tokenizer | undefined,
+): Requests {
+  let n = 0;
+  for (const t of tokens) n += t.latencyUs.length;
+  const r: Requests = {
+    ttftUs: new Float64Array(n),
+    ttstUs: new Float64Array(n),
+    latencyUs: new Float64Array(n),
+    itlUs: new Float64Array(n),
+    outputTokens: new Float64Array(n),
+    inputTokens: new Float64Array(n),
+    perUser: new Float64Array(n),
+    sendLagUs: new Float64Array(n),
+    outputSources: { usage: 0, tokenizer: 0, none: 0 },
+    inputSources: { usage: 0, tokenizer: 0, none: 0 },
+  };
+  let i = 0;
+  for (const t of tokens) {
+    for (let j = 0; j < t.latencyUs.length; j++, i++) {
+      const text = t.texts[j];
+      let output: number;
+      if (t.usageTokens[j] >= 0) {
+        output = t.usageTokens[j];
+        r.outputSources.usage++;
+      } else if (tokenizer !== undefined && text !== undefined) {
+        output = tokenizer.count(text);
+        r.outputSources.tokenizer++;
+      } else {
+        output = t.chunks[j];
+        r.outputSources.none++;
+      }
+      const input = t.inputTokens[j];
+      if (input < 0) r.inputSources.none++;
+      else if (t.usageTokens[j] >= 0) r.inputSources.usage++;
+      else r.inputSources.tokenizer++;
+      r.ttftUs[i] = t.ttftUs[j];
+      r.ttstUs[i] = t.ttstUs[j];
+      r.latencyUs[i] = t.latencyUs[j];
+      // Gaps are seen only when the tokens arrived in several chunks.
+      r.itlUs[i] = output > 1 && t.chunks[j] > 1 ? t.streamUs[j] / (output - 1) : NaN;
+      r.outputTokens[i] = output;
+      r.inputTokens[i] = input < 0 ? NaN : input;
+      r.perUser[i] = output > 0 ? output / (t.latencyUs[j] / 1e6) : NaN;
+      r.sendLagUs[i] = t.sendLagUs[j];
+    }
+  }
+  return r;
+}
+
+const OBJECTIVE_VALUES: Record<GoodputObjective["metric"], (r: Requests, i: number) => number> = {
+  time_to_first_token: (r, i) => r.ttftUs[i] / 1000,
+  time_to_second_token: (r, i) => r.ttstUs[i] / 1000,
+  inter_token_latency: (r, i) => r.itlUs[i] / 1000,
+  request_latency: (r, i) => r.latencyUs[i] / 1000,
+  output_token_throughput_per_user: (r, i) => r.perUser[i],
+};
+
+/**
+ * Whether request `i` met every objective. A figure the request lacks (no
+ * second token, one token so no gap) cannot miss its objective, as in
+ * genai-perf, which has no value to compare either.
+ */
+function isGood(r: Requests, i: number, objectives: readonly GoodputObjective[]): boolean {
+  for (const o of objectives) {
+    const value = OBJECTIVE_VALUES[o.metric](r, i);
+    if (Number.isNaN(value)) continue;
+    const met = o.metric === "output_token_throughput_per_user"
+      ? value >= o.value
+      : value <= o.value;
+    if (!met) return false;
+  }
+  return true;
+}
+
+function shifted(values: Float64Array, by: Float64Array): Float64Array {
+  return values.map((v, i) => v + by[i]);
+}
+
+/** Every `step`-th (input tokens, TTFT) pair, so that the chart stays small. */
+function scatter(r: Requests): Array<[number, number]> | undefined {
+  const points: Array<[number, number]> = [];
+  const step = Math.max(1, Math.ceil(r.ttftUs.length / SCATTER_POINTS));
+  for (let i = 0; i < r.ttftUs.length; i += step) {
+    if (!Number.isNaN(r.inputTokens[i]) && !Number.isNaN(r.ttftUs[i])) {
+      points.push([r.inputTokens[i], r.ttftUs[i]]);
+    }
+  }
+  return points.length > 0 ? points : undefined;
+}
+
+function gapsByPosition(tokens: readonly TokenWindowData[]): number[] | undefined {
+  const sums: number[] = [];
+  const counts: number[] = [];
+  for (const t of tokens) {
+    t.gapSumUs.forEach((sum, i) => {
+      sums[i] = (sums[i] ?? 0) + sum;
+      counts[i] = (counts[i] ?? 0) + t.gapCount[i];
+    });
+  }
+  return sums.length > 0 ? sums.map((sum, i) => sum / counts[i]) : undefined;
+}
+
 /**
  * The LLM summary of windows, or undefined when they hold no token-streaming
- * request. `percentiles` are those of the client summary (50, 90, 95, 99 and
- * --percentile).
+ * request. Rates divide by the windows' summed duration.
  */
 export function summarizeTokens(
   windows: readonly WindowData[],
-  options: { percentiles?: readonly number[] } = {},
+  options: TokenSummaryOptions = {},
 ): LlmSummary | undefined {
-  const used = windows.filter((w) => w.tokens !== undefined && w.tokens.ttftUs.length > 0);
-  if (used.length === 0) return undefined;
-  const wanted = withReported(options.percentiles);
-  const tokens = used.map((w) => w.tokens!);
-  const of = (pick: (t: NonNullable<WindowData["tokens"]>) => number[]) =>
-    distribution(tokens.map(pick), wanted);
-  let requestCount = 0;
-  let usageCount = 0;
-  let outputTotal = 0;
-  for (const t of tokens) {
-    requestCount += t.ttftUs.length;
-    usageCount += t.usageCount;
-    for (const n of t.outputTokens) outputTotal += n;
-  }
+  const tokens = windows.flatMap((w) =>
+    w.tokens && w.tokens.latencyUs.length > 0 ? [w.tokens] : []
+  );
+  if (tokens.length === 0) return undefined;
+  const wanted = [...new Set([...LLM_PERCENTILES, ...options.percentiles ?? []])].sort((a, b) =>
+    a - b
+  );
+  const of = (values: Float64Array) => distribution([values], wanted);
+  const r = perRequest(tokens, options.tokenizer);
   let seconds = 0;
   for (const w of windows) seconds += (w.endMs - w.startMs) / 1000;
-  const known = tokens.map((t) => t.inputTokens.map((n) => n < 0 ? NaN : n));
-  const inputTokens = distribution(known, wanted);
+  const rate = (count: number) => seconds > 0 ? count / seconds : 0;
+  let outputTotal = 0;
+  for (const n of r.outputTokens) outputTotal += n;
+  const count = r.latencyUs.length;
   const summary: LlmSummary = {
-    requestCount,
-    requestThroughput: seconds > 0 ? requestCount / seconds : 0,
-    timeToFirstTokenUs: of((t) => t.ttftUs)!,
-    endToEndLatencyUs: distribution(used.map((w) => w.latenciesUs), wanted)!,
-    outputTokens: of((t) => t.outputTokens)!,
-    outputTokensPerSecond: of((t) => t.tokensPerSecond)!,
-    outputTokenThroughput: seconds > 0 ? outputTotal / seconds : 0,
-    tokenSource: usageCount === requestCount ? "usage" : usageCount === 0 ? "chunks" : "mixed",
+    requestCount: count,
+    requestThroughput: rate(count),
+    requestLatencyUs: of(r.latencyUs)!,
+    outputSequenceLength: of(r.outputTokens)!,
+    outputTokenThroughput: rate(outputTotal),
+    outputTokenSources: r.outputSources,
+    inputTokenSources: r.inputSources,
   };
-  const itl = of((t) => t.itlUs);
-  if (itl) summary.interTokenLatencyUs = itl;
-  if (inputTokens) summary.inputTokens = inputTokens;
-  const correctedTtft = of((t) => t.correctedTtftUs);
-  if (correctedTtft) {
-    summary.corrected = {
-      timeToFirstTokenUs: correctedTtft,
-      endToEndLatencyUs: distribution(used.map((w) => w.correctedLatenciesUs), wanted)!,
-      outputTokensPerSecond: of((t) => t.correctedTokensPerSecond)!,
+  const optional = {
+    timeToFirstTokenUs: of(r.ttftUs),
+    timeToSecondTokenUs: of(r.ttstUs),
+    interTokenLatencyUs: of(r.itlUs),
+    tokenGapUs: distribution(tokens.map((t) => t.gapsUs), wanted),
+    gapByPositionUs: gapsByPosition(tokens),
+    inputSequenceLength: of(r.inputTokens),
+    outputTokenThroughputPerUser: of(r.perUser),
+    ttftByInput: scatter(r),
+  };
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined) Object.assign(summary, { [key]: value });
+  }
+  if (r.outputSources.tokenizer > 0 || r.inputSources.tokenizer > 0) {
+    summary.tokenizer = options.tokenizer?.name ?? "tokenizer";
+  }
+  if (options.goodput !== undefined && options.goodput.length > 0) {
+    let good = 0;
+    for (let i = 0; i < count; i++) if (isGood(r, i, options.goodput)) good++;
+    summary.goodput = {
+      objectives: [...options.goodput],
+      goodCount: good,
+      requestGoodput: rate(good),
     };
   }
+  if (r.sendLagUs.some((lag) => !Number.isNaN(lag))) {
+    const corrected: NonNullable<LlmSummary["corrected"]> = {
+      requestLatencyUs: of(shifted(r.latencyUs, r.sendLagUs))!,
+    };
+    const ttft = of(shifted(r.ttftUs, r.sendLagUs));
+    const ttst = of(shifted(r.ttstUs, r.sendLagUs));
+    if (ttft) corrected.timeToFirstTokenUs = ttft;
+    if (ttst) corrected.timeToSecondTokenUs = ttst;
+    summary.corrected = corrected;
+  }
   return summary;
+}
+
+/** "usage", "tokenizer", "chunks" (output) / "unknown" (input), or the mix with counts. */
+export function describeSources(sources: TokenSources, none: string, tokenizer?: string): string {
+  const named: Array<[string, number]> = [
+    ["usage", sources.usage],
+    [tokenizer === undefined ? "tokenizer" : `tokenizer ${tokenizer}`, sources.tokenizer],
+    [none, sources.none],
+  ];
+  const used = named.filter(([, n]) => n > 0);
+  if (used.length === 1) return used[0][0];
+  return `mixed (${used.map(([name, n]) => `${name} ${n}`).join(", ")})`;
+}
+
+/** The --goodput metric names and what each bounds. */
+export const GOODPUT_METRICS: readonly GoodputObjective["metric"][] = [
+  "time_to_first_token",
+  "time_to_second_token",
+  "inter_token_latency",
+  "request_latency",
+  "output_token_throughput_per_user",
+];
+
+/**
+ * --goodput NAME:VALUE ... (milliseconds; tokens/s for the per-user
+ * throughput). Throws a one-line message naming the faulty value.
+ */
+export function parseGoodput(values: readonly string[]): GoodputObjective[] {
+  const objectives: GoodputObjective[] = [];
+  for (const item of values.flatMap((v) => v.split(/[\s,]+/)).filter((v) => v !== "")) {
+    const match = /^([a-z_]+)[:=](.+)$/.exec(item);
+    const metric = match?.[1] as GoodputObjective["metric"] | undefined;
+    const value = match ? Number(match[2]) : NaN;
+    if (metric === undefined || !GOODPUT_METRICS.includes(metric)) {
+      throw new Error(
+        `Invalid value "${item}" for --goodput: expected NAME:VALUE with NAME one of ${
+          GOODPUT_METRICS.join(", ")
+        }`,
+      );
+    }
+    if (!Number.isFinite(value) || value <= 0) {
+      throw new Error(`Invalid value "${item}" for --goodput: the value must be a number > 0`);
+    }
+    objectives.push({ metric, value });
+  }
+  return objectives;
 }

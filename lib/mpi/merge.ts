@@ -40,17 +40,27 @@ function concat(parts: readonly Samples[]): Float64Array {
 function mergeTokens(parts: readonly (TokenWindowData | undefined)[]): TokenWindowData | undefined {
   const present = parts.filter((t) => t !== undefined);
   if (present.length === 0) return undefined;
-  const pool = (key: Exclude<keyof TokenWindowData, "usageCount">) =>
-    present.flatMap((t) => t[key]);
+  const pool = <K extends keyof TokenWindowData>(key: K) =>
+    ([] as unknown[]).concat(...present.map((t) => t[key])) as TokenWindowData[K];
+  // Gaps by position add up position by position.
+  const byPosition = (key: "gapSumUs" | "gapCount") => {
+    const out: number[] = [];
+    for (const t of present) t[key].forEach((v, i) => out[i] = (out[i] ?? 0) + v);
+    return out;
+  };
   return {
     ttftUs: pool("ttftUs"),
-    itlUs: pool("itlUs"),
-    outputTokens: pool("outputTokens"),
+    ttstUs: pool("ttstUs"),
+    latencyUs: pool("latencyUs"),
+    streamUs: pool("streamUs"),
+    chunks: pool("chunks"),
+    usageTokens: pool("usageTokens"),
+    texts: pool("texts"),
     inputTokens: pool("inputTokens"),
-    tokensPerSecond: pool("tokensPerSecond"),
-    correctedTtftUs: pool("correctedTtftUs"),
-    correctedTokensPerSecond: pool("correctedTokensPerSecond"),
-    usageCount: present.reduce((n, t) => n + t.usageCount, 0),
+    sendLagUs: pool("sendLagUs"),
+    gapsUs: pool("gapsUs"),
+    gapSumUs: byPosition("gapSumUs"),
+    gapCount: byPosition("gapCount"),
   };
 }
 

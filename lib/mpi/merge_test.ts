@@ -60,3 +60,30 @@ Deno.test("frames pack and unpack, empty ones included", () => {
   const frames = [new Uint8Array([1, 2]), new Uint8Array(0), new Uint8Array([3])];
   assert.deepEqual(unpackFrames(packFrames(frames)).map((f) => [...f]), [[1, 2], [], [3]]);
 });
+
+Deno.test("LLM token figures survive encoding and pool across ranks", () => {
+  const tokens = (ttft: number, text: string | undefined) => ({
+    ttftUs: [ttft],
+    ttstUs: [NaN],
+    latencyUs: [ttft * 2],
+    streamUs: [NaN],
+    chunks: [1],
+    usageTokens: [-1],
+    texts: [text],
+    inputTokens: [-1],
+    sendLagUs: [NaN],
+    gapsUs: [],
+    gapSumUs: [2, 4],
+    gapCount: [1, 1],
+  });
+  const a = emptyWindow(0, { endMs: 1000, tokens: tokens(10, "a b") });
+  const b = emptyWindow(0, { endMs: 1000, tokens: tokens(20, undefined) });
+  const decoded = decodeWindow(encodeWindow(b), 1000);
+  // JSON has no NaN nor undefined in arrays: they come back as they were, not as null.
+  assert.deepEqual(decoded.tokens, b.tokens);
+  const merged = mergeWindows([a, decoded]).tokens!;
+  assert.deepEqual(merged.ttftUs, [10, 20]);
+  assert.deepEqual(merged.texts, ["a b", undefined]);
+  assert.deepEqual(merged.gapSumUs, [4, 8]);
+  assert.deepEqual(merged.gapCount, [2, 2]);
+});

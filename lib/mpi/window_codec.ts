@@ -4,7 +4,7 @@
  * everything else as JSON. Times travel as durations: ranks' clocks differ.
  */
 import { LatencyHistogram } from "../measure/histogram.ts";
-import type { Samples, WindowData } from "../types/results.ts";
+import type { Samples, TokenWindowData, WindowData } from "../types/results.ts";
 import type { ShardFigures } from "./merge.ts";
 
 /** A window, and for a merged one (--shard) the ranks it came from. */
@@ -77,6 +77,18 @@ export function encodeWindow(window: CodedWindow): Uint8Array {
   return out;
 }
 
+/** Token figures back from JSON, which wrote NaN (no such figure) and undefined texts as null. */
+function revivedTokens(tokens: TokenWindowData): TokenWindowData {
+  const revived = { ...tokens };
+  for (const [key, values] of Object.entries(tokens)) {
+    const list = values as unknown[];
+    (revived as Record<string, unknown>)[key] = key === "texts"
+      ? list.map((v) => v ?? undefined)
+      : list.map((v) => v ?? NaN);
+  }
+  return revived;
+}
+
 /** The window `bytes` encode, placed on this process's clock to end at `endMs`. */
 export function decodeWindow(bytes: Uint8Array, endMs: number): CodedWindow {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -113,7 +125,7 @@ export function decodeWindow(bytes: Uint8Array, endMs: number): CodedWindow {
     blockedCount: header.blockedCount,
     ...(header.serverStats ? { serverStats: header.serverStats } : {}),
     ...(header.histogram ? { histogram: LatencyHistogram.decode(header.histogram) } : {}),
-    ...(header.tokens ? { tokens: header.tokens } : {}),
+    ...(header.tokens ? { tokens: revivedTokens(header.tokens) } : {}),
     ...(header.shards ? { shards: header.shards } : {}),
   };
 }

@@ -2,11 +2,17 @@
  * One profiling run: discover the model, build the requests, sweep the load
  * levels. Returns data; printing and exit codes belong to main.ts.
  */
+import { loadTokenizer } from "../input/tokenizer.ts";
 import { type LoadThreads, partThreads, planLoad } from "../load/levels.ts";
 import { type Part, shareAmong } from "../load/split.ts";
 import { sweep, type SweepOutcome } from "../load/sweep.ts";
 import type { Interrupt } from "../measure/interrupt.ts";
-import { type LevelCoordinator, measureLevel, SweepEndedError } from "../measure/level.ts";
+import {
+  type LevelCoordinator,
+  type LevelOptions,
+  measureLevel,
+  SweepEndedError,
+} from "../measure/level.ts";
 import { MetricsScraper } from "../measure/metrics_scraper.ts";
 import { stabilizingLatency } from "../measure/stability.ts";
 import { buildServiceRequests, createClient } from "../protocol/kinds/mod.ts";
@@ -73,6 +79,15 @@ function statisticsSource(
   ];
   return async () =>
     (await Promise.all(targets.map((t) => client.modelStatistics(t.name, t.version)))).flat();
+}
+
+/** OpenAI runs: the tokenizer and goodput objectives of their LLM summaries. */
+async function tokenSummaryOptions(
+  config: ProfilePlan,
+): Promise<LevelOptions["tokens"] | undefined> {
+  if (config.serviceKind !== "openai") return undefined;
+  const tokenizer = await loadTokenizer(config.tokenizer);
+  return { goodput: config.goodput, ...(tokenizer ? { tokenizer } : {}) };
 }
 
 /** --workers N > 1: the threads that drive the load, loaded only then. */
@@ -147,6 +162,7 @@ export async function runProfile(
       events.level?.(result);
       return { results: [result], server, model };
     }
+    const tokens = await tokenSummaryOptions(config);
     const levels = { plan: config, model, ...inputs };
     const load = await planLoad(client, {
       ...levels,
@@ -172,6 +188,7 @@ export async function runProfile(
             requestSink: tracer,
             ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),
             newHistogram: events.newHistogram,
+            ...(tokens ? { tokens } : {}),
             ...(rank ? { coordinator: rank.coordinator } : {}),
             ...(part
               ? {

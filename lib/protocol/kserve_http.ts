@@ -175,7 +175,7 @@ function parseDuration(value: unknown, what: string): StatDuration {
   };
 }
 
-function parseModelStatistics(value: unknown, index: number): ModelStatistics {
+export function parseModelStatistics(value: unknown, index: number): ModelStatistics {
   const what = `model_stats[${index}]`;
   const stats = asObject(value, what);
   const inference = isObject(stats.inference_stats) ? stats.inference_stats : {};
@@ -210,6 +210,40 @@ function parseTensorSpecs(value: unknown, what: string, batched: boolean): Tenso
   });
 }
 
+/**
+ * What the load generator needs of a model, from its metadata and
+ * configuration JSON (Triton's HTTP endpoints and its C API give the same).
+ */
+export function modelInfoFromJson(
+  metadataJson: unknown,
+  configJson: unknown,
+  target: { model: string; version: string },
+): ModelInfo {
+  const { model, version } = target;
+  const metadata = asObject(metadataJson, "model metadata");
+  const config = asObject(configJson, "model config");
+  const maxBatchSize = asNumber(config.max_batch_size, "max_batch_size");
+  const policy = isObject(config.model_transaction_policy) ? config.model_transaction_policy : {};
+  const ensemble = isObject(config.ensemble_scheduling) ? config.ensemble_scheduling : {};
+  const composing = asArray(ensemble.step, "ensemble_scheduling.step")
+    .map((step) => isObject(step) ? step.model_name : undefined)
+    .filter((name): name is string => typeof name === "string");
+  const cache = isObject(config.response_cache) ? config.response_cache : {};
+  return {
+    name: asString(metadata.name ?? model, "model name"),
+    version,
+    platform: typeof metadata.platform === "string" ? metadata.platform : "",
+    versions: asArray(metadata.versions, "versions").map(String),
+    inputs: parseTensorSpecs(metadata.inputs, "inputs", maxBatchSize > 0),
+    outputs: parseTensorSpecs(metadata.outputs, "outputs", maxBatchSize > 0),
+    maxBatchSize,
+    decoupled: policy.decoupled === true,
+    sequence: isObject(config.sequence_batching),
+    composingModels: [...new Set(composing)],
+    responseCache: cache.enable === true,
+  };
+}
+
 export class KServeHttpClient
   implements InferenceClient, StatisticsSource, SharedMemoryControl, TraceControl {
   readonly protocol = "http" as const;
@@ -238,32 +272,13 @@ export class KServeHttpClient
 
   async modelInfo(model: string, version: string): Promise<ModelInfo> {
     const path = this.#modelPath(model, version);
-    const metadata = asObject(await this.#getJson(path), "model metadata");
+    const metadata = await this.#getJson(path);
     const configResponse = await this.#get(`${path}/config`);
     // Plain KServe servers have no configuration extension: use its defaults.
     const config = isSuccess(configResponse.status)
-      ? asObject(parseJson(configResponse.body, "model config"), "model config")
+      ? parseJson(configResponse.body, "model config")
       : {};
-    const maxBatchSize = asNumber(config.max_batch_size, "max_batch_size");
-    const policy = isObject(config.model_transaction_policy) ? config.model_transaction_policy : {};
-    const ensemble = isObject(config.ensemble_scheduling) ? config.ensemble_scheduling : {};
-    const composing = asArray(ensemble.step, "ensemble_scheduling.step")
-      .map((step) => isObject(step) ? step.model_name : undefined)
-      .filter((name): name is string => typeof name === "string");
-    const cache = isObject(config.response_cache) ? config.response_cache : {};
-    return {
-      name: asString(metadata.name ?? model, "model name"),
-      version,
-      platform: typeof metadata.platform === "string" ? metadata.platform : "",
-      versions: asArray(metadata.versions, "versions").map(String),
-      inputs: parseTensorSpecs(metadata.inputs, "inputs", maxBatchSize > 0),
-      outputs: parseTensorSpecs(metadata.outputs, "outputs", maxBatchSize > 0),
-      maxBatchSize,
-      decoupled: policy.decoupled === true,
-      sequence: isObject(config.sequence_batching),
-      composingModels: [...new Set(composing)],
-      responseCache: cache.enable === true,
-    };
+    return modelInfoFromJson(metadata, config, { model, version });
   }
 
   /** Statistics of one model, or of every model when `model` is "". */

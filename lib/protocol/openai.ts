@@ -1,14 +1,18 @@
 /**
  * OpenAI-compatible client (--service-kind openai): POST {url}/{endpoint}
- * (v1/chat/completions, v1/completions) with a JSON payload, over the fast
- * HTTP/1.1 client. A streamed answer (`text/event-stream`, `"stream": true`)
- * is parsed as it arrives: the first chunk with output is the first token,
- * every chunk with output a response, `data: [DONE]` the end. Token counts
- * come from the `usage` field when the server sends one, else from the
- * chunks; the session writes them into the request's TokenTiming.
+ * (v1/chat/completions, v1/completions, v1/embeddings, or Triton's generate
+ * extension, v2/models/M/generate and generate_stream) with a JSON payload,
+ * over the fast HTTP/1.1 client. A streamed answer (`text/event-stream`) is
+ * parsed as it arrives: the first chunk with output is the first token,
+ * every chunk with output a response, `data: [DONE]` the end of an OpenAI
+ * stream (one that ends without it failed). Token counts come from the
+ * `usage` field when the server sends one, else the tokenizer counts the
+ * text when the level ends, else the chunks count; the session writes what
+ * it saw into the request's TokenTiming.
  */
 import { decodeBytesElements, encodeBytesElements } from "../input/codec.ts";
 import { PAYLOAD } from "../input/llm_data.ts";
+import type { Tokenizer } from "../input/tokenizer.ts";
 import type { TokenTiming } from "../types/timing.ts";
 import { ConnectionError, InferError, ProtocolError } from "./errors.ts";
 import type { Http1Connection } from "./http1/mod.ts";
@@ -42,7 +46,12 @@ export const RESPONSE_OUTPUT = "response";
 export interface OpenAiClientOptions extends HttpClientOptions {
   /** Path after the URL, e.g. "v1/chat/completions". */
   endpoint: string;
+  /** Counts prompts (once per distinct request) and keeps output texts for counting. */
+  tokenizer?: Tokenizer;
 }
+
+/** Triton's generate extension: no usage, no [DONE]; the output is `text_output`. */
+const GENERATE = /^v2\/models\/[^/]+(\/versions\/[^/]+)?\/generate(_stream)?$/;
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -63,19 +72,39 @@ export function payloadOf(request: InferRequest): string {
 const nonEmpty = (value: unknown) => typeof value === "string" && value !== "";
 
 /**
- * Whether a completion chunk or response carries output: completion `text`,
- * or chat `content` (or `reasoning_content`) of a delta or message.
+ * The output a chunk or answer carries: completion `text`, chat `content` (or
+ * `reasoning_content`) of a delta or message, generate's `text_output`; an
+ * embeddings answer's vectors count as output without text. "" when none.
  */
-function hasOutput(body: JsonObject): boolean {
+function outputOf(body: JsonObject): string {
+  if (nonEmpty(body.text_output)) return body.text_output as string;
   const choices = body.choices;
-  if (!Array.isArray(choices)) return false;
+  if (!Array.isArray(choices)) return Array.isArray(body.data) && body.data.length > 0 ? " " : "";
+  let text = "";
   for (const choice of choices) {
     if (!isObject(choice)) continue;
-    if (nonEmpty(choice.text)) return true;
+    if (nonEmpty(choice.text)) text += choice.text;
     const part = isObject(choice.delta) ? choice.delta : choice.message;
-    if (isObject(part) && (nonEmpty(part.content) || nonEmpty(part.reasoning_content))) return true;
+    if (!isObject(part)) continue;
+    if (nonEmpty(part.content)) text += part.content;
+    if (nonEmpty(part.reasoning_content)) text += part.reasoning_content;
   }
-  return false;
+  return text;
+}
+
+/** The text of a request body the tokenizer counts: messages, prompt, text_input or input. */
+export function promptText(body: JsonObject): string {
+  const texts: string[] = [];
+  const add = (value: unknown) => {
+    if (typeof value === "string") texts.push(value);
+    else if (Array.isArray(value)) value.forEach(add);
+    else if (isObject(value)) {
+      if (typeof value.text === "string") texts.push(value.text);
+      else add(value.content);
+    }
+  };
+  add(body.messages ?? body.prompt ?? body.text_input ?? body.input);
+  return texts.join("\n");
 }
 
 function errorMessage(body: JsonObject): string | undefined {
@@ -98,11 +127,26 @@ class OpenAiSession implements InferSession {
   #events: string[] | undefined;
   #done = false;
   #error: string | undefined;
+  readonly #keepText: boolean;
+  readonly #needsDone: boolean;
+  readonly #embeddings: boolean;
+  readonly #tokenizer: Tokenizer | undefined;
 
-  constructor(connection: Http1Connection, sessions: HttpSessions) {
+  constructor(
+    connection: Http1Connection,
+    sessions: HttpSessions,
+    options: { tokenizer: Tokenizer | undefined; needsDone: boolean; embeddings: boolean },
+  ) {
     this.#connection = connection;
     this.#sessions = sessions;
-    this.#parser = new SseParser((data) => this.#event(data, performance.now()));
+    this.#tokenizer = options.tokenizer;
+    this.#keepText = options.tokenizer !== undefined && !options.embeddings;
+    this.#needsDone = options.needsDone;
+    this.#embeddings = options.embeddings;
+    this.#parser = new SseParser((data, type) => {
+      if (type === "error") this.#error ??= data;
+      else this.#event(data, performance.now());
+    });
   }
 
   async infer(
@@ -115,8 +159,15 @@ class OpenAiSession implements InferSession {
     t.responses = 0;
     t.firstResponse = undefined;
     t.outputTokens = 0;
-    t.inputTokens = -1;
+    t.inputTokens = request instanceof PreparedLlmRequest ? request.inputTokens : -1;
     t.usage = false;
+    if (t.chunkTimes === undefined) t.chunkTimes = [];
+    else t.chunkTimes.length = 0;
+    t.outputText = this.#keepText ? "" : undefined;
+    if (options?.decodeOutputs === true) {
+      if (t.chunkTokens === undefined) t.chunkTokens = [];
+      else t.chunkTokens.length = 0;
+    } else t.chunkTokens = undefined;
     this.#timing = t;
     this.#options = options;
     this.#events = options?.decodeOutputs === true ? [] : undefined;
@@ -136,15 +187,20 @@ class OpenAiSession implements InferSession {
         if (!(this.#done && error instanceof ConnectionError)) throw error;
       }
       t.end = performance.now();
+      t.streamed = true;
     } else {
       const body = decoder.decode(await connection.readBody());
       t.end = performance.now();
+      t.streamed = false;
       this.#event(body, t.end);
     }
     if (this.#error !== undefined) {
       throw new InferError(`Server sent an error: ${this.#error}`, head.status);
     }
-    if (!t.usage) t.outputTokens = t.responses;
+    if (t.streamed && this.#needsDone && !this.#done) {
+      throw new InferError("The stream ended without data: [DONE]", head.status);
+    }
+    if (!t.usage) t.outputTokens = this.#embeddings ? 0 : t.responses;
     const events = this.#events;
     if (events === undefined) return undefined;
     return [{
@@ -181,17 +237,29 @@ class OpenAiSession implements InferSession {
       this.#error ??= error;
       return;
     }
-    if (hasOutput(body)) {
+    const output = outputOf(body);
+    if (output !== "") {
       if (t.responses === 0) t.firstResponse = now;
       t.responses++;
+      t.chunkTimes!.push(now);
+      if (t.outputText !== undefined) t.outputText += output;
+      t.chunkTokens?.push(this.#tokenizer === undefined ? 1 : this.#tokenizer.count(output));
       this.#options?.onResponse?.();
     }
     const usage = body.usage;
-    if (isObject(usage) && typeof usage.completion_tokens === "number") {
+    if (isObject(usage) && typeof usage.prompt_tokens === "number") {
+      // Embeddings answers count only prompt tokens.
       t.usage = true;
-      t.outputTokens = usage.completion_tokens;
-      t.inputTokens = typeof usage.prompt_tokens === "number" ? usage.prompt_tokens : -1;
+      t.outputTokens = typeof usage.completion_tokens === "number" ? usage.completion_tokens : 0;
+      t.inputTokens = usage.prompt_tokens;
     }
+  }
+}
+
+/** A request with its prompt's token count, when a tokenizer counted it. */
+class PreparedLlmRequest extends PreparedHttpRequest {
+  constructor(bytes: Uint8Array, readonly inputTokens: number) {
+    super(bytes);
   }
 }
 
@@ -200,11 +268,18 @@ export class OpenAiClient implements InferenceClient {
   readonly #target: HttpTarget;
   readonly #path: string;
   readonly #sessions: HttpSessions;
+  readonly #tokenizer: Tokenizer | undefined;
+  readonly #generate: boolean;
+  readonly #embeddings: boolean;
 
   constructor(options: OpenAiClientOptions) {
     this.#target = new HttpTarget(options);
-    this.#path = `${this.#target.basePath}/${options.endpoint.replace(/^\/+/, "")}`;
+    const endpoint = options.endpoint.replace(/^\/+/, "");
+    this.#path = `${this.#target.basePath}/${endpoint}`;
     this.#sessions = new HttpSessions(this.#target.endpoint, "an OpenAI client");
+    this.#tokenizer = options.tokenizer;
+    this.#generate = GENERATE.test(endpoint);
+    this.#embeddings = endpoint === "v1/embeddings";
   }
 
   /** OpenAI-compatible servers have no server metadata; the run learns of them from requests. */
@@ -223,12 +298,30 @@ export class OpenAiClient implements InferenceClient {
 
   prepare(request: InferRequest): PreparedRequest {
     const headers = { "Content-Type": "application/json" };
-    const body = encoder.encode(payloadOf(request));
-    return new PreparedHttpRequest(this.#target.post(this.#path, { headers, body }));
+    const text = payloadOf(request);
+    const bytes = this.#target.post(this.#path, { headers, body: encoder.encode(text) });
+    if (this.#tokenizer === undefined) return new PreparedHttpRequest(bytes);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    return new PreparedLlmRequest(
+      bytes,
+      isObject(body) ? this.#tokenizer.count(promptText(body)) : -1,
+    );
   }
 
   openSession(): Promise<InferSession> {
-    return this.#sessions.open((connection) => new OpenAiSession(connection, this.#sessions));
+    const options = {
+      tokenizer: this.#tokenizer,
+      needsDone: !this.#generate,
+      embeddings: this.#embeddings,
+    };
+    return this.#sessions.open((connection) =>
+      new OpenAiSession(connection, this.#sessions, options)
+    );
   }
 
   close(): Promise<void> {

@@ -35,6 +35,7 @@ export interface ClientPlan {
   /** --bls-composing-models: models whose statistics are reported with the profiled one. */
   composingModels: Array<{ name: string; version: string }>;
   url: string;
+  /** -i (triton_c_api sends nothing over a network and ignores it). */
   protocol: "http" | "grpc";
   headers: Record<string, string>;
   requestTimeoutMs: number;
@@ -47,6 +48,9 @@ export interface ClientPlan {
   httpsSsl: HttpsSslConfig;
   /** --service-kind: the name of an entry of lib/protocol/kinds/mod.ts. */
   serviceKind: string;
+  /** --triton-server-directory and --model-repository of triton_c_api; "" otherwise. */
+  tritonServerDirectory: string;
+  modelRepository: string;
   /** --endpoint of --service-kind openai; "" otherwise. */
   endpoint: string;
   /** --model-signature-name (tfserving). */

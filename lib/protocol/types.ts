@@ -35,7 +35,7 @@ export interface InferSession {
 }
 
 export interface InferenceClient {
-  readonly protocol: "http" | "grpc";
+  readonly protocol: "http" | "grpc" | "c_api";
   serverInfo(): Promise<ServerInfo>;
   modelInfo(model: string, version: string): Promise<ModelInfo>;
   /** Encodes a request once for repeated sending. */

@@ -13,6 +13,13 @@ import type {
   OpenLoopSummary,
   ServerSummary,
 } from "../types/results.ts";
+import {
+  LLM_METRICS,
+  llmSystemMetrics,
+  metricTitle,
+  statistic,
+  tokenCountSources,
+} from "./llm_table.ts";
 import { formatGeneral, printableLine, wholeUs } from "./format.ts";
 
 /** The trace settings perf_analyzer's options set, shown first and in this order. */
@@ -67,7 +74,9 @@ const plural = (n: number, word: string) => `${n} ${word}${n > 1 ? "s" : ""}`;
 export function formatSettings(settings: Settings): string {
   const out = ["*** Measurement Settings ***"];
   const kind = settings.serviceKind;
-  if (kind === "triton" || settings.batchSizeGiven) out.push(`  Batch size: ${settings.batchSize}`);
+  if (kind === "triton" || kind === "triton_c_api" || settings.batchSizeGiven) {
+    out.push(`  Batch size: ${settings.batchSize}`);
+  }
   out.push(`  Service Kind: ${SERVICE_KINDS[kind] ?? kind.toUpperCase()}`);
   if (settings.warmupRequestCount) {
     out.push(`  Sending ${plural(settings.warmupRequestCount, "warmup request")}`);
@@ -115,7 +124,8 @@ export function formatSettings(settings: Settings): string {
 }
 
 export interface LevelFormatOptions {
-  protocol: "http" | "grpc";
+  /** "c_api": perf_analyzer has no client library times in-process (its line stays blank). */
+  protocol: "http" | "grpc" | "c_api";
   /** --percentile: replaces the average latency line and joins the percentile lines. */
   percentile?: number;
   /** Decoupled model: adds Response Throughput; perf_analyzer then has no client library times. */
@@ -218,56 +228,34 @@ function openLoopLines(o: OpenLoopSummary, options: LevelFormatOptions): string[
   return out;
 }
 
-/** `avg A usec (min B, p50 C, ..., max D usec)`; counts and rates without the unit. */
-function distributionText(d: Distribution, unit: "usec" | "none"): string {
-  const value = unit === "usec" ? wholeUs : formatGeneral;
-  const suffix = unit === "usec" ? " usec" : "";
-  const parts = [...d.percentiles.keys()].sort((a, b) => a - b)
-    .map((p) => `p${p} ${value(d.percentiles.get(p)!)}`);
-  parts.unshift(`min ${value(d.min)}`);
-  parts.push(`max ${value(d.max)}`);
-  return `avg ${value(d.avg)}${suffix} (${parts.join(", ")}${suffix})`;
+/** The console's statistics of an LLM metric (the CSV and JSON have genai-perf's full set). */
+const CONSOLE_STATISTICS = ["avg", "std", "min", "p25", "p50", "p75", "p90", "p95", "p99", "max"];
+
+function llmMetricText(d: Distribution, unit: string): string {
+  const value = (v: number) => unit === "ms" ? v.toFixed(2) : formatGeneral(v);
+  const parts = CONSOLE_STATISTICS.map((name) => `${name} ${value(statistic(d, name)!)}`);
+  return `${parts.join(", ")} ${unit}`;
 }
 
-const TOKEN_SOURCES: Record<LlmSummary["tokenSource"], string> = {
-  usage: "token counts from the server's usage field",
-  chunks: "token counts are counted chunks: the server sent no usage field",
-  mixed: "token counts from the usage field where sent, else counted chunks",
-};
-
 /**
- * Beyond perf_analyzer, token-streaming (LLM) levels: genai-perf's figures.
- * Inter-token latency is (end - first token) / (output tokens - 1).
+ * Beyond perf_analyzer, token-streaming (LLM) levels: genai-perf's metrics,
+ * each with its statistics, then the rates; where the token counts came from.
  */
 function llmLines(l: LlmSummary): string[] {
-  const out = [
-    `  LLM (${TOKEN_SOURCES[l.tokenSource]}): `,
-    `    Request throughput: ${formatGeneral(l.requestThroughput)} requests/sec`,
-    `    Output token throughput: ${formatGeneral(l.outputTokenThroughput)} tokens/sec`,
-    `    Time to first token: ${distributionText(l.timeToFirstTokenUs, "usec")}`,
-  ];
-  if (l.interTokenLatencyUs) {
-    out.push(`    Inter-token latency: ${distributionText(l.interTokenLatencyUs, "usec")}`);
+  const sources = tokenCountSources(l);
+  const out = [`  LLM (output tokens: ${sources.output}; input tokens: ${sources.input}): `];
+  for (const metric of LLM_METRICS) {
+    const d = metric.of(l);
+    if (d) {
+      out.push(`    ${metricTitle(metric.name, metric.unit)}: ${llmMetricText(d, metric.unit)}`);
+    }
   }
-  out.push(
-    `    End-to-end latency: ${distributionText(l.endToEndLatencyUs, "usec")}`,
-    `    Output tokens per request: ${distributionText(l.outputTokens, "none")}`,
-  );
-  if (l.inputTokens) {
-    out.push(`    Input tokens per request: ${distributionText(l.inputTokens, "none")}`);
+  for (const [name, unit, value] of llmSystemMetrics(l)) {
+    out.push(`    ${metricTitle(name, unit)}: ${formatGeneral(value)}`);
   }
-  out.push(
-    `    Output tokens/sec per request: ${distributionText(l.outputTokensPerSecond, "none")}`,
-  );
-  const c = l.corrected;
-  if (c) {
-    out.push(
-      `    Corrected time to first token: ${distributionText(c.timeToFirstTokenUs, "usec")}`,
-      `    Corrected end-to-end latency: ${distributionText(c.endToEndLatencyUs, "usec")}`,
-      `    Corrected output tokens/sec per request: ${
-        distributionText(c.outputTokensPerSecond, "none")
-      }`,
-    );
+  if (l.goodput) {
+    const objectives = l.goodput.objectives.map((o) => `${o.metric}:${o.value}`).join(" ");
+    out.push(`    Goodput: ${l.goodput.goodCount} of ${l.requestCount} requests met ${objectives}`);
   }
   return out;
 }
@@ -287,6 +275,7 @@ function libraryTime(c: ClientSummary, options: LevelFormatOptions): string {
   const recv = wholeUs(c.avgRecvUs);
   const total = wholeUs(c.avgSendUs + c.avgWaitUs + c.avgRecvUs);
   const wait = total - send - recv;
+  if (options.protocol === "c_api") return "";
   if (options.protocol === "grpc") {
     return `Avg gRPC time: ${total} usec (` +
       (options.verbose

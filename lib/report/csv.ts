@@ -2,11 +2,9 @@
  * The -f CSV report in perf_analyzer's layout: rows sorted by ascending
  * throughput, times in whole microseconds.
  */
-import type { GpuMetrics } from "../types/results.ts";
 import type {
-  Distribution,
+  GpuMetrics,
   LevelResult,
-  LlmSummary,
   LoadMode,
   OpenLoopSummary,
   ServerSummary,
@@ -14,6 +12,14 @@ import type {
 import { withReported } from "../measure/stats.ts";
 import { accountedUs, latencyComponents } from "./components.ts";
 import { formatGeneral, wholeUs } from "./format.ts";
+import {
+  LLM_METRICS,
+  LLM_STATISTICS,
+  llmSystemMetrics,
+  metricTitle,
+  statistic,
+  tokenCountSources,
+} from "./llm_table.ts";
 
 export interface CsvOptions {
   mode: LoadMode;
@@ -118,68 +124,58 @@ function openLoopCells(
   ];
 }
 
-/** Beyond perf_analyzer, token-streaming (LLM) levels: genai-perf's figures, times in usec. */
-function llmColumns(percentiles: readonly number[], openLoop: boolean): string[] {
-  const latency = (name: string) => [
-    `Avg ${name}`,
-    ...percentiles.map((p) => `p${p} ${name}`),
-  ];
-  const columns = [
-    "Request Throughput",
-    "Output Token Throughput",
-    ...latency("Time To First Token"),
-    ...latency("Inter Token Latency"),
-    "Avg Output Tokens",
-    "Avg Input Tokens",
-    "Avg Output Tokens Per Second",
-    "Token Counts",
-  ];
-  if (openLoop) {
-    columns.push(
-      ...latency("Corrected Time To First Token"),
-      "Corrected Avg Output Tokens Per Second",
-    );
-  }
-  return columns;
-}
+/** genai-perf's number format: two decimals, thousands separated. */
+const genaiNumber = (value: number) =>
+  value.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
-function llmCells(
-  l: LlmSummary | undefined,
-  options: { percentiles: readonly number[]; openLoop: boolean },
-): (string | number)[] {
-  const { percentiles, openLoop } = options;
-  if (!l) return llmColumns(percentiles, openLoop).map(() => "");
-  const latency = (d: Distribution | undefined) =>
-    d === undefined
-      ? percentiles.map(() => "").concat("")
-      : [wholeUs(d.avg), ...percentiles.map((p) => wholeUs(d.percentiles.get(p) ?? 0))];
-  const cells: (string | number)[] = [
-    formatGeneral(l.requestThroughput),
-    formatGeneral(l.outputTokenThroughput),
-    ...latency(l.timeToFirstTokenUs),
-    ...latency(l.interTokenLatencyUs),
-    formatGeneral(l.outputTokens.avg),
-    l.inputTokens ? formatGeneral(l.inputTokens.avg) : "",
-    formatGeneral(l.outputTokensPerSecond.avg),
-    l.tokenSource,
-  ];
-  if (openLoop) {
-    cells.push(
-      ...latency(l.corrected?.timeToFirstTokenUs),
-      l.corrected ? formatGeneral(l.corrected.outputTokensPerSecond.avg) : "",
-    );
+/** genai-perf's statistics columns, then (beyond it) the standard deviation. */
+const LLM_CSV_STATISTICS = [...LLM_STATISTICS, "p10", "p5", "p1", "std"];
+
+/**
+ * Token-streaming (LLM) runs: genai-perf's CSV per level, a metric per row
+ * with its statistics as columns, a blank line, then the rates. Several
+ * levels follow each other, each block after a line naming its level.
+ */
+function formatLlmCsv(results: readonly LevelResult[], mode: LoadMode): string {
+  let text = "";
+  for (const r of results) {
+    const l = r.llm!;
+    if (results.length > 1) {
+      text += `${text === "" ? "" : "\n"}${row([levelHeader(mode), levelCell(r)])}`;
+    }
+    text += row(["Metric", ...LLM_CSV_STATISTICS]);
+    for (const metric of LLM_METRICS) {
+      const d = metric.of(l);
+      if (!d) continue;
+      const cells = LLM_CSV_STATISTICS.map((name) => {
+        const value = statistic(d, name);
+        return value === undefined ? "N/A" : genaiNumber(value);
+      });
+      text += row([metricTitle(metric.name, metric.unit), ...cells]);
+    }
+    text += "\n" + row(["Metric", "Value"]);
+    for (const [name, unit, value] of llmSystemMetrics(l)) {
+      text += row([metricTitle(name, unit), genaiNumber(value)]);
+    }
+    const sources = tokenCountSources(l);
+    text += row(["Output Token Counts", sources.output]);
+    text += row(["Input Token Counts", sources.input]);
+    text += row(["Failed Request Count (count)", genaiNumber(r.client.errorCount)]);
   }
-  return cells;
+  return text;
 }
 
 /**
  * The CSV text. Columns: perf_analyzer's, then (beyond it) `Errors`, the
  * failed request count, in open-loop modes the corrected latencies and
- * send figures, and for token-streaming (LLM) levels their token figures.
+ * send figures. Token-streaming (LLM) runs get genai-perf's layout instead.
  * Without server statistics the server columns are 0
  * and Network+Server Send/Recv holds the whole response wait.
  */
 export function formatCsv(results: readonly LevelResult[], options: CsvOptions): string {
+  if (results.length > 0 && results.every((r) => r.llm !== undefined)) {
+    return formatLlmCsv(results, options.mode);
+  }
   const percentiles = percentileColumns(options.percentile);
   const cache = options.cache ?? false;
   const verbose = options.verbose ?? false;
@@ -203,8 +199,6 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
   header.push("Errors");
   const openLoop = results.some((r) => r.openLoop !== undefined);
   if (openLoop) header.push(...openLoopColumns(percentiles));
-  const llm = results.some((r) => r.llm !== undefined);
-  if (llm) header.push(...llmColumns(percentiles, openLoop));
 
   let text = row(header);
   for (const r of byThroughput(results)) {
@@ -227,7 +221,6 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
     }
     cells.push(c.errorCount);
     if (openLoop) cells.push(...openLoopCells(r.openLoop, percentiles));
-    if (llm) cells.push(...llmCells(r.llm, { percentiles, openLoop }));
     text += row(cells);
   }
   return text;

@@ -19,6 +19,7 @@ import { decodeBytesElements, parseJsonExact, tensorToJson } from "../input/code
 import { windowHistogram } from "../measure/histogram.ts";
 import { outputReason, WriteError } from "./output_file.ts";
 import type { CompletedRequest, RequestSink } from "../types/timing.ts";
+import { TokenColumns } from "./_export_tokens.ts";
 import type { LoadMode, WindowData } from "../types/results.ts";
 import type {
   InferenceClient,
@@ -275,6 +276,8 @@ export class ProfileExportWriter implements RequestTracer {
   #responseCounts: number[] = [];
   #responsesMs: number[] = [];
   #intended: number[] = [];
+  /** Token-streaming requests: tokens per response and per request. */
+  readonly #tokens = new TokenColumns();
   #requests: (PreparedRequest | undefined)[] = [];
   #outputs: (OutputTensors | undefined)[] = [];
   #errors: (string | undefined)[] = [];
@@ -367,6 +370,7 @@ export class ProfileExportWriter implements RequestTracer {
       this.#responseCounts.push(times.length);
       for (let i = 0; i < times.length; i++) this.#responsesMs.push(times[i]);
     }
+    this.#tokens.add(c.error === undefined ? timing : undefined, this.#responseCounts.at(-1)!);
     this.#intended.push(c.intendedMs ?? NaN);
     this.#requests.push(detail?.request);
     this.#outputs.push(c.error === undefined ? detail?.outputs : undefined);
@@ -420,6 +424,7 @@ export class ProfileExportWriter implements RequestTracer {
     this.#responseCounts.length = 0;
     this.#responsesMs.length = 0;
     this.#intended.length = 0;
+    this.#tokens.clear();
     this.#requests.length = 0;
     this.#outputs.length = 0;
     this.#errors.length = 0;
@@ -512,6 +517,7 @@ export class ProfileExportWriter implements RequestTracer {
       // Only the last response's outputs are kept: earlier responses are written as {}.
       json += `,"response_timestamps":[${times}]` +
         `,"response_outputs":[${"{},".repeat(count - 1)}${outputs ? tensorsJson(outputs) : "{}"}]`;
+      json += this.#tokens.json(i, { first: firstResponse, count });
     } else {
       json += `,"response_timestamps":[],"response_outputs":[],"error":${JSON.stringify(error)}`;
     }
@@ -546,6 +552,10 @@ export interface ExportedRequest {
   response_outputs: Record<string, unknown>[];
   intended_timestamp?: bigint;
   error?: string;
+  response_token_counts?: number[];
+  output_token_count?: number;
+  input_token_count?: number;
+  token_count_source?: "usage" | "client";
 }
 
 export interface ExportedExperiment {

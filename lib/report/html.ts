@@ -8,6 +8,7 @@ import { LatencyHistogram, windowFigures, windowHistogram } from "../measure/his
 import type { LevelResult, LoadMode } from "../types/results.ts";
 import { chartSection as section, escapeHtml, htmlPage, SCRIPT } from "./html_template.ts";
 import { latencyComponents, reportedWindows } from "./components.ts";
+import { LLM_SECTIONS, type LlmChartData, llmChartData } from "./_llm_html.ts";
 import { formatGeneral } from "./format.ts";
 
 /** Percentiles of the distribution chart: log-spaced towards the tail, as HdrHistogram plots them. */
@@ -54,6 +55,8 @@ export interface HtmlReportData {
       avgLatencyMs: number;
       reported: boolean;
     }>;
+    /** Token-streaming levels: what the LLM charts draw. */
+    llm?: LlmChartData;
   }>;
 }
 
@@ -75,7 +78,9 @@ export function htmlReportData(
       const c = latencyComponents(r);
       const reported = reportedWindows(r);
       const histogram = LatencyHistogram.merge(reported.map(windowHistogram));
+      const llm = llmChartData(r);
       return {
+        ...(llm ? { llm } : {}),
         value: r.value,
         label: formatGeneral(r.value),
         stable: r.stable,
@@ -158,6 +163,7 @@ export function renderHtmlReport(
         "Every measurement window; filled points are the windows a level reports.",
       ),
       section("window-latency", "Latency per window", "Average latency of every window."),
+      ...(data.levels.some((l) => l.llm) ? LLM_SECTIONS.map((s) => section(...s)) : []),
       `<h2>Levels</h2>\n${levelTable(data, unit)}`,
     ].join(""),
     { data, script: SCRIPT },

@@ -5,6 +5,7 @@
  * data-chart="NAME"> whose marks carry data-point (or data-bar), which is what
  * tests count.
  */
+import { LLM_CHARTS } from "./_llm_html.ts";
 
 export const STYLE = `
 :root { color-scheme: light; --ink: #1d2733; --muted: #5b6b7c; --grid: #e3e8ee; }
@@ -15,7 +16,8 @@ h2 { font-size: 16px; margin: 28px 0 4px; }
 p.caption { color: var(--muted); margin: 0 0 8px; }
 .meta { color: var(--muted); margin-bottom: 8px; }
 .note { background: #fff6df; border-left: 4px solid #e0a800; padding: 6px 10px; }
-svg { background: #fff; border: 1px solid var(--grid); border-radius: 6px; max-width: 100%; height: auto; }
+svg { background: #fff; border: 1px solid var(--grid); border-radius: 6px; width: 100%; height: auto;
+  box-sizing: border-box; }
 svg text { font: 11px system-ui, sans-serif; fill: var(--muted); }
 svg .title { font-size: 12px; fill: var(--ink); }
 svg .grid { stroke: var(--grid); }
@@ -80,7 +82,8 @@ export const CHART_HELPERS = String.raw`
   var NS = "http://www.w3.org/2000/svg";
   var COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
     "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
-  var W = 720, H = 330, M = { l: 70, r: 20, t: 16, b: 48 };
+  // The page's content width (1100 px less padding): charts drawn at it fill the page.
+  var W = 1052, H = 400, M = { l: 70, r: 20, t: 16, b: 48 };
   var data = JSON.parse(document.getElementById("inferperf-data").textContent);
 
   function el(name, attrs, parent, text) {
@@ -123,7 +126,7 @@ export const CHART_HELPERS = String.raw`
   function frame(name, options) {
     var host = document.getElementById("chart-" + name);
     var h = options.height || H, m = { l: options.left || M.l, r: M.r, t: M.t, b: M.b };
-    var svg = el("svg", { viewBox: "0 0 " + W + " " + h, width: W, height: h,
+    var svg = el("svg", { viewBox: "0 0 " + W + " " + h,
       "data-chart": name, role: "img", "aria-label": options.title }, host);
     var x0 = options.x[0], x1 = options.x[1], y0 = options.y[0], y1 = options.y[1];
     var xTicks = options.xTicks || ticks(x0, x1, 8);
@@ -178,6 +181,14 @@ export const CHART_HELPERS = String.raw`
     try {
       draw();
       document.documentElement.setAttribute("data-rendered", "true");
+      // How much of the page's width the charts take (the tests' check that they fill it).
+      var chart = document.querySelector("svg[data-chart]");
+      var page = document.body.getBoundingClientRect().width -
+        parseFloat(getComputedStyle(document.body).paddingLeft) * 2;
+      if (chart) {
+        document.documentElement.setAttribute("data-chart-fill",
+          (chart.getBoundingClientRect().width / page).toFixed(3));
+      }
     } catch (error) {
       var p = document.createElement("p");
       p.className = "error";
@@ -192,6 +203,7 @@ export const SCRIPT = String.raw`
 (function () {
   "use strict";
 ${CHART_HELPERS}
+${LLM_CHARTS}
   var levels = data.levels;
   var byValue = levels.slice().sort(function (a, b) { return a.value - b.value; });
   var unit = data.mode === "concurrency" ? "concurrency" : "request rate";
@@ -288,6 +300,7 @@ ${CHART_HELPERS}
     percentiles();
     windows("window-throughput", function (w) { return w.throughput; }, "Throughput (infer/sec)");
     windows("window-latency", function (w) { return w.avgLatencyMs; }, "Avg latency (ms)");
+    llmCharts(byValue, unit);
   });
 })();
 `;

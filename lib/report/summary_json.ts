@@ -7,7 +7,9 @@
 import { LatencyHistogram, windowFigures, windowHistogram } from "../measure/histogram.ts";
 import type {
   ClientSummary,
+  Distribution,
   LevelResult,
+  LlmSummary,
   LoadMode,
   OpenLoopSummary,
   ServerSummary,
@@ -16,6 +18,7 @@ import type {
 import type { MeasurementOptions } from "../measure/plan.ts";
 import type { GpuMetrics } from "../types/results.ts";
 import { latencyComponents, reportedWindows } from "./components.ts";
+import { LLM_METRICS, llmSystemMetrics, statistic, tokenCountSources } from "./llm_table.ts";
 
 /** Bumped when a field changes meaning or goes away (additions keep it). */
 export const SUMMARY_SCHEMA_VERSION = 1;
@@ -118,6 +121,40 @@ function gpuJson(m: GpuMetrics): Json {
   );
 }
 
+/** A unit as a key suffix: "ms", "tokens", "tokens_per_sec_per_user", "per_sec". */
+const unitKey = (unit: string) => unit.replaceAll("/sec", "_per_sec").replaceAll(/[^a-z]+/g, "_");
+
+function statisticsJson(d: Distribution): Json {
+  const keys = ["avg", "std", "min", "max", ...[...d.percentiles.keys()].map((p) => `p${p}`)];
+  return Object.fromEntries(keys.map((key) => [key, statistic(d, key)!]));
+}
+
+/**
+ * genai-perf's metrics with their units in the key names, e.g.
+ * `time_to_first_token_ms: {avg, std, min, max, p1..p99}`, then the rates.
+ */
+function llmJson(l: LlmSummary): Json {
+  const json: Record<string, Json> = { token_counts: tokenCountSources(l) };
+  if (l.tokenizer) json.tokenizer = l.tokenizer;
+  for (const metric of LLM_METRICS) {
+    const d = metric.of(l);
+    if (d) json[`${metric.name}_${unitKey(metric.unit)}`] = statisticsJson(d);
+  }
+  for (const [name, unit, value] of llmSystemMetrics(l)) {
+    json[name === "request_count" ? name : `${name}_${unitKey(unit)}`] = value;
+  }
+  if (l.goodput) {
+    json.goodput = {
+      objectives: Object.fromEntries(l.goodput.objectives.map((o) => [o.metric, o.value])),
+      good_count: l.goodput.goodCount,
+    };
+  }
+  if (l.gapByPositionUs) {
+    json.inter_token_gap_by_position_ms = l.gapByPositionUs.map((us) => us / 1000);
+  }
+  return json;
+}
+
 function windowJson(
   w: WindowData,
   options: {
@@ -171,6 +208,7 @@ function levelJson(
   if (r.server) level.server = r.server.map(serverJson);
   if (r.metrics) level.gpu_metrics = gpuJson(r.metrics);
   if (r.openLoop) level.open_loop = openLoopJson(r.openLoop);
+  if (r.llm) level.llm = llmJson(r.llm);
   return level;
 }
 

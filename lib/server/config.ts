@@ -14,6 +14,8 @@ import {
   DEFAULT_SEQUENCE_IDLE_MS,
   type DistributionKind,
   DISTRIBUTIONS,
+  LLM_ERROR_KINDS,
+  type LlmErrorKind,
   type ModelConfig,
   ModelConfigError,
   type ModelSpec,
@@ -46,7 +48,18 @@ const DISTRIBUTION_FIELDS = new Set(["dist", "mean_ms", "stddev_ms", "min_ms", "
 const BATCHING_FIELDS = new Set(["max_queue_delay_ms", "preferred_batch_sizes"]);
 const SEQUENCE_FIELDS = new Set(["max_sequence_idle_ms", "string_ids"]);
 const DECOUPLED_FIELDS = new Set(["responses", "gap_ms"]);
-const LLM_FIELDS = new Set(["ttft_ms", "itl_ms", "output_tokens", "close_after_stream"]);
+const LLM_FIELDS = new Set([
+  "ttft_ms",
+  "itl_ms",
+  "output_tokens",
+  "close_after_stream",
+  "itl_jitter_ms",
+  "output_tokens_stddev",
+  "usage",
+  "error_rate",
+  "error_after_tokens",
+  "error_kind",
+]);
 /** The tensors of an LLM model that leaves them out. */
 const TEXT_INPUTS: readonly TensorConfig[] = [{ name: "text_input", datatype: "BYTES", dims: [1] }];
 const TEXT_OUTPUTS: readonly TensorConfig[] = [
@@ -301,15 +314,37 @@ class ModelChecker {
     for (const field of ["ttft_ms", "itl_ms", "output_tokens"]) {
       if (value[field] === undefined) this.add(`llm.${field}`, "is required");
     }
-    const close = value.close_after_stream ?? false;
-    if (typeof close !== "boolean") {
-      this.add("llm.close_after_stream", `must be true or false, got ${show(close)}`);
+    const flag = (field: string, fallback: boolean): boolean => {
+      const v = value[field] ?? fallback;
+      if (typeof v !== "boolean") this.add(`llm.${field}`, `must be true or false, got ${show(v)}`);
+      return v === true;
+    };
+    const itlMs = this.number("llm.itl_ms", value.itl_ms) ?? 0;
+    const itlJitterMs = this.number("llm.itl_jitter_ms", value.itl_jitter_ms) ?? 0;
+    if (itlJitterMs > itlMs / 2) {
+      this.add("llm.itl_jitter_ms", `must be at most half of itl_ms (${itlMs / 2})`);
+    }
+    const errorRate = this.number("llm.error_rate", value.error_rate) ?? 0;
+    if (errorRate > 1) this.add("llm.error_rate", `must be at most 1, got ${errorRate}`);
+    const errorKind = value.error_kind ?? "event";
+    if (!(LLM_ERROR_KINDS as readonly unknown[]).includes(errorKind)) {
+      this.add(
+        "llm.error_kind",
+        `must be one of ${LLM_ERROR_KINDS.join(", ")}, got ${show(errorKind)}`,
+      );
     }
     return {
       ttftMs: this.number("llm.ttft_ms", value.ttft_ms) ?? 0,
-      itlMs: this.number("llm.itl_ms", value.itl_ms) ?? 0,
+      itlMs,
+      itlJitterMs,
       outputTokens: this.integer("llm.output_tokens", { value: value.output_tokens, min: 1 }) ?? 1,
-      closeAfterStream: close === true,
+      outputTokensStddev: this.number("llm.output_tokens_stddev", value.output_tokens_stddev) ?? 0,
+      closeAfterStream: flag("close_after_stream", false),
+      usage: flag("usage", true),
+      errorRate,
+      errorAfterTokens:
+        this.integer("llm.error_after_tokens", { value: value.error_after_tokens, min: 0 }) ?? 1,
+      errorKind: errorKind as LlmErrorKind,
     };
   }
 
@@ -508,11 +543,18 @@ function specToConfig(spec: ModelSpec): ModelConfig {
     config.decoupled = { responses: spec.decoupled.responses, gap_ms: spec.decoupled.gapMs };
   }
   if (spec.llm !== undefined) {
+    const l = spec.llm;
     config.llm = {
-      ttft_ms: spec.llm.ttftMs,
-      itl_ms: spec.llm.itlMs,
-      output_tokens: spec.llm.outputTokens,
-      close_after_stream: spec.llm.closeAfterStream,
+      ttft_ms: l.ttftMs,
+      itl_ms: l.itlMs,
+      output_tokens: l.outputTokens,
+      close_after_stream: l.closeAfterStream,
+      itl_jitter_ms: l.itlJitterMs,
+      output_tokens_stddev: l.outputTokensStddev,
+      usage: l.usage,
+      error_rate: l.errorRate,
+      error_after_tokens: l.errorAfterTokens,
+      error_kind: l.errorKind,
     };
   }
   if (spec.faults !== undefined) config.faults = faultsToConfig(spec.faults);

@@ -152,3 +152,37 @@ Deno.test("JSON and YAML files load, versions may be numbers", async () => {
     (e: Error) => e instanceof ModelConfigError && e.message.includes('"/nonexistent/models.yaml"'),
   );
 });
+
+Deno.test("LLM models: defaults, and the streaming knobs checked", () => {
+  const [spec] = resolveModelSpecs([{
+    name: "l",
+    llm: { ttft_ms: 5, itl_ms: 2, output_tokens: 3 },
+  }], "t");
+  assert.deepEqual(spec.llm, {
+    ttftMs: 5,
+    itlMs: 2,
+    itlJitterMs: 0,
+    outputTokens: 3,
+    outputTokensStddev: 0,
+    closeAfterStream: false,
+    usage: true,
+    errorRate: 0,
+    errorAfterTokens: 1,
+    errorKind: "event",
+  });
+  const llm = {
+    ttft_ms: 5,
+    itl_ms: 2,
+    output_tokens: 3,
+    itl_jitter_ms: 1.5,
+    usage: "yes",
+    error_rate: 2,
+    error_kind: "explode",
+  };
+  assert.deepEqual(problemsOf(() => resolveModelSpecs([{ name: "l", llm }], "t")), [
+    'models[0] ("l"): field "llm.itl_jitter_ms" must be at most half of itl_ms (1)',
+    'models[0] ("l"): field "llm.error_rate" must be at most 1, got 2',
+    'models[0] ("l"): field "llm.error_kind" must be one of event, abort, truncate, got "explode"',
+    'models[0] ("l"): field "llm.usage" must be true or false, got "yes"',
+  ]);
+});

@@ -62,9 +62,11 @@ export interface DecoupledConfig {
 
 /**
  * A token-streaming model served on the OpenAI-compatible endpoints
- * (/v1/chat/completions, /v1/completions): the first token `ttft_ms` after the
- * request arrives, then one every `itl_ms`, `output_tokens` in all (fewer when
- * the request's max_tokens says so; exactly max_tokens with ignore_eos).
+ * (/v1/chat/completions, /v1/completions, /v1/embeddings) and Triton's
+ * generate extension: the first token `ttft_ms` after the request arrives,
+ * then one every `itl_ms` (each +- up to `itl_jitter_ms`, uniform), `output_tokens`
+ * in all (normal with `output_tokens_stddev`; fewer when the request's
+ * max_tokens says so; exactly max_tokens with ignore_eos, at least min_tokens).
  */
 export interface LlmConfig {
   ttft_ms: number;
@@ -75,6 +77,37 @@ export interface LlmConfig {
    * some servers (llama.cpp) do. Default false.
    */
   close_after_stream?: boolean;
+  /** Default 0. Each token moves by up to this much (not the gaps), so at most itl_ms / 2. */
+  itl_jitter_ms?: number;
+  /** Default 0: every answer has output_tokens tokens. */
+  output_tokens_stddev?: number;
+  /** Send usage (with stream_options.include_usage when streaming). Default true. */
+  usage?: boolean;
+  /**
+   * Fraction of streamed answers that fail after `error_after_tokens` tokens
+   * (default 1), evenly spread: with an `error` event (`error_kind: event`, the
+   * default), a dropped connection (`abort`) or an end without [DONE]
+   * (`truncate`). Default 0.
+   */
+  error_rate?: number;
+  error_after_tokens?: number;
+  error_kind?: LlmErrorKind;
+}
+
+export const LLM_ERROR_KINDS = ["event", "abort", "truncate"] as const;
+export type LlmErrorKind = typeof LLM_ERROR_KINDS[number];
+
+export interface LlmSpec {
+  ttftMs: number;
+  itlMs: number;
+  itlJitterMs: number;
+  outputTokens: number;
+  outputTokensStddev: number;
+  closeAfterStream: boolean;
+  usage: boolean;
+  errorRate: number;
+  errorAfterTokens: number;
+  errorKind: LlmErrorKind;
 }
 
 /** Triton's default max_sequence_idle_microseconds, in milliseconds. */
@@ -130,7 +163,7 @@ export interface ModelSpec {
   dynamicBatching?: { maxQueueDelayMs: number; preferredBatchSizes: number[] };
   sequence?: { maxSequenceIdleMs: number; stringIds: boolean };
   decoupled?: { responses: number; gapMs: number };
-  llm?: { ttftMs: number; itlMs: number; outputTokens: number; closeAfterStream: boolean };
+  llm?: LlmSpec;
   faults?: FaultSpec;
 }
 

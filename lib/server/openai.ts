@@ -1,12 +1,15 @@
 /**
  * OpenAI-compatible front end of the reference server: /v1/models,
- * /v1/chat/completions and /v1/completions for models with `llm` settings.
- * Tokens follow a fixed schedule from the request's arrival (the first after
- * ttft_ms, then one every itl_ms), streamed as server-sent events or answered
- * at once, so that clients' time to first token and inter-token latency have
- * a ground truth. A prompt token is a whitespace-separated word.
+ * /v1/chat/completions, /v1/completions and /v1/embeddings, and Triton's
+ * generate extension (/v2/models/M/generate and generate_stream), for models
+ * with `llm` settings. Tokens follow a schedule from the request's arrival
+ * (the first after ttft_ms, then one every itl_ms +- the jitter), streamed as
+ * server-sent events or answered at once, so that clients' time to first
+ * token and inter-token latency have a ground truth; a share of the streams
+ * fails on purpose (error_rate). A prompt token is a whitespace-separated word.
  */
-import type { ModelSpec } from "./config.ts";
+import { mulberry32 } from "../input/generate.ts";
+import type { LlmSpec, ModelSpec } from "./config_types.ts";
 import { type Clock, realClock } from "./model.ts";
 import type { ModelRepository } from "./repository.ts";
 import type { HttpRequest, HttpResponse } from "./_http.ts";
@@ -17,13 +20,14 @@ export interface OpenAiFrontEnd {
   close(): void;
 }
 
-type Llm = NonNullable<ModelSpec["llm"]>;
+type Llm = LlmSpec;
 type JsonObject = Record<string, unknown>;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const DONE = encoder.encode("data: [DONE]\n\n");
-const WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "again"];
+/** Words that are one token each in LLaMA's and GPT-4's vocabularies, so a token is a word. */
+const WORDS = ["the", "quick", "brown", "dog", "and", "a", "lazy", "cat", "ran", "again"];
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -88,18 +92,76 @@ function completionPromptTokens(body: JsonObject): number {
   throw new BadRequest("'prompt' must be a string or an array of strings");
 }
 
-/** Output tokens: the model's natural length, capped by max_tokens; exactly max_tokens with ignore_eos. */
-function outputTokens(body: JsonObject, llm: Llm): { count: number; finish: string } {
-  const max = body.max_completion_tokens ?? body.max_tokens;
-  if (max === undefined || max === null) return { count: llm.outputTokens, finish: "stop" };
-  if (!Number.isInteger(max) || (max as number) < 1) {
-    throw new BadRequest("'max_tokens' must be a positive integer");
+/** A standard normal sample (Box-Muller) from `rng`. */
+function gaussian(rng: () => number): number {
+  return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
+}
+
+function positiveInteger(body: JsonObject, field: string): number | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (!Number.isInteger(value) || (value as number) < 1) {
+    throw new BadRequest(`'${field}' must be a positive integer`);
   }
-  const limit = max as number;
-  if (body.ignore_eos === true || limit <= llm.outputTokens) {
-    return { count: limit, finish: "length" };
+  return value as number;
+}
+
+/**
+ * Output tokens: the model's natural length (output_tokens +- its deviation),
+ * at least min_tokens, capped by max_tokens; exactly max_tokens with ignore_eos.
+ */
+function outputTokens(
+  body: JsonObject,
+  options: { llm: Llm; rng: () => number },
+): { count: number; finish: string } {
+  const { llm } = options;
+  const natural = Math.max(
+    1,
+    Math.round(llm.outputTokens + llm.outputTokensStddev * gaussian(options.rng)),
+  );
+  const max = positiveInteger(body, "max_completion_tokens") ?? positiveInteger(body, "max_tokens");
+  const min = positiveInteger(body, "min_tokens") ?? 1;
+  const wanted = Math.max(min, natural);
+  if (max === undefined) return { count: wanted, finish: "stop" };
+  if (body.ignore_eos === true || max <= wanted) return { count: max, finish: "length" };
+  return { count: wanted, finish: "stop" };
+}
+
+/** Prompt tokens (words) of a request body of `kind`. */
+function promptTokens(body: JsonObject, kind: Kind): number {
+  switch (kind) {
+    case "chat":
+      return chatPromptTokens(body);
+    case "completions":
+      return completionPromptTokens(body);
+    case "generate":
+      if (typeof body.text_input !== "string") {
+        throw new BadRequest("'text_input' must be a string");
+      }
+      return countWords(body.text_input);
+    case "embeddings": {
+      const input = body.input;
+      const texts = typeof input === "string" ? [input] : Array.isArray(input) ? input : undefined;
+      if (texts === undefined || !texts.every((t) => typeof t === "string")) {
+        throw new BadRequest("'input' must be a string or an array of strings");
+      }
+      return texts.reduce((n: number, t: string) => n + countWords(t), 0);
+    }
   }
-  return { count: llm.outputTokens, finish: "stop" };
+}
+
+/** Ends a stream in failure: an error event, a dropped connection, or no [DONE]. */
+async function failStream(
+  write: (data: Uint8Array) => Promise<void>,
+  kind: Llm["errorKind"],
+): Promise<void> {
+  if (kind === "event") {
+    const error = { message: "Injected mid-stream error", type: "server_error", code: 500 };
+    await write(event({ error }));
+    await write(DONE);
+  } else if (kind === "abort") {
+    throw new Error("Injected mid-stream abort");
+  }
 }
 
 /** Timers of the answers in progress, all cancelled by close(). */
@@ -137,8 +199,10 @@ class Timeline {
   }
 }
 
+type Kind = "chat" | "completions" | "generate" | "embeddings";
+
 interface Answer {
-  chat: boolean;
+  kind: Kind;
   model: string;
   id: string;
   created: number;
@@ -147,7 +211,8 @@ interface Answer {
   finish: string;
 }
 
-const token = (i: number) => `${WORDS[i % WORDS.length]} `;
+/** Token i of an answer: the words join with single spaces, as a tokenizer's pieces would. */
+const token = (i: number) => `${i === 0 ? "" : " "}${WORDS[i % WORDS.length]}`;
 
 function usage(a: Answer) {
   return {
@@ -157,41 +222,85 @@ function usage(a: Answer) {
   };
 }
 
+const event = (body: unknown) => encoder.encode(`data: ${JSON.stringify(body)}\n\n`);
+
 /** One streamed event: a chunk with `choices` (and `extra` fields such as usage). */
 function chunk(a: Answer, choices: JsonObject[], extra: JsonObject = {}): Uint8Array {
   const body = {
     id: a.id,
-    object: a.chat ? "chat.completion.chunk" : "text_completion",
+    object: a.kind === "chat" ? "chat.completion.chunk" : "text_completion",
     created: a.created,
     model: a.model,
     choices,
     ...extra,
   };
-  return encoder.encode(`data: ${JSON.stringify(body)}\n\n`);
+  return event(body);
 }
 
 /** A choice of a chunk: a chat delta or completion text. */
 function choice(a: Answer, text: string, finish: string | null): JsonObject {
-  return a.chat
+  return a.kind === "chat"
     ? { index: 0, delta: text === "" ? {} : { content: text }, finish_reason: finish }
     : { index: 0, text, finish_reason: finish };
 }
 
-function completeBody(a: Answer): JsonObject {
+/** Triton's generate answers: the model, its version and the text. */
+const generated = (a: Answer, text: string) => ({
+  model_name: a.model,
+  model_version: "1",
+  text_output: text,
+});
+
+function completeBody(a: Answer, withUsage: boolean): JsonObject {
+  if (a.kind === "embeddings") {
+    return {
+      object: "list",
+      data: [{ object: "embedding", index: 0, embedding: [0.25, -0.5, 0.125, 1] }],
+      model: a.model,
+      ...(withUsage
+        ? { usage: { prompt_tokens: a.promptTokens, total_tokens: a.promptTokens } }
+        : {}),
+    };
+  }
   let text = "";
   for (let i = 0; i < a.count; i++) text += token(i);
+  if (a.kind === "generate") return generated(a, text);
   return {
     id: a.id,
-    object: a.chat ? "chat.completion" : "text_completion",
+    object: a.kind === "chat" ? "chat.completion" : "text_completion",
     created: a.created,
     model: a.model,
     choices: [
-      a.chat
+      a.kind === "chat"
         ? { index: 0, message: { role: "assistant", content: text }, finish_reason: a.finish }
         : { index: 0, text, finish_reason: a.finish },
     ],
-    usage: usage(a),
+    ...(withUsage ? { usage: usage(a) } : {}),
   };
+}
+
+/**
+ * When each token leaves: the first at `first`, token i at first + i x itl_ms
+ * moved by up to +-itl_jitter_ms. Each token is moved on its own (the moves do
+ * not add up), so gaps vary while every answer still ends on time.
+ */
+function schedule(
+  first: number,
+  options: { llm: Llm; count: number; rng: () => number },
+): number[] {
+  const { llm } = options;
+  const times = [first];
+  for (let i = 1; i < options.count; i++) {
+    times.push(first + i * llm.itlMs + llm.itlJitterMs * (2 * options.rng() - 1));
+  }
+  return times;
+}
+
+/** The generate path's model name and whether it streams, or undefined for another path. */
+const GENERATE_PATH = /^\/v2\/models\/([^/]+)(?:\/versions\/[^/]+)?\/generate(_stream)?$/;
+
+export function isGeneratePath(path: string): boolean {
+  return GENERATE_PATH.test(path);
 }
 
 /** The OpenAI-compatible routes over the models of `repository` that have `llm` settings. */
@@ -218,7 +327,15 @@ export function createOpenAiHandler(
     return spec;
   };
 
-  const complete = (request: HttpRequest, chat: boolean): HttpResponse | Promise<HttpResponse> => {
+  /** Whether answer `n` (from 1) is one of the error_rate share that fails, evenly spread. */
+  const fails = (llm: Llm, n: number) =>
+    Math.floor(n * llm.errorRate) > Math.floor((n - 1) * llm.errorRate);
+
+  const complete = (
+    request: HttpRequest,
+    options: { kind: Kind; model?: string; stream?: boolean },
+  ): HttpResponse | Promise<HttpResponse> => {
+    const { kind } = options;
     let body: unknown;
     try {
       body = JSON.parse(decoder.decode(request.body));
@@ -226,27 +343,38 @@ export function createOpenAiHandler(
       throw new BadRequest(`Invalid JSON body: ${(error as Error).message}`);
     }
     if (!isObject(body)) throw new BadRequest("The body must be a JSON object");
-    const spec = find(body.model);
+    const spec = find(options.model ?? body.model);
     const llm = spec.llm!;
-    const { count, finish } = outputTokens(body, llm);
+    const n = ++answers;
+    // Each answer its own generator: lengths and jitter do not depend on how answers interleave.
+    const rng = mulberry32(n);
+    const { count, finish } = kind === "embeddings"
+      ? { count: 0, finish: "stop" }
+      : outputTokens(body, { llm, rng });
     const answer: Answer = {
-      chat,
+      kind,
       model: spec.name,
-      id: `${chat ? "chatcmpl" : "cmpl"}-${++answers}`,
+      id: `${kind === "chat" ? "chatcmpl" : "cmpl"}-${n}`,
       created: Math.floor(Date.now() / 1000),
-      promptTokens: chat ? chatPromptTokens(body) : completionPromptTokens(body),
+      promptTokens: promptTokens(body, kind),
       count,
       finish,
     };
-    const first = request.arrival + llm.ttftMs;
-    if (body.stream !== true) {
-      return timeline.until(first + (count - 1) * llm.itlMs).then(
-        () => json(200, completeBody(answer)),
+    const times = schedule(request.arrival + llm.ttftMs, { llm, count: Math.max(1, count), rng });
+    const streaming = options.stream ?? body.stream === true;
+    if (!streaming || kind === "embeddings") {
+      return timeline.until(times[times.length - 1]).then(
+        () => json(200, completeBody(answer, llm.usage)),
         (error: Error) => failure(503, error.message),
       );
     }
-    const options = isObject(body.stream_options) ? body.stream_options : {};
-    const includeUsage = options.include_usage === true;
+    const streamOptions = isObject(body.stream_options) ? body.stream_options : {};
+    const includeUsage = llm.usage && kind !== "generate" && streamOptions.include_usage === true;
+    const failAt = fails(llm, n) ? Math.min(llm.errorAfterTokens, count) : -1;
+    const piece = (i: number) =>
+      kind === "generate" ? event(generated(answer, token(i))) : chunk(answer, [
+        choice(answer, token(i), null),
+      ]);
     return {
       status: 200,
       contentType: "text/event-stream",
@@ -254,14 +382,23 @@ export function createOpenAiHandler(
       dropConnection: llm.closeAfterStream,
       stream: async (write) => {
         // Like vLLM, chat streams open with the role and empty content: not a token.
-        if (chat) {
+        if (kind === "chat") {
           const role = { index: 0, delta: { role: "assistant", content: "" }, finish_reason: null };
           await write(chunk(answer, [role]));
         }
         for (let i = 0; i < count; i++) {
-          await timeline.until(first + i * llm.itlMs);
-          await write(chunk(answer, [choice(answer, token(i), null)]));
+          if (i === failAt) {
+            await failStream(write, llm.errorKind);
+            return;
+          }
+          await timeline.until(times[i]);
+          await write(piece(i));
         }
+        if (failAt === count) {
+          await failStream(write, llm.errorKind);
+          return;
+        }
+        if (kind === "generate") return;
         await write(chunk(answer, [choice(answer, "", finish)]));
         if (includeUsage) await write(chunk(answer, [], { usage: usage(answer) }));
         await write(DONE);
@@ -282,10 +419,25 @@ export function createOpenAiHandler(
             return request.method === "GET" ? models : failure(405, "Method Not Allowed");
           case "/v1/chat/completions":
           case "/v1/completions":
+          case "/v1/embeddings": {
             if (request.method !== "POST") return failure(405, "Method Not Allowed");
-            return complete(request, request.path === "/v1/chat/completions");
-          default:
-            return failure(404, `Unknown path "${request.path}"`);
+            const kind = request.path === "/v1/chat/completions"
+              ? "chat"
+              : request.path === "/v1/embeddings"
+              ? "embeddings"
+              : "completions";
+            return complete(request, { kind });
+          }
+          default: {
+            const generate = GENERATE_PATH.exec(request.path);
+            if (generate === null) return failure(404, `Unknown path "${request.path}"`);
+            if (request.method !== "POST") return failure(405, "Method Not Allowed");
+            return complete(request, {
+              kind: "generate",
+              model: decodeURIComponent(generate[1]),
+              stream: generate[2] !== undefined,
+            });
+          }
         }
       } catch (error) {
         if (error instanceof BadRequest) return failure(error.status, error.message, error.code);

@@ -10,7 +10,7 @@ import { SimulatedGpus } from "./gpu.ts";
 import { type GrpcServer, type GrpcTlsOptions, serveGrpc } from "./grpc.ts";
 import { createKServeHandler } from "./kserve_http.ts";
 import { createMetricsHandler } from "./metrics.ts";
-import { createOpenAiHandler } from "./openai.ts";
+import { createOpenAiHandler, isGeneratePath } from "./openai.ts";
 import { SharedMemoryRegistry } from "./shm.ts";
 import { TraceSettingsStore } from "./trace.ts";
 import { createTorchServeHandler } from "./torchserve.ts";
@@ -89,7 +89,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const openai = createOpenAiHandler(repository, { clock: options.clock });
   const http = serveHttp(
     (request) =>
-      request.path.startsWith("/v1/")
+      request.path.startsWith("/v1/") || isGeneratePath(request.path)
         ? openai.handle(request)
         : request.path.startsWith("/predictions/") || request.path === "/ping"
         ? torchserve(request)

@@ -54,28 +54,34 @@ export interface WindowData {
 }
 
 /**
- * Token figures of a window's valid token-streaming requests, one entry per
- * request in completion order (arrays of doubles: 8 bytes per request each).
+ * What a window keeps of its valid token-streaming requests: one entry per
+ * request in completion order (raw times; lib/measure/tokens.ts derives the
+ * metrics once the level ends, when the tokenizer may count texts), plus
+ * every gap between consecutive chunks.
  */
 export interface TokenWindowData {
-  /** Time to first token from the send, microseconds. */
+  /** Time to the first and second chunk with output from the send, microseconds (NaN: none). */
   ttftUs: number[];
-  /**
-   * Mean gap between tokens, (end - first token) / (output tokens - 1); NaN
-   * with fewer than two tokens or when they came in one chunk.
-   */
-  itlUs: number[];
-  outputTokens: number[];
-  /** -1 where the server reported none. */
+  ttstUs: number[];
+  /** Send to end, microseconds. */
+  latencyUs: number[];
+  /** Last chunk minus first chunk, microseconds (NaN when not streamed). */
+  streamUs: number[];
+  /** Chunks with output. */
+  chunks: number[];
+  /** The usage field's output tokens, else -1. */
+  usageTokens: number[];
+  /** The output text when the tokenizer is to count it (no usage), else undefined. */
+  texts: Array<string | undefined>;
+  /** -1 where unknown. */
   inputTokens: number[];
-  /** Output tokens / end-to-end seconds of each request. */
-  tokensPerSecond: number[];
-  /** Open-loop modes: time to first token from the intended send time, microseconds. */
-  correctedTtftUs: number[];
-  /** Open-loop modes: output tokens / seconds from the intended send time. */
-  correctedTokensPerSecond: number[];
-  /** Requests whose counts came from the usage field. */
-  usageCount: number;
+  /** Open-loop modes: send minus intended send time, microseconds; NaN in closed loops. */
+  sendLagUs: number[];
+  /** Every gap between consecutive chunks with output, microseconds. */
+  gapsUs: number[];
+  /** Sum and count of gaps by position (gap i: between chunk i and i + 1), for the ITL chart. */
+  gapSumUs: number[];
+  gapCount: number[];
 }
 
 export type LoadMode = "concurrency" | "request_rate" | "custom_intervals";
@@ -152,33 +158,66 @@ export interface Distribution {
   percentiles: Map<number, number>;
 }
 
+/** Where token counts came from: requests per source. */
+export interface TokenSources {
+  usage: number;
+  tokenizer: number;
+  /** Output: counted chunks; input: unknown. */
+  none: number;
+}
+
 /**
- * Beyond perf_analyzer: what an LLM benchmark reports (genai-perf's figures)
- * for token-streaming requests. Latencies in microseconds.
+ * Beyond perf_analyzer: what an LLM benchmark reports (genai-perf's and
+ * AIPerf's metrics) for token-streaming requests. Latencies in microseconds.
  */
 export interface LlmSummary {
   requestCount: number;
-  /** Valid requests per second. */
+  /** Valid requests per second of the windows. */
   requestThroughput: number;
-  timeToFirstTokenUs: Distribution;
-  /** Over requests whose tokens came in several chunks; absent when there were none. */
+  requestLatencyUs: Distribution;
+  /** Streamed answers only (absent without). */
+  timeToFirstTokenUs?: Distribution;
+  /** Answers with at least two chunks. */
+  timeToSecondTokenUs?: Distribution;
+  /** Per request: (last - first token) / (output tokens - 1). */
   interTokenLatencyUs?: Distribution;
-  endToEndLatencyUs: Distribution;
-  outputTokens: Distribution;
-  /** Absent when the server reported no prompt tokens. */
-  inputTokens?: Distribution;
-  /** Output tokens per second of each request. */
-  outputTokensPerSecond: Distribution;
+  /** Every gap between consecutive chunks of every request. */
+  tokenGapUs?: Distribution;
+  /** Mean gap by position in the answer (index 0: first to second chunk), at most 1,000. */
+  gapByPositionUs?: number[];
+  outputSequenceLength: Distribution;
+  /** Absent when no prompt length is known. */
+  inputSequenceLength?: Distribution;
   /** All output tokens over the windows' duration. */
   outputTokenThroughput: number;
-  /** Where the token counts came from: the usage field, counted chunks, or both. */
-  tokenSource: "usage" | "chunks" | "mixed";
-  /** Open-loop modes: the same measured from the intended send time. */
+  /** Output tokens / request latency of each request (tokens/s per user). */
+  outputTokenThroughputPerUser?: Distribution;
+  outputTokenSources: TokenSources;
+  inputTokenSources: TokenSources;
+  /** The tokenizer that counted where the server did not, if any. */
+  tokenizer?: string;
+  /** --goodput: requests that met every objective, and their rate. */
+  goodput?: { objectives: GoodputObjective[]; goodCount: number; requestGoodput: number };
+  /** Open-loop modes: the latencies measured from the intended send time. */
   corrected?: {
-    timeToFirstTokenUs: Distribution;
-    endToEndLatencyUs: Distribution;
-    outputTokensPerSecond: Distribution;
+    requestLatencyUs: Distribution;
+    timeToFirstTokenUs?: Distribution;
+    timeToSecondTokenUs?: Distribution;
   };
+  /** (input tokens, time to first token in us) of up to 2,000 requests, for the scatter chart. */
+  ttftByInput?: Array<[number, number]>;
+}
+
+/** A --goodput objective: a request is good when `metric` is within `value`. */
+export interface GoodputObjective {
+  metric:
+    | "time_to_first_token"
+    | "time_to_second_token"
+    | "inter_token_latency"
+    | "request_latency"
+    | "output_token_throughput_per_user";
+  /** Milliseconds (an upper bound), or tokens/s for the throughput (a lower bound). */
+  value: number;
 }
 
 /**

@@ -31,10 +31,24 @@ export interface RequestTiming {
 export interface TokenTiming extends RequestTiming {
   /** Output tokens: the server's usage count, else the chunks with output. */
   outputTokens: number;
-  /** Prompt tokens from the server's usage field; -1 when it sent none. */
+  /** Prompt tokens: the server's usage count, else the tokenizer's; -1 when neither. */
   inputTokens: number;
-  /** The counts came from the server's usage field (else from counted chunks). */
+  /** The counts came from the server's usage field. */
   usage: boolean;
+  /**
+   * performance.now() of each chunk with output. Absent where requests come
+   * from worker threads (their records carry counts, not lists).
+   */
+  chunkTimes?: number[];
+  /** The output text, kept for the tokenizer when the server sent no usage. */
+  outputText?: string;
+  /**
+   * Tokens of each chunk with output (the tokenizer's count of its text, else
+   * 1), noted only when outputs are decoded for the profile export.
+   */
+  chunkTokens?: number[];
+  /** False for an answer that came in one piece (no stream): no first-token figures. */
+  streamed?: boolean;
 }
 
 export function isTokenTiming(timing: RequestTiming): timing is TokenTiming {

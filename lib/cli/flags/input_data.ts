@@ -1,4 +1,5 @@
 /** The Input data section of --help: What the requests carry. */
+import { DEFAULT_TOKENIZER, TOKENIZER_NAMES } from "../../input/tokenizer.ts";
 import type { OptionDef } from "../option_types.ts";
 
 export const INPUT_DATA: readonly OptionDef[] = [
@@ -72,7 +73,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
     group: "Input data",
     valueName: "N",
     help:
-      "Synthetic prompts (--service-kind openai without --input-data): N words on average, a word being about a token.",
+      "Synthetic prompts (--service-kind openai without --input-data): N tokens of --tokenizer on average (words with --tokenizer none).",
   },
   {
     name: "synthetic-input-tokens-stddev",
@@ -80,14 +81,30 @@ export const INPUT_DATA: readonly OptionDef[] = [
     default: 0,
     group: "Input data",
     valueName: "N",
-    help: "Standard deviation of the synthetic prompt length, in words.",
+    help: "Standard deviation of the synthetic prompt length, in tokens.",
   },
   {
     name: "output-tokens-mean",
     type: "int",
     group: "Input data",
     valueName: "N",
-    help: "The max_tokens of synthetic prompts. Default: the server's choice.",
+    help:
+      "The max_tokens of generated requests, normal around N (--output-tokens-stddev). Default: the server's choice.",
+  },
+  {
+    name: "output-tokens-stddev",
+    type: "int",
+    default: 0,
+    group: "Input data",
+    valueName: "N",
+    help: "Standard deviation of max_tokens (with --output-tokens-mean).",
+  },
+  {
+    name: "output-tokens-mean-deterministic",
+    type: "boolean",
+    group: "Input data",
+    help:
+      "Also send min_tokens and ignore_eos (vLLM, TensorRT-LLM), so answers have exactly max_tokens tokens.",
   },
   {
     name: "num-prompts",
@@ -97,6 +114,31 @@ export const INPUT_DATA: readonly OptionDef[] = [
     valueName: "N",
     help:
       "Distinct synthetic prompts, sent round-robin (with --streaming they ask for a streamed answer).",
+  },
+  {
+    name: "input-file",
+    type: "string",
+    group: "Input data",
+    valueName: "FILE.jsonl",
+    help:
+      'Prompts for --service-kind openai, genai-perf\'s format: one {"text": "..."} per line, sent round-robin.',
+  },
+  {
+    name: "random-seed",
+    type: "int",
+    default: 0,
+    group: "Input data",
+    valueName: "N",
+    help: "Seed of synthetic prompts and output lengths: the same seed sends the same requests.",
+  },
+  {
+    name: "tokenizer",
+    type: "string",
+    default: DEFAULT_TOKENIZER,
+    group: "Input data",
+    choices: TOKENIZER_NAMES,
+    help:
+      "Counts tokens of prompts, and of answers without a usage field: llama (LLaMA's BPE, genai-perf's default), cl100k_base (GPT-4's) or none (counted chunks). Built in; nothing is downloaded.",
   },
   {
     name: "input-tensor-format",

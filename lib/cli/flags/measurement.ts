@@ -70,4 +70,13 @@ export const MEASUREMENT: readonly OptionDef[] = [
     valueName: "MS",
     help: "Fail a request with no response after this many milliseconds (0 = never).",
   },
+  {
+    name: "goodput",
+    type: "list",
+    variadic: true,
+    group: "Measurement",
+    valueName: "METRIC:VALUE ...",
+    help:
+      "LLM service level objectives: time_to_first_token, time_to_second_token, inter_token_latency, request_latency (ms, upper bounds), output_token_throughput_per_user (tokens/s, lower bound). Reports the rate of requests that met all of them.",
+  },
 ];

@@ -43,7 +43,22 @@ export const TARGET: readonly OptionDef[] = [
     group: "Target",
     choices: ["triton", "tfserving", "torchserve", "openai", "triton_c_api"],
     help:
-      "Kind of server: triton (any KServe v2 server), tfserving (gRPC Predict; default -u localhost:8500), torchserve (HTTP /predictions/MODEL with the file --input-data names), openai (--endpoint; token metrics). triton_c_api is not supported.",
+      "Kind of server: triton (any KServe v2 server), tfserving (gRPC Predict; default -u localhost:8500), torchserve (HTTP /predictions/MODEL with the file --input-data names), openai (--endpoint; token metrics), triton_c_api (Triton's library in this process: --triton-server-directory, --model-repository; needs --allow-ffi).",
+  },
+  {
+    name: "triton-server-directory",
+    type: "string",
+    group: "Target",
+    valueName: "DIR",
+    help:
+      "Triton install of --service-kind triton_c_api: loads DIR/lib/libtritonserver.so, backends from DIR/backends.",
+  },
+  {
+    name: "model-repository",
+    type: "string",
+    group: "Target",
+    valueName: "DIR",
+    help: "Model repository of the in-process server (--service-kind triton_c_api).",
   },
   {
     name: "endpoint",

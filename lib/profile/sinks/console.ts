@@ -83,7 +83,8 @@ class ConsoleSink implements ReportSink {
 
   level(result: LevelResult): void {
     this.#print(formatLevel(result, {
-      protocol: this.#plan.protocol,
+      // In process, perf_analyzer has no client library times (their line stays blank).
+      protocol: this.#plan.serviceKind === "triton_c_api" ? "c_api" : this.#plan.protocol,
       percentile: this.#plan.percentile,
       decoupled: this.#decoupled,
       periodic: this.#plan.periodic,

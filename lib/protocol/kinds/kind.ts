@@ -5,8 +5,8 @@ import type { ModelInfo } from "../../types/model.ts";
 import type { ClientPlan } from "../plan.ts";
 import type { InferenceClient } from "../types.ts";
 
-/** What of a run's plan a service kind reads. */
-export type KindPlan = ClientPlan & InputPlan & { batchSize: number };
+/** What of a run's plan a service kind reads (-v: triton_c_api shows the server's log). */
+export type KindPlan = ClientPlan & InputPlan & { batchSize: number; verbose: number };
 
 export interface ServiceKindDef {
   /**

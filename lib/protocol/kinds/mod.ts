@@ -1,7 +1,7 @@
 /**
  * The service kinds (--service-kind), by name. Adding one: a file here
  * exporting a ServiceKindDef, its line below, and its option checks in
- * lib/cli/config.ts (parseService), which names only registered kinds.
+ * lib/cli/_client_options.ts (parseService), which names only registered kinds.
  *
  * @module
  */
@@ -14,6 +14,7 @@ import { openai } from "./openai.ts";
 import { tfserving } from "./tfserving.ts";
 import { torchserve } from "./torchserve.ts";
 import { triton } from "./triton.ts";
+import { tritonCApi } from "./triton_c_api.ts";
 
 export type { KindPlan, ServiceKindDef } from "./kind.ts";
 
@@ -22,6 +23,7 @@ export const SERVICE_KINDS: Map<string, ServiceKindDef> = new Map([
   ["tfserving", tfserving],
   ["torchserve", torchserve],
   ["openai", openai],
+  ["triton_c_api", tritonCApi],
 ]);
 
 export function serviceKind(name: string): ServiceKindDef {

@@ -1,0 +1,19 @@
+/**
+ * Triton's core library in this process (--triton-server-directory,
+ * --model-repository): no network, so no URL, headers or TLS; the requests
+ * are built from the input data as for triton.
+ */
+import type { ServiceKindDef } from "./kind.ts";
+
+export const tritonCApi: ServiceKindDef = {
+  async createClient(plan, options) {
+    // Loaded for C API runs only: the FFI symbols and the client.
+    const { startCApiClient } = await import("../triton_c_api/mod.ts");
+    return await startCApiClient({
+      directory: plan.tritonServerDirectory,
+      repository: plan.modelRepository,
+      verbose: plan.verbose > 0,
+      ...options,
+    });
+  },
+};

@@ -1,0 +1,235 @@
+/**
+ * --service-kind triton_c_api against the real Triton core library
+ * (../shared/tritonserver, or $TRITONSERVER_DIR) and the identity models of
+ * fixtures/triton_c_api/models. The CLI runs in a child process with
+ * --allow-ffi, which the test task does not grant.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { type CliOptions, profileSlowModel, runCli, within } from "./_helpers.ts";
+
+const TRITON_DIR = Deno.env.get("TRITONSERVER_DIR") ??
+  new URL("../../shared/tritonserver", import.meta.url).pathname;
+const FIXTURES = new URL("../fixtures/triton_c_api/", import.meta.url).pathname;
+const MODELS = `${FIXTURES}models`;
+const present = existsSync(`${TRITON_DIR}/lib/libtritonserver.so`);
+if (!present) {
+  console.warn(
+    `tests/triton_c_api_test.ts skipped: no ${TRITON_DIR}/lib/libtritonserver.so ` +
+      "(set TRITONSERVER_DIR to a Triton install)",
+  );
+}
+const ignore = !present;
+
+/** The binary's permissions plus FFI. */
+const WITH_FFI = ["--allow-net", "--allow-read", "--allow-write", "--allow-env", "--allow-sys"]
+  .concat("--allow-ffi");
+const C_API = [
+  "--service-kind",
+  "triton_c_api",
+  "--triton-server-directory",
+  TRITON_DIR,
+  "--model-repository",
+  MODELS,
+];
+
+function capi(args: string[], options: CliOptions = {}) {
+  return runCli([...C_API, ...args], { permissions: WITH_FFI, ...options });
+}
+
+/** `count` requests of `model` with the input and validation data of the fixture `data`. */
+function withData(model: string, data: string, count: number, extra: string[] = []) {
+  const input = ["--input-data", `${FIXTURES}${data}`, "--request-count", String(count)];
+  return capi(["-m", model, ...extra, ...input]);
+}
+
+/** The number on the report line that starts with `label` (the first such line). */
+function figure(stdout: string, label: string): number {
+  const match = new RegExp(`^\\s*${label}: ([\\d.]+)`, "m").exec(stdout);
+  assert.ok(match, `no "${label}" line in:\n${stdout}`);
+  return Number(match[1]);
+}
+
+Deno.test({
+  name: "C API: echo validated; server statistics count what the client sent",
+  ignore,
+  async fn() {
+    const cli = await withData("identity_fp32", "fp32_echo.json", 300);
+    assert.equal(cli.code, 0, cli.stderr + cli.stdout);
+    assert.match(
+      cli.stdout,
+      /^server is alive!\n\*\*\* Measurement Settings \*\*\*\n {2}Batch size: 1\n {2}Service Kind: TRITON_C_API\n/,
+    );
+    assert.equal(figure(cli.stdout, "Request count"), 300);
+    assert.equal(figure(cli.stdout, "Inference count"), 300);
+    assert.equal(figure(cli.stdout, "Successful request count"), 300);
+    // perf_analyzer has no client library times in-process: that line stays blank.
+    assert.match(cli.stdout, /p99 latency: \d+ usec\n {4}\n {2}Server: \n/);
+  },
+});
+
+Deno.test({
+  name: "C API: an output that differs from the validation data fails the request",
+  ignore,
+  async fn() {
+    const cli = await withData("identity_fp32", "fp32_wrong.json", 10);
+    assert.equal(cli.code, 3, cli.stderr + cli.stdout);
+    assert.match(cli.stderr, /Output doesn't match expected output: OUTPUT0 .* expected 1, got 0/);
+  },
+});
+
+Deno.test({
+  name: "C API: BYTES and batched INT32 with a variable dimension echo",
+  ignore,
+  async fn() {
+    const bytes = await withData("identity_bytes", "bytes_echo.json", 40);
+    assert.equal(bytes.code, 0, bytes.stderr + bytes.stdout);
+    assert.equal(figure(bytes.stdout, "Successful request count"), 40);
+    const int32 = await withData("identity_int32", "int32_echo.json", 40, ["-b", "2"]);
+    assert.equal(int32.code, 0, int32.stderr + int32.stdout);
+    assert.equal(figure(int32.stdout, "Successful request count"), 40);
+    assert.equal(figure(int32.stdout, "Inference count"), 80);
+  },
+});
+
+Deno.test({
+  name: "C API: one 10 ms instance gives ~100 infer/s and N x 10 ms at concurrency N",
+  ignore,
+  async fn() {
+    const { column } = await profileSlowModel(C_API, {
+      model: "identity_delay",
+      permissions: WITH_FFI,
+    });
+    within(column(4, "Server Queue"), 30_000, 0.2, "queue at 4");
+  },
+});
+
+Deno.test({
+  name: "C API: many requests in flight, and open-loop Poisson sends",
+  ignore,
+  async fn() {
+    const closed = await capi([
+      "-m",
+      "identity_fp32",
+      "--concurrency-range",
+      "8",
+      "--request-count",
+      "2000",
+    ]);
+    assert.equal(closed.code, 0, closed.stderr + closed.stdout);
+    assert.equal(figure(closed.stdout, "Successful request count"), 2000);
+    const open = await capi([
+      "-m",
+      "identity_delay",
+      "--request-rate-range",
+      "50",
+      "--request-distribution",
+      "poisson",
+      "--request-count",
+      "40",
+      // A start-up hiccup in 40 sends is not what this test is about.
+      "--ignore-send-lag",
+    ]);
+    assert.equal(open.code, 0, open.stderr + open.stdout);
+    assert.match(open.stdout, /Request Rate: 50 inference requests per seconds/);
+    assert.equal(figure(open.stdout, "Successful request count"), 40);
+  },
+});
+
+Deno.test({
+  name: "C API: sequences carry their correlation id and start/end flags",
+  ignore,
+  async fn() {
+    // Triton refuses a request without id or a first request without START, and
+    // holds each slot (4 instances) until its sequence ENDs.
+    const cli = await capi([
+      "-m",
+      "identity_sequence",
+      "--concurrency-range",
+      "2",
+      "--num-of-sequences",
+      "4",
+      "--sequence-length",
+      "5",
+      "--request-count",
+      "60",
+    ]);
+    assert.equal(cli.code, 0, cli.stderr + cli.stdout);
+    assert.equal(figure(cli.stdout, "Successful request count"), 60);
+  },
+});
+
+Deno.test({
+  name: "C API: a decoupled model's responses end at the final flag",
+  ignore,
+  async fn() {
+    const cli = await capi(["-m", "identity_decoupled", "--request-count", "50"]);
+    assert.equal(cli.code, 0, cli.stderr + cli.stdout);
+    assert.equal(figure(cli.stdout, "Response Throughput"), figure(cli.stdout, "Throughput"));
+    assert.equal(figure(cli.stdout, "Successful request count"), 50);
+  },
+});
+
+Deno.test({
+  name: "C API: Ctrl-C finishes the window, reports, stops the server and exits 130",
+  ignore,
+  async fn() {
+    const cli = await capi(
+      ["-m", "identity_fp32", "--concurrency-range", "2", "-p", "1000", "-s", "0.01"],
+      { signalAt: "Service Kind", timeoutMs: 30_000 },
+    );
+    assert.equal(cli.code, 130, cli.stderr + cli.stdout);
+    assert.match(cli.stdout, /Request concurrency: 2/);
+    assert.match(cli.stdout, /Interrupted/);
+  },
+});
+
+Deno.test({
+  name: "C API: setup errors are one line naming what to fix, with main.ts's exit codes",
+  ignore,
+  async fn() {
+    // 1: what the user fixes (options, permission, paths, input data); 99: a model the server
+    // refuses to load, as over HTTP and gRPC.
+    const cases: Array<[string[], number, RegExp, string[]?]> = [
+      [["-m", "identity_fp32"], 1, /--allow-ffi/, ["--allow-read", "--allow-env"]],
+      [
+        ["-m", "identity_broken"],
+        99,
+        /Model "identity_broken" failed to load: .*equal input\/output/,
+      ],
+      [["-m", "no_such_model"], 99, /Model "no_such_model" failed to load: .*no_such_model/],
+      [
+        ["-m", "identity_fp32", "--triton-server-directory", "/nonexistent"],
+        1,
+        /--triton-server-directory \/nonexistent: no lib\/libtritonserver\.so there/,
+      ],
+      [
+        ["-m", "identity_fp32", "--model-repository", "/nonexistent"],
+        1,
+        /--model-repository: \/nonexistent is not a directory/,
+      ],
+      [
+        ["-m", "identity_fp32", "--workers", "2"],
+        1,
+        /--workers 2 can not be used .* one per process/,
+      ],
+      [["-m", "identity_fp32", "-u", "localhost:8000"], 1, /-url do not apply/],
+      [
+        ["-m", "identity_fp32", "--input-data", `${FIXTURES}int32_echo.json`],
+        1,
+        /INPUT1|INPUT0/,
+      ],
+    ];
+    for (const [args, code, message, permissions] of cases) {
+      const cli = await capi(args, permissions ? { permissions } : {});
+      assert.equal(cli.code, code, `${args.join(" ")}: ${cli.stderr}`);
+      const first = cli.stderr.split("\n")[0];
+      assert.match(first, message, args.join(" "));
+      assert.match(first, /^error: /, args.join(" "));
+    }
+    const missing = await runCli(["-m", "x", "--service-kind", "triton_c_api"]);
+    assert.equal(missing.code, 1, missing.stderr);
+    assert.match(missing.stderr, /needs --triton-server-directory DIR/);
+    assert.match(missing.stderr, /needs --model-repository DIR/);
+  },
+});
