@@ -30,6 +30,7 @@ import {
   Status,
 } from "../protocol/grpc/wire.ts";
 import type { ModelRepository } from "./repository.ts";
+import { realClock } from "./model.ts";
 import { SharedMemoryRegistry } from "./shm.ts";
 import { TraceSettingsStore } from "./trace.ts";
 import { PREDICTION_SERVICE } from "../protocol/tfserving.ts";
@@ -149,7 +150,8 @@ class ServerCall implements StreamHandler {
   #done = false;
   #clientEnded = false;
   #pending = 0;
-  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  /** Cancels the pending response timers of decoupled models. */
+  readonly #timers = new Set<() => void>();
 
   constructor(session: Session, service: InferenceService, wire: WireStats) {
     this.#session = session;
@@ -238,7 +240,7 @@ class ServerCall implements StreamHandler {
 
   reset(): void {
     this.#done = true;
-    for (const timer of this.#timers) clearTimeout(timer);
+    for (const cancel of this.#timers) cancel();
     this.#timers.clear();
   }
 
@@ -371,11 +373,11 @@ class ServerCall implements StreamHandler {
           service.streamResponse(service.inferResponse(call, outputs, last ? FINAL : NOT_FINAL)),
         );
         if (index + 1 < responses) {
-          const timer = setTimeout(() => {
-            this.#timers.delete(timer);
+          const cancel = realClock.setTimer(() => {
+            this.#timers.delete(cancel);
             send(index + 1);
           }, gapMs);
-          this.#timers.add(timer);
+          this.#timers.add(cancel);
           return;
         }
       }
@@ -415,7 +417,7 @@ class ServerCall implements StreamHandler {
   #finish(block: Uint8Array): void {
     if (this.#done) return;
     this.#done = true;
-    for (const timer of this.#timers) clearTimeout(timer);
+    for (const cancel of this.#timers) cancel();
     this.#timers.clear();
     this.#session.sendHeaders(this.#stream!, block, true);
   }

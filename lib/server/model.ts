@@ -23,7 +23,17 @@ export interface Clock {
 export const realClock: Clock = {
   now: () => performance.now(),
   setTimer: (callback, delayMs) => {
-    const id = setTimeout(callback, delayMs);
+    // Deno's timers count from the event loop's cached time, so one can fire up to a
+    // millisecond early by performance.now(): re-armed for the rest, a simulated delay
+    // is never shorter than configured (tests check latencies against it).
+    const due = performance.now() + delayMs;
+    let id: ReturnType<typeof setTimeout>;
+    const fire = () => {
+      const left = due - performance.now();
+      if (left > 0) id = setTimeout(fire, left);
+      else callback();
+    };
+    id = setTimeout(fire, delayMs);
     return () => clearTimeout(id);
   },
 };
