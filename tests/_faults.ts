@@ -1,0 +1,207 @@
+/**
+ * Faulty servers for tests/faults_test.ts: raw TCP, so that they can break
+ * the protocol in ways no well-behaved server library lets them.
+ */
+import { type CliResult, runCli } from "./_helpers.ts";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The model every fault server serves: INT32[4] in, the same out. */
+export const MODEL = "faulty";
+const METADATA = JSON.stringify({
+  name: MODEL,
+  versions: ["1"],
+  platform: "fake",
+  inputs: [{ name: "IN", datatype: "INT32", shape: [4] }],
+  outputs: [{ name: "OUT", datatype: "INT32", shape: [4] }],
+});
+const SERVER = JSON.stringify({ name: "faults", version: "1", extensions: [] });
+
+/** A whole HTTP/1.1 response. */
+export function httpResponse(
+  status: number,
+  body: string | Uint8Array,
+  headers: Record<string, string> = {},
+): Uint8Array {
+  const bytes = typeof body === "string" ? encoder.encode(body) : body;
+  const fields = { "content-type": "application/json", "content-length": `${bytes.length}` };
+  const head = Object.entries({ ...fields, ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+  const headBytes = encoder.encode(`HTTP/1.1 ${status} X\r\n${head}\r\n`);
+  const out = new Uint8Array(headBytes.length + bytes.length);
+  out.set(headBytes);
+  out.set(bytes, headBytes.length);
+  return out;
+}
+
+/** A successful JSON infer answer. */
+export const OK_JSON = JSON.stringify({
+  model_name: MODEL,
+  outputs: [{ name: "OUT", datatype: "INT32", shape: [4], data: [1, 2, 3, 4] }],
+});
+
+/**
+ * What the server does with an infer request: answer with these bytes (and
+ * keep the connection), or write them and close it (`close`), or never
+ * answer (`hang`), each after `delayMs`.
+ */
+export interface Answer {
+  bytes?: Uint8Array;
+  close?: boolean;
+  hang?: boolean;
+  delayMs?: number;
+}
+
+export interface FaultServer {
+  addr: string;
+  /** Infer requests received (complete requests read off the wire). */
+  readonly infers: number;
+  stop(): Promise<void>;
+}
+
+/** Reads HTTP/1.1 requests off `conn`: method, path and body, or undefined at EOF. */
+async function* requests(conn: Deno.Conn): AsyncGenerator<{ path: string; body: Uint8Array }> {
+  let buffer = new Uint8Array(0);
+  const chunk = new Uint8Array(65536);
+  const more = async () => {
+    const n = await conn.read(chunk);
+    if (n === null) return false;
+    const next = new Uint8Array(buffer.length + n);
+    next.set(buffer);
+    next.set(chunk.subarray(0, n), buffer.length);
+    buffer = next;
+    return true;
+  };
+  while (true) {
+    let end: number;
+    while ((end = decoder.decode(buffer).indexOf("\r\n\r\n")) < 0) if (!await more()) return;
+    const head = decoder.decode(buffer.subarray(0, end));
+    const length = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+    while (buffer.length < end + 4 + length) if (!await more()) return;
+    const body = buffer.slice(end + 4, end + 4 + length);
+    buffer = buffer.slice(end + 4 + length);
+    yield { path: head.split(" ")[1]!, body };
+  }
+}
+
+/**
+ * A KServe v2 HTTP/1.1 server of MODEL whose n-th infer request (from 1) is
+ * answered as `infer(n)` says.
+ */
+export function kserveFaultServer(infer: (n: number) => Answer): FaultServer {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  let infers = 0;
+  const serve = async (conn: Deno.Conn) => {
+    try {
+      for await (const { path } of requests(conn)) {
+        let answer: Answer;
+        if (path === "/v2") answer = { bytes: httpResponse(200, SERVER) };
+        else if (path === `/v2/models/${MODEL}`) answer = { bytes: httpResponse(200, METADATA) };
+        else if (path === `/v2/models/${MODEL}/infer`) answer = infer(++infers);
+        else answer = { bytes: httpResponse(404, JSON.stringify({ error: `no route ${path}` })) };
+        if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
+        if (answer.hang) await new Promise(() => {});
+        if (answer.bytes) await conn.write(answer.bytes);
+        if (answer.close) break;
+      }
+    } catch {
+      // The client went away or the test stopped the server.
+    } finally {
+      conns.delete(conn);
+      try {
+        conn.close();
+      } catch {
+        // Already closed by stop().
+      }
+    }
+  };
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      conns.add(conn);
+      serve(conn);
+    }
+  })().catch(() => {});
+  return {
+    addr: `127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    get infers() {
+      return infers;
+    },
+    async stop() {
+      listener.close();
+      for (const conn of conns) conn.close();
+      await accepting;
+    },
+  };
+}
+
+/** A free loopback port (bound and released: a server started next can take it). */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+
+/**
+ * `inferperf serve` in a child process, so that a test can kill it like a
+ * crashing server and start it again on the same ports.
+ */
+export class ServeProcess {
+  #child: Deno.ChildProcess | undefined;
+  constructor(readonly httpPort: number, readonly grpcPort: number) {}
+
+  /** Starts the server and resolves once it listens. */
+  async start(): Promise<void> {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        MAIN,
+        "serve",
+        "--http-port",
+        `${this.httpPort}`,
+        "--grpc-port",
+        `${this.grpcPort}`,
+        "--metrics-port",
+        "0",
+      ],
+      stdout: "piped",
+      stderr: "null",
+      env: { NO_COLOR: "1" },
+    }).spawn();
+    this.#child = child;
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("Serving")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`inferperf serve exited: ${text}`);
+      text += value;
+    }
+    // Keep draining so that the child never blocks on a full pipe.
+    (async () => {
+      while (!(await reader.read()).done);
+    })().catch(() => {});
+  }
+
+  /** SIGKILL, as a crash: no graceful close of the connections. */
+  async kill(): Promise<void> {
+    const child = this.#child;
+    this.#child = undefined;
+    if (child === undefined) return;
+    child.kill("SIGKILL");
+    await child.status;
+  }
+}
+
+/** The CLI's run against MODEL on `addr`, with JSON outputs (the ones the fault servers send). */
+export const profileFaulty = (
+  addr: string,
+  args: string[],
+  options: { timeoutMs?: number } = {},
+): Promise<CliResult> =>
+  runCli(["-m", MODEL, "-u", addr, "--output-tensor-format", "json", ...args], {
+    timeoutMs: options.timeoutMs ?? 20_000,
+  });

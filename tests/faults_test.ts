@@ -1,0 +1,194 @@
+/**
+ * The fault matrix (issue 17): servers that fail, vanish, stall or break the
+ * protocol. In every case the run ends in bounded time with the documented
+ * exit code, names the fault in one line, prints no stack trace, and every
+ * request sent is counted once: as a success or as a failure.
+ */
+import assert from "node:assert/strict";
+import type { CliResult } from "./_helpers.ts";
+import {
+  type Answer,
+  type FaultServer,
+  httpResponse,
+  kserveFaultServer,
+  OK_JSON,
+  profileFaulty,
+} from "./_faults.ts";
+
+const encoder = new TextEncoder();
+const REQUESTS = 20;
+const OK: Answer = { bytes: httpResponse(200, OK_JSON) };
+
+/** Output validation makes the client decode every answer, so malformed ones are seen. */
+const VALIDATED = JSON.stringify({
+  data: [{ IN: [1, 2, 3, 4] }],
+  validation_data: [{ OUT: [1, 2, 3, 4] }],
+});
+
+/** Asserts what every faulty run must show, and returns the (successful, failed) counts. */
+function assertNamedFailure(
+  r: CliResult,
+  options: { code: number; message: RegExp; maxMs: number; elapsedMs: number },
+): { succeeded: number; failed: number } {
+  const output = r.stdout + r.stderr;
+  assert.equal(r.code, options.code, output);
+  assert.match(output, options.message);
+  assert.doesNotMatch(r.stderr, /^\s+at /m, "no stack trace");
+  assert.ok(options.elapsedMs < options.maxMs, `took ${options.elapsedMs} ms`);
+  return {
+    succeeded: Number(/Request count: (\d+)/.exec(r.stdout)?.[1] ?? 0),
+    failed: Number(/Failed requests: (\d+)/.exec(r.stdout)?.[1] ?? 0),
+  };
+}
+
+/**
+ * Runs REQUESTS requests one at a time against a KServe fault server whose
+ * infer answers are `infer(n)`'s, and checks the accounting: successes and
+ * failures add up to the requests sent, which the server all received.
+ */
+async function httpFault(
+  infer: (n: number) => Answer,
+  options: { message: RegExp; failed: number; args?: string[]; validated?: boolean },
+): Promise<FaultServer> {
+  const server = kserveFaultServer(infer);
+  const dir = await Deno.makeTempDir();
+  try {
+    const data = `${dir}/data.json`;
+    await Deno.writeTextFile(data, VALIDATED);
+    const started = performance.now();
+    const r = await profileFaulty(server.addr, [
+      "--request-count",
+      `${REQUESTS}`,
+      ...(options.validated ? ["--input-data", data] : []),
+      ...(options.args ?? []),
+    ]);
+    const counts = assertNamedFailure(r, {
+      code: 3,
+      message: options.message,
+      maxMs: 15_000,
+      elapsedMs: performance.now() - started,
+    });
+    assert.deepEqual(counts, { succeeded: REQUESTS - options.failed, failed: options.failed });
+    assert.equal(server.infers, REQUESTS, "the server received every request once");
+    return server;
+  } finally {
+    await server.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const faultOn = (bad: (n: number) => boolean, fault: Answer) => (n: number): Answer =>
+  bad(n) ? fault : OK;
+
+Deno.test("HTTP/1.1: a burst of 503s is counted and named", async () => {
+  await httpFault(
+    faultOn((n) => n >= 5 && n < 10, {
+      bytes: httpResponse(503, JSON.stringify({ error: "overloaded" })),
+    }),
+    { message: /5 x Server returned 503: overloaded/, failed: 5 },
+  );
+});
+
+Deno.test("HTTP/1.1: requests slower than --request-timeout are counted apart as timeouts", async () => {
+  await httpFault(
+    faultOn((n) => n === 5 || n === 6, { ...OK, delayMs: 400 }),
+    {
+      message: /2 x Request to "[^"]+" timed out after 100 ms/,
+      failed: 2,
+      args: ["--request-timeout", "100"],
+    },
+  );
+});
+
+Deno.test("HTTP/1.1: a connection reset mid-response fails that request only", async () => {
+  const head = httpResponse(200, OK_JSON);
+  await httpFault(
+    faultOn((n) => n === 5, { bytes: head.subarray(0, head.length - 10), close: true }),
+    { message: /1 x Connection to "[^"]+" failed: .*(closed|eof|reset)/i, failed: 1 },
+  );
+});
+
+Deno.test("HTTP/1.1: a Content-Length beyond the body, then a close, is a failed request", async () => {
+  await httpFault(
+    faultOn((n) => n === 5, {
+      bytes: httpResponse(200, OK_JSON, { "content-length": `${OK_JSON.length + 50}` }),
+      close: true,
+    }),
+    { message: /1 x Connection to "[^"]+" failed/, failed: 1 },
+  );
+});
+
+Deno.test("HTTP/1.1: a Content-Length short of the body desynchronizes one exchange", async () => {
+  await httpFault(
+    faultOn((n) => n === 5, {
+      bytes: httpResponse(200, OK_JSON, { "content-length": `${OK_JSON.length - 5}` }),
+    }),
+    { message: /1 x .*(status line|malformed|invalid)/i, failed: 1, validated: true },
+  );
+});
+
+Deno.test("HTTP/1.1: invalid JSON in an infer answer is named", async () => {
+  await httpFault(
+    faultOn((n) => n === 5, { bytes: httpResponse(200, '{"outputs": [') }),
+    { message: /1 x Invalid JSON in infer response/, failed: 1, validated: true },
+  );
+});
+
+Deno.test("HTTP/1.1: a truncated binary tensor is named", async () => {
+  const json = JSON.stringify({
+    outputs: [{
+      name: "OUT",
+      datatype: "INT32",
+      shape: [4],
+      parameters: { binary_data_size: 16 },
+    }],
+  });
+  const body = new Uint8Array([...encoder.encode(json), ...new Uint8Array(8)]);
+  await httpFault(
+    faultOn((n) => n === 5, {
+      bytes: httpResponse(200, body, { "inference-header-content-length": `${json.length}` }),
+    }),
+    { message: /1 x Binary data of output "OUT" runs past the end/, failed: 1, validated: true },
+  );
+});
+
+Deno.test("HTTP/1.1: a bad Inference-Header-Content-Length is named", async () => {
+  await httpFault(
+    (n) =>
+      n === 5
+        ? { bytes: httpResponse(200, OK_JSON, { "inference-header-content-length": "10000" }) }
+        : n === 6
+        ? { bytes: httpResponse(200, OK_JSON, { "inference-header-content-length": "x1" }) }
+        : OK,
+    {
+      message: /1 x Inference-Header-Content-Length 10000 exceeds the body.*\n.*1 x .*inference-header-content-length/is,
+      failed: 2,
+      validated: true,
+    },
+  );
+});
+
+Deno.test("HTTP/1.1: a server that closes without answering fails that request, once", async () => {
+  await httpFault(
+    faultOn((n) => n === 5, { close: true }),
+    { message: /1 x Connection to "[^"]+" failed/, failed: 1 },
+  );
+});
+
+Deno.test("HTTP/1.1: a server gone for good ends the run in bounded time, every request counted", async () => {
+  const server: FaultServer = kserveFaultServer((n) => {
+    if (n === 5) queueMicrotask(() => server.stop());
+    return { ...OK, close: n === 5 };
+  });
+  const started = performance.now();
+  const r = await profileFaulty(server.addr, ["--request-count", `${REQUESTS}`]);
+  await server.stop();
+  const counts = assertNamedFailure(r, {
+    code: 3,
+    message: /Cannot connect to "[^"]+": connection refused/,
+    maxMs: 10_000,
+    elapsedMs: performance.now() - started,
+  });
+  assert.equal(counts.succeeded + counts.failed, REQUESTS, r.stdout);
+  assert.equal(counts.succeeded, server.infers);
+});
