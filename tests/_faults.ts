@@ -59,6 +59,16 @@ export interface FaultServer {
   stop(): Promise<void>;
 }
 
+/** Where the blank line after a request head starts (bodies are binary: search bytes). */
+function headEnd(buffer: Uint8Array): number {
+  for (let i = 0; i + 3 < buffer.length; i++) {
+    if (buffer[i] === 13 && buffer[i + 1] === 10 && buffer[i + 2] === 13 && buffer[i + 3] === 10) {
+      return i;
+    }
+  }
+  return -1;
+}
+
 /** Reads HTTP/1.1 requests off `conn`: method, path and body, or undefined at EOF. */
 async function* requests(conn: Deno.Conn): AsyncGenerator<{ path: string; body: Uint8Array }> {
   let buffer = new Uint8Array(0);
@@ -74,9 +84,9 @@ async function* requests(conn: Deno.Conn): AsyncGenerator<{ path: string; body: 
   };
   while (true) {
     let end: number;
-    while ((end = decoder.decode(buffer).indexOf("\r\n\r\n")) < 0) if (!await more()) return;
+    while ((end = headEnd(buffer)) < 0) if (!await more()) return;
     const head = decoder.decode(buffer.subarray(0, end));
-    const length = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+    const length = Number(/^content-length:\s*(\d+)/im.exec(head)?.[1] ?? 0);
     while (buffer.length < end + 4 + length) if (!await more()) return;
     const body = buffer.slice(end + 4, end + 4 + length);
     buffer = buffer.slice(end + 4 + length);
@@ -92,6 +102,7 @@ export function kserveFaultServer(infer: (n: number) => Answer): FaultServer {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const conns = new Set<Deno.Conn>();
   let infers = 0;
+  let stopping: Promise<void> | undefined;
   const serve = async (conn: Deno.Conn) => {
     try {
       for await (const { path } of requests(conn)) {
@@ -127,10 +138,13 @@ export function kserveFaultServer(infer: (n: number) => Answer): FaultServer {
     get infers() {
       return infers;
     },
-    async stop() {
-      listener.close();
-      for (const conn of conns) conn.close();
-      await accepting;
+    stop() {
+      stopping ??= (async () => {
+        listener.close();
+        for (const conn of conns) conn.close();
+        await accepting;
+      })();
+      return stopping;
     },
   };
 }

@@ -48,7 +48,14 @@ function assertNamedFailure(
  */
 async function httpFault(
   infer: (n: number) => Answer,
-  options: { message: RegExp; failed: number; args?: string[]; validated?: boolean },
+  options: {
+    message: RegExp;
+    failed: number;
+    args?: string[];
+    validated?: boolean;
+    /** Requests the server read, when not one per request sent. */
+    received?: number;
+  },
 ): Promise<FaultServer> {
   const server = kserveFaultServer(infer);
   const dir = await Deno.makeTempDir();
@@ -69,7 +76,7 @@ async function httpFault(
       elapsedMs: performance.now() - started,
     });
     assert.deepEqual(counts, { succeeded: REQUESTS - options.failed, failed: options.failed });
-    assert.equal(server.infers, REQUESTS, "the server received every request once");
+    assert.equal(server.infers, options.received ?? REQUESTS, "requests the server received");
     return server;
   } finally {
     await server.stop();
@@ -104,7 +111,7 @@ Deno.test("HTTP/1.1: a connection reset mid-response fails that request only", a
   const head = httpResponse(200, OK_JSON);
   await httpFault(
     faultOn((n) => n === 5, { bytes: head.subarray(0, head.length - 10), close: true }),
-    { message: /1 x Connection to "[^"]+" failed: .*(closed|eof|reset)/i, failed: 1 },
+    { message: /1 x Connection to "[^"]+" closed in the middle of a response/, failed: 1 },
   );
 });
 
@@ -114,7 +121,7 @@ Deno.test("HTTP/1.1: a Content-Length beyond the body, then a close, is a failed
       bytes: httpResponse(200, OK_JSON, { "content-length": `${OK_JSON.length + 50}` }),
       close: true,
     }),
-    { message: /1 x Connection to "[^"]+" failed/, failed: 1 },
+    { message: /1 x Connection to "[^"]+" closed in the middle of a response/, failed: 1 },
   );
 });
 
@@ -123,7 +130,7 @@ Deno.test("HTTP/1.1: a Content-Length short of the body desynchronizes one excha
     faultOn((n) => n === 5, {
       bytes: httpResponse(200, OK_JSON, { "content-length": `${OK_JSON.length - 5}` }),
     }),
-    { message: /1 x .*(status line|malformed|invalid)/i, failed: 1, validated: true },
+    { message: /1 x Invalid JSON in infer response.*\n.*1 x Malformed status line/, failed: 2, validated: true },
   );
 });
 
@@ -168,10 +175,10 @@ Deno.test("HTTP/1.1: a bad Inference-Header-Content-Length is named", async () =
   );
 });
 
-Deno.test("HTTP/1.1: a server that closes without answering fails that request, once", async () => {
+Deno.test("HTTP/1.1: a close without an answer is resent once (a keep-alive race), then failed", async () => {
   await httpFault(
-    faultOn((n) => n === 5, { close: true }),
-    { message: /1 x Connection to "[^"]+" failed/, failed: 1 },
+    faultOn((n) => n === 5 || n === 6, { close: true }),
+    { message: /1 x Connection to "[^"]+" closed before a response arrived/, failed: 1, received: REQUESTS + 1 },
   );
 });
 
