@@ -5,14 +5,16 @@
  * request sent is counted once: as a success or as a failure.
  */
 import assert from "node:assert/strict";
-import type { CliResult } from "./_helpers.ts";
+import { type CliResult, parseCsv, runCli } from "./_helpers.ts";
 import {
   type Answer,
   type FaultServer,
+  freePort,
   httpResponse,
   kserveFaultServer,
   OK_JSON,
   profileFaulty,
+  ServeProcess,
 } from "./_faults.ts";
 
 const encoder = new TextEncoder();
@@ -130,7 +132,11 @@ Deno.test("HTTP/1.1: a Content-Length short of the body desynchronizes one excha
     faultOn((n) => n === 5, {
       bytes: httpResponse(200, OK_JSON, { "content-length": `${OK_JSON.length - 5}` }),
     }),
-    { message: /1 x Invalid JSON in infer response.*\n.*1 x Malformed status line/, failed: 2, validated: true },
+    {
+      message: /1 x Invalid JSON in infer response.*\n.*1 x Malformed status line/,
+      failed: 2,
+      validated: true,
+    },
   );
 });
 
@@ -168,7 +174,8 @@ Deno.test("HTTP/1.1: a bad Inference-Header-Content-Length is named", async () =
         ? { bytes: httpResponse(200, OK_JSON, { "inference-header-content-length": "x1" }) }
         : OK,
     {
-      message: /1 x Inference-Header-Content-Length 10000 exceeds the body.*\n.*1 x .*inference-header-content-length/is,
+      message:
+        /1 x Inference-Header-Content-Length 10000 exceeds the body.*\n.*1 x .*inference-header-content-length/is,
       failed: 2,
       validated: true,
     },
@@ -178,14 +185,18 @@ Deno.test("HTTP/1.1: a bad Inference-Header-Content-Length is named", async () =
 Deno.test("HTTP/1.1: a close without an answer is resent once (a keep-alive race), then failed", async () => {
   await httpFault(
     faultOn((n) => n === 5 || n === 6, { close: true }),
-    { message: /1 x Connection to "[^"]+" closed before a response arrived/, failed: 1, received: REQUESTS + 1 },
+    {
+      message: /1 x Connection to "[^"]+" closed before a response arrived/,
+      failed: 1,
+      received: REQUESTS + 1,
+    },
   );
 });
 
 Deno.test("HTTP/1.1: a server gone for good ends the run in bounded time, every request counted", async () => {
   const server: FaultServer = kserveFaultServer((n) => {
-    if (n === 5) queueMicrotask(() => server.stop());
-    return { ...OK, close: n === 5 };
+    if (n === 15) queueMicrotask(() => server.stop());
+    return { ...OK, close: n === 15 };
   });
   const started = performance.now();
   const r = await profileFaulty(server.addr, ["--request-count", `${REQUESTS}`]);
@@ -198,4 +209,68 @@ Deno.test("HTTP/1.1: a server gone for good ends the run in bounded time, every 
   });
   assert.equal(counts.succeeded + counts.failed, REQUESTS, r.stdout);
   assert.equal(counts.succeeded, server.infers);
+});
+
+/**
+ * Kills the reference server (SIGKILL, as a crash) 1.5 s into a sweep of two
+ * levels and restarts it on the same ports 500 ms later: the sweep must go
+ * on, with the outage's failures in the report of the level it hit.
+ */
+async function killAndRestart(protocol: "http" | "grpc"): Promise<void> {
+  const server = new ServeProcess(freePort(), freePort());
+  await server.start();
+  const dir = await Deno.makeTempDir();
+  try {
+    const port = protocol === "http" ? server.httpPort : server.grpcPort;
+    const outage = (async () => {
+      await new Promise((r) => setTimeout(r, 1500));
+      await server.kill();
+      await new Promise((r) => setTimeout(r, 500));
+      await server.start();
+    })();
+    const started = performance.now();
+    const r = await runCli([
+      "-m",
+      "simple",
+      "-u",
+      `127.0.0.1:${port}`,
+      "-i",
+      protocol,
+      "--concurrency-range",
+      "1:2",
+      "-p",
+      "500",
+      // A freshly started server warms up: stability within 50 % is enough here.
+      "-s",
+      "50",
+      "-r",
+      "20",
+      "-f",
+      `${dir}/perf.csv`,
+    ], { timeoutMs: 40_000 });
+    await outage;
+    assertNamedFailure(r, {
+      code: 3,
+      message: /Failed requests: \d+/,
+      maxMs: 30_000,
+      elapsedMs: performance.now() - started,
+    });
+    const rows = parseCsv(await Deno.readTextFile(`${dir}/perf.csv`));
+    const levels = rows.slice(1);
+    assert.deepEqual(levels.map((row) => row[0]).sort(), ["1", "2"], "both levels measured");
+    const failed = levels.reduce((n, row) => n + Number(row.at(-1)), 0);
+    assert.ok(failed > 0, "the outage's failures are in the level reports");
+    assert.match(r.stderr, new RegExp(`^error: ${failed} requests failed`, "m"));
+  } finally {
+    await server.kill();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("HTTP/1.1: a server killed and restarted mid-level: failures counted, the sweep goes on", async () => {
+  await killAndRestart("http");
+});
+
+Deno.test("gRPC: a server killed and restarted mid-level: failures counted, the sweep goes on", async () => {
+  await killAndRestart("grpc");
 });
