@@ -3,6 +3,10 @@
  * the protocol in ways no well-behaved server library lets them.
  */
 import { type CliResult, runCli } from "./_helpers.ts";
+import { ErrorCode, headerBlock, Http2Session } from "../lib/protocol/grpc/http2.ts";
+import { encodeMessage, Messages } from "../lib/protocol/grpc/messages.ts";
+import { connTransport, pump } from "../lib/protocol/grpc/transport.ts";
+import { frameMessage } from "../lib/protocol/grpc/wire.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -219,3 +223,142 @@ export const profileFaulty = (
   runCli(["-m", MODEL, "-u", addr, "--output-tensor-format", "json", ...args], {
     timeoutMs: options.timeoutMs ?? 20_000,
   });
+
+/** What a gRPC fault server does with the n-th ModelInfer call (from 1). */
+export type GrpcFault =
+  | "ok"
+  /** A trailers-only answer with this gRPC status. */
+  | { status: number; message: string }
+  /** RST_STREAM on the call's stream. */
+  | "rst_stream"
+  /** GOAWAY (NO_ERROR) and a closed connection. */
+  | "goaway"
+  /** A DATA frame longer than the client's SETTINGS_MAX_FRAME_SIZE. */
+  | "oversize_frame"
+  /** A HEADERS frame whose HPACK block refers to a table entry that does not exist. */
+  | "invalid_hpack"
+  /** A gRPC message prefix announcing more than the client's message limit, then the end. */
+  | "oversize_message";
+
+/** An HTTP/2 frame of `type` on `stream` with `payload`. */
+function rawFrame(type: number, stream: number, payload: Uint8Array, length = payload.length) {
+  const frame = new Uint8Array(9 + payload.length);
+  const view = new DataView(frame.buffer);
+  view.setUint32(0, length << 8);
+  frame[3] = type;
+  frame[4] = 0x4; // END_HEADERS, ignored on DATA
+  view.setUint32(5, stream);
+  frame.set(payload, 9);
+  return frame;
+}
+
+const GRPC_UNIMPLEMENTED = 12;
+
+/**
+ * A KServe v2 gRPC server of MODEL on inferperf's own HTTP/2 layer whose
+ * n-th ModelInfer call is answered as `infer(n)` says.
+ */
+export function grpcFaultServer(infer: (n: number) => GrpcFault): FaultServer {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  let infers = 0;
+  let stopping: Promise<void> | undefined;
+  const answers: Record<string, Uint8Array> = {
+    ServerMetadata: encodeMessage(Messages.ServerMetadataResponse, {
+      name: "faults",
+      version: "1",
+      extensions: [],
+    }),
+    ModelMetadata: encodeMessage(Messages.ModelMetadataResponse, JSON.parse(METADATA)),
+  };
+  const okInfer = encodeMessage(Messages.ModelInferResponse, {
+    model_name: MODEL,
+    outputs: [{ name: "OUT", datatype: "INT32", shape: [4] }],
+    raw_output_contents: [new Uint8Array(new Int32Array([1, 2, 3, 4]).buffer)],
+  });
+  const okHeaders = headerBlock([[":status", "200"], ["content-type", "application/grpc"]]);
+  const trailers = (status: number, message = "") =>
+    headerBlock([
+      [":status", "200"],
+      ["content-type", "application/grpc"],
+      ["grpc-status", `${status}`],
+      ["grpc-message", message],
+    ]);
+  const serve = (conn: Deno.Conn) => {
+    const raw = (bytes: Uint8Array) => conn.write(bytes).catch(() => {});
+    const session: Http2Session = new Http2Session(connTransport(conn), {
+      role: "server",
+      onStream: () => {
+        let method = "";
+        return {
+          headers(_stream, fields) {
+            const path = fields[fields.indexOf(":path") + 1] ?? "";
+            method = path.slice(path.lastIndexOf("/") + 1);
+          },
+          data(stream, _data, endStream) {
+            if (!endStream) return;
+            if (method !== "ModelInfer") {
+              const answer = answers[method];
+              if (answer === undefined) {
+                session.sendHeaders(stream, trailers(GRPC_UNIMPLEMENTED, method), true);
+                return;
+              }
+              session.sendHeaders(stream, okHeaders, false);
+              session.sendData(stream, frameMessage(answer, false), false);
+              session.sendHeaders(stream, trailers(0), true);
+              return;
+            }
+            const fault = infer(++infers);
+            if (fault === "ok") {
+              session.sendHeaders(stream, okHeaders, false);
+              session.sendData(stream, frameMessage(okInfer, false), false);
+              session.sendHeaders(stream, trailers(0), true);
+            } else if (fault === "rst_stream") {
+              session.resetStream(stream, ErrorCode.INTERNAL_ERROR);
+            } else if (fault === "goaway") {
+              session.close();
+            } else if (fault === "oversize_frame") {
+              raw(rawFrame(0x0, stream.id, new Uint8Array(2 ** 18 + 1)));
+            } else if (fault === "invalid_hpack") {
+              raw(rawFrame(0x1, stream.id, new Uint8Array([0xff, 0xff, 0xff, 0xff, 0x0f])));
+            } else if (fault === "oversize_message") {
+              session.sendHeaders(stream, okHeaders, false);
+              session.sendData(stream, new Uint8Array([0, 0x7f, 0xff, 0xff, 0xff]), false);
+              session.sendHeaders(stream, trailers(0), true);
+            } else {
+              session.sendHeaders(stream, trailers(fault.status, fault.message), true);
+            }
+          },
+          reset() {},
+        };
+      },
+    });
+    pump(conn, session).finally(() => conns.delete(conn));
+  };
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      conns.add(conn);
+      serve(conn);
+    }
+  })().catch(() => {});
+  return {
+    addr: `127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    get infers() {
+      return infers;
+    },
+    stop() {
+      stopping ??= (async () => {
+        listener.close();
+        for (const conn of conns) {
+          try {
+            conn.close();
+          } catch {
+            // Closed by its session already.
+          }
+        }
+        await accepting;
+      })();
+      return stopping;
+    },
+  };
+}

@@ -10,8 +10,11 @@ import {
   type Answer,
   type FaultServer,
   freePort,
+  type GrpcFault,
+  grpcFaultServer,
   httpResponse,
   kserveFaultServer,
+  MODEL,
   OK_JSON,
   profileFaulty,
   ServeProcess,
@@ -273,4 +276,71 @@ Deno.test("HTTP/1.1: a server killed and restarted mid-level: failures counted, 
 
 Deno.test("gRPC: a server killed and restarted mid-level: failures counted, the sweep goes on", async () => {
   await killAndRestart("grpc");
+});
+
+/** As httpFault, over gRPC: REQUESTS ModelInfer calls one at a time. */
+async function grpcFault(
+  infer: (n: number) => GrpcFault,
+  options: { message: RegExp; failed: number; validated?: boolean },
+): Promise<void> {
+  const server = grpcFaultServer(infer);
+  const dir = await Deno.makeTempDir();
+  try {
+    const data = `${dir}/data.json`;
+    await Deno.writeTextFile(data, VALIDATED);
+    const started = performance.now();
+    const r = await runCli([
+      "-m",
+      MODEL,
+      "-u",
+      server.addr,
+      "-i",
+      "grpc",
+      "--request-count",
+      `${REQUESTS}`,
+      ...(options.validated ? ["--input-data", data] : []),
+    ], { timeoutMs: 20_000 });
+    const counts = assertNamedFailure(r, {
+      code: 3,
+      message: options.message,
+      maxMs: 15_000,
+      elapsedMs: performance.now() - started,
+    });
+    assert.deepEqual(counts, { succeeded: REQUESTS - options.failed, failed: options.failed });
+    assert.equal(server.infers, REQUESTS, "the server received every call once");
+  } finally {
+    await server.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const grpcFaultOn = (bad: (n: number) => boolean, fault: GrpcFault) => (n: number): GrpcFault =>
+  bad(n) ? fault : "ok";
+
+Deno.test("gRPC: a burst of UNAVAILABLE is counted and named", async () => {
+  await grpcFault(grpcFaultOn((n) => n >= 5 && n < 10, { status: 14, message: "draining" }), {
+    message: /5 x .*UNAVAILABLE.*draining/,
+    failed: 5,
+  });
+});
+
+for (
+  const [fault, message] of [
+    ["rst_stream", /1 x .*(RST_STREAM|reset).*/i],
+    ["goaway", /1 x .*closed by the peer after GOAWAY NO_ERROR/],
+    ["oversize_frame", /1 x .*(frame|FRAME_SIZE)/i],
+    ["invalid_hpack", /1 x .*header field index \d+ out of range/],
+  ] as const
+) {
+  Deno.test(`gRPC: ${fault.replace("_", " ")} fails that call only, named`, async () => {
+    await grpcFault(grpcFaultOn((n) => n === 5, fault), { message, failed: 1 });
+  });
+}
+
+Deno.test("gRPC: a message above the size limit is named (outputs decoded)", async () => {
+  await grpcFault(grpcFaultOn((n) => n === 5, "oversize_message"), {
+    message: /1 x .*Message of 2147483647 bytes exceeds the 1073741824-byte limit/,
+    failed: 1,
+    validated: true,
+  });
 });
