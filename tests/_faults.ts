@@ -50,6 +50,8 @@ export const OK_JSON = JSON.stringify({
  * answer (`hang`), each after `delayMs`.
  */
 export interface Answer {
+  /** Written first, one at a time, 5 ms apart. */
+  parts?: Uint8Array[];
   bytes?: Uint8Array;
   close?: boolean;
   hang?: boolean;
@@ -98,11 +100,32 @@ async function* requests(conn: Deno.Conn): AsyncGenerator<{ path: string; body: 
   }
 }
 
+/** The answers of a KServe v2 server of MODEL to everything but infer requests. */
+function kserveRoute(path: string): Answer {
+  if (path === "/v2") return { bytes: httpResponse(200, SERVER) };
+  if (path === `/v2/models/${MODEL}`) return { bytes: httpResponse(200, METADATA) };
+  return { bytes: httpResponse(404, JSON.stringify({ error: `no route ${path}` })) };
+}
+
 /**
  * A KServe v2 HTTP/1.1 server of MODEL whose n-th infer request (from 1) is
  * answered as `infer(n)` says.
  */
 export function kserveFaultServer(infer: (n: number) => Answer): FaultServer {
+  return httpFaultServer(
+    `/v2/models/${MODEL}/infer`,
+    (path, n) => n === undefined ? kserveRoute(path) : infer(n),
+  );
+}
+
+/**
+ * A raw HTTP/1.1 server: the n-th request (from 1) to `counted` is answered
+ * as `answer(path, n)` says, others as `answer(path)`.
+ */
+export function httpFaultServer(
+  counted: string,
+  answer: (path: string, n?: number) => Answer,
+): FaultServer {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const conns = new Set<Deno.Conn>();
   let infers = 0;
@@ -110,15 +133,16 @@ export function kserveFaultServer(infer: (n: number) => Answer): FaultServer {
   const serve = async (conn: Deno.Conn) => {
     try {
       for await (const { path } of requests(conn)) {
-        let answer: Answer;
-        if (path === "/v2") answer = { bytes: httpResponse(200, SERVER) };
-        else if (path === `/v2/models/${MODEL}`) answer = { bytes: httpResponse(200, METADATA) };
-        else if (path === `/v2/models/${MODEL}/infer`) answer = infer(++infers);
-        else answer = { bytes: httpResponse(404, JSON.stringify({ error: `no route ${path}` })) };
-        if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
-        if (answer.hang) await new Promise(() => {});
-        if (answer.bytes) await conn.write(answer.bytes);
-        if (answer.close) break;
+        const reply = answer(path, path === counted ? ++infers : undefined);
+        if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+        if (reply.hang) await new Promise(() => {});
+        for (const [i, part] of (reply.parts ?? []).entries()) {
+          // Apart, so that the client reads them separately.
+          if (i > 0) await new Promise((r) => setTimeout(r, 5));
+          await conn.write(part);
+        }
+        if (reply.bytes) await conn.write(reply.bytes);
+        if (reply.close) break;
       }
     } catch {
       // The client went away or the test stopped the server.
@@ -152,6 +176,21 @@ export function kserveFaultServer(infer: (n: number) => Answer): FaultServer {
     },
   };
 }
+
+/** The head of a chunked server-sent-events answer. */
+export const SSE_HEAD = encoder.encode(
+  "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+);
+
+/** `text` as one HTTP chunk ("" is the last chunk). */
+export function httpChunk(text: string): Uint8Array {
+  const bytes = encoder.encode(text);
+  return encoder.encode(`${bytes.length.toString(16)}\r\n${text}\r\n`);
+}
+
+/** An OpenAI chat completion chunk carrying `content`, as an SSE event. */
+export const sseToken = (content: string): string =>
+  `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`;
 
 /** A free loopback port (bound and released: a server started next can take it). */
 export function freePort(): number {

@@ -12,12 +12,16 @@ import {
   freePort,
   type GrpcFault,
   grpcFaultServer,
+  httpChunk,
+  httpFaultServer,
   httpResponse,
   kserveFaultServer,
   MODEL,
   OK_JSON,
   profileFaulty,
   ServeProcess,
+  SSE_HEAD,
+  sseToken,
 } from "./_faults.ts";
 
 const encoder = new TextEncoder();
@@ -342,5 +346,87 @@ Deno.test("gRPC: a message above the size limit is named (outputs decoded)", asy
     message: /1 x .*Message of 2147483647 bytes exceeds the 1073741824-byte limit/,
     failed: 1,
     validated: true,
+  });
+});
+
+const CHAT = "/v1/chat/completions";
+const TOKENS = [sseToken("Hello"), sseToken(" world"), "data: [DONE]\n\n"];
+
+/** A streamed answer whose SSE text is split at `cuts` (offsets) into separate writes. */
+function sseAnswer(text: string, options: { cuts: number[]; close?: boolean; last?: boolean }) {
+  const bounds = [0, ...options.cuts, text.length];
+  const parts = bounds.slice(1).map((end, i) => httpChunk(text.slice(bounds[i], end)));
+  return {
+    parts: [SSE_HEAD, ...parts, ...(options.last === false ? [] : [httpChunk("")])],
+    close: options.close,
+  };
+}
+
+/**
+ * REQUESTS streamed chat completions, one at a time, from a server answering
+ * `answer(n)`; checks that `failed` of them failed with `message`.
+ */
+async function sseFault(
+  answer: (n: number) => Answer,
+  options: { message: RegExp; failed: number },
+): Promise<void> {
+  const server = httpFaultServer(
+    CHAT,
+    (_path, n) => n === undefined ? { bytes: httpResponse(404, "{}") } : answer(n),
+  );
+  try {
+    const started = performance.now();
+    const r = await runCli([
+      "-m",
+      "llm",
+      "--service-kind",
+      "openai",
+      "--endpoint",
+      "v1/chat/completions",
+      "-u",
+      server.addr,
+      "--streaming",
+      "--tokenizer",
+      "none",
+      "--request-count",
+      `${REQUESTS}`,
+    ], { timeoutMs: 20_000 });
+    const counts = assertNamedFailure(r, {
+      code: options.failed > 0 ? 3 : 0,
+      message: options.message,
+      maxMs: 15_000,
+      elapsedMs: performance.now() - started,
+    });
+    assert.deepEqual(counts, { succeeded: REQUESTS - options.failed, failed: options.failed });
+    assert.equal(server.infers, REQUESTS, "the server received every request once");
+  } finally {
+    await server.stop();
+  }
+}
+
+Deno.test("SSE: lines cut in half across reads are joined: every answer counts", async () => {
+  const text = TOKENS.join("");
+  await sseFault(() => sseAnswer(text, { cuts: [3, 20, 50, text.length - 4] }), {
+    message: /Output Sequence Length \(tokens\): avg 2,/,
+    failed: 0,
+  });
+});
+
+Deno.test("SSE: a line cut in half by a closed connection fails that request, named", async () => {
+  const text = TOKENS.join("");
+  await sseFault(
+    (n) =>
+      n === 5
+        ? sseAnswer(text.slice(0, 20), { cuts: [10], close: true, last: false })
+        : sseAnswer(text, { cuts: [] }),
+    { message: /1 x Connection to "[^"]+" closed in the middle of a response/, failed: 1 },
+  );
+});
+
+Deno.test("SSE: invalid JSON in a data line fails that request, named", async () => {
+  const bad = `data: {"choices": [\n\n${TOKENS.at(-1)}`;
+  await sseFault((n) => sseAnswer(n === 5 ? bad : TOKENS.join(""), { cuts: [] }), {
+    message: /1 x Invalid JSON from the server: "\{\\"choices\\": \["/,
+    failed: 1,
   });
 });
