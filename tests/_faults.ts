@@ -3,10 +3,15 @@
  * the protocol in ways no well-behaved server library lets them.
  */
 import { type CliResult, runCli } from "./_helpers.ts";
-import { ErrorCode, headerBlock, Http2Session } from "../lib/protocol/grpc/http2.ts";
-import { encodeMessage, Messages } from "../lib/protocol/grpc/messages.ts";
+import {
+  ErrorCode,
+  headerBlock,
+  Http2Session,
+  type Http2Stream,
+} from "../lib/protocol/grpc/http2.ts";
+import { decodeMessage, encodeMessage, Messages } from "../lib/protocol/grpc/messages.ts";
 import { connTransport, pump } from "../lib/protocol/grpc/transport.ts";
-import { frameMessage } from "../lib/protocol/grpc/wire.ts";
+import { frameMessage, MessageReader } from "../lib/protocol/grpc/wire.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -295,7 +300,8 @@ const GRPC_UNIMPLEMENTED = 12;
 
 /**
  * A KServe v2 gRPC server of MODEL on inferperf's own HTTP/2 layer whose
- * n-th ModelInfer call is answered as `infer(n)` says.
+ * n-th infer (a ModelInfer call, or a request on a ModelStreamInfer stream)
+ * is answered as `infer(n)` says.
  */
 export function grpcFaultServer(infer: (n: number) => GrpcFault): FaultServer {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -315,6 +321,9 @@ export function grpcFaultServer(infer: (n: number) => GrpcFault): FaultServer {
     outputs: [{ name: "OUT", datatype: "INT32", shape: [4] }],
     raw_output_contents: [new Uint8Array(new Int32Array([1, 2, 3, 4]).buffer)],
   });
+  const okStream = encodeMessage(Messages.ModelStreamInferResponse, {
+    infer_response: decodeMessage(Messages.ModelInferResponse, okInfer),
+  });
   const okHeaders = headerBlock([[":status", "200"], ["content-type", "application/grpc"]]);
   const trailers = (status: number, message = "") =>
     headerBlock([
@@ -325,48 +334,68 @@ export function grpcFaultServer(infer: (n: number) => GrpcFault): FaultServer {
     ]);
   const serve = (conn: Deno.Conn) => {
     const raw = (bytes: Uint8Array) => conn.write(bytes).catch(() => {});
+    /** Answers the call's n-th infer on `stream`; a ModelStreamInfer stream stays open. */
+    const answerInfer = (stream: Http2Stream, options: { streaming: boolean; open: boolean }) => {
+      const fault = infer(++infers);
+      const headers = () => options.open || session.sendHeaders(stream, okHeaders, false);
+      if (fault === "ok") {
+        headers();
+        session.sendData(
+          stream,
+          frameMessage(options.streaming ? okStream : okInfer, false),
+          false,
+        );
+        if (!options.streaming) session.sendHeaders(stream, trailers(0), true);
+      } else if (fault === "rst_stream") {
+        session.resetStream(stream, ErrorCode.INTERNAL_ERROR);
+      } else if (fault === "goaway") {
+        session.close();
+      } else if (fault === "oversize_frame") {
+        raw(rawFrame(0x0, stream.id, new Uint8Array(2 ** 18 + 1)));
+      } else if (fault === "invalid_hpack") {
+        raw(rawFrame(0x1, stream.id, new Uint8Array([0xff, 0xff, 0xff, 0xff, 0x0f])));
+      } else if (fault === "oversize_message") {
+        headers();
+        session.sendData(stream, new Uint8Array([0, 0x7f, 0xff, 0xff, 0xff]), false);
+        if (!options.streaming) session.sendHeaders(stream, trailers(0), true);
+      } else {
+        session.sendHeaders(stream, trailers(fault.status, fault.message), true);
+      }
+    };
     const session: Http2Session = new Http2Session(connTransport(conn), {
       role: "server",
       onStream: () => {
         let method = "";
+        let open = false;
+        let current: Http2Stream | undefined;
+        const messages = new MessageReader(() => {
+          answerInfer(current!, { streaming: true, open });
+          open = true;
+        });
         return {
           headers(_stream, fields) {
             const path = fields[fields.indexOf(":path") + 1] ?? "";
             method = path.slice(path.lastIndexOf("/") + 1);
           },
-          data(stream, _data, endStream) {
-            if (!endStream) return;
-            if (method !== "ModelInfer") {
-              const answer = answers[method];
-              if (answer === undefined) {
-                session.sendHeaders(stream, trailers(GRPC_UNIMPLEMENTED, method), true);
-                return;
-              }
-              session.sendHeaders(stream, okHeaders, false);
-              session.sendData(stream, frameMessage(answer, false), false);
-              session.sendHeaders(stream, trailers(0), true);
+          data(stream, data, endStream) {
+            if (method === "ModelStreamInfer") {
+              current = stream;
+              messages.push(data);
               return;
             }
-            const fault = infer(++infers);
-            if (fault === "ok") {
-              session.sendHeaders(stream, okHeaders, false);
-              session.sendData(stream, frameMessage(okInfer, false), false);
-              session.sendHeaders(stream, trailers(0), true);
-            } else if (fault === "rst_stream") {
-              session.resetStream(stream, ErrorCode.INTERNAL_ERROR);
-            } else if (fault === "goaway") {
-              session.close();
-            } else if (fault === "oversize_frame") {
-              raw(rawFrame(0x0, stream.id, new Uint8Array(2 ** 18 + 1)));
-            } else if (fault === "invalid_hpack") {
-              raw(rawFrame(0x1, stream.id, new Uint8Array([0xff, 0xff, 0xff, 0xff, 0x0f])));
-            } else if (fault === "oversize_message") {
-              session.sendHeaders(stream, okHeaders, false);
-              session.sendData(stream, new Uint8Array([0, 0x7f, 0xff, 0xff, 0xff]), false);
-              session.sendHeaders(stream, trailers(0), true);
-            } else {
-              session.sendHeaders(stream, trailers(fault.status, fault.message), true);
+            if (!endStream) return;
+            if (method === "ModelInfer") {
+              answerInfer(stream, { streaming: false, open: false });
+              return;
             }
+            const answer = answers[method];
+            if (answer === undefined) {
+              session.sendHeaders(stream, trailers(GRPC_UNIMPLEMENTED, method), true);
+              return;
+            }
+            session.sendHeaders(stream, okHeaders, false);
+            session.sendData(stream, frameMessage(answer, false), false);
+            session.sendHeaders(stream, trailers(0), true);
           },
           reset() {},
         };

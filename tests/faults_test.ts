@@ -285,7 +285,7 @@ Deno.test("gRPC: a server killed and restarted mid-level: failures counted, the 
 /** As httpFault, over gRPC: REQUESTS ModelInfer calls one at a time. */
 async function grpcFault(
   infer: (n: number) => GrpcFault,
-  options: { message: RegExp; failed: number; validated?: boolean },
+  options: { message: RegExp; failed: number; validated?: boolean; streaming?: boolean },
 ): Promise<void> {
   const server = grpcFaultServer(infer);
   const dir = await Deno.makeTempDir();
@@ -303,6 +303,7 @@ async function grpcFault(
       "--request-count",
       `${REQUESTS}`,
       ...(options.validated ? ["--input-data", data] : []),
+      ...(options.streaming ? ["--streaming"] : []),
     ], { timeoutMs: 20_000 });
     const counts = assertNamedFailure(r, {
       code: 3,
@@ -311,7 +312,7 @@ async function grpcFault(
       elapsedMs: performance.now() - started,
     });
     assert.deepEqual(counts, { succeeded: REQUESTS - options.failed, failed: options.failed });
-    assert.equal(server.infers, REQUESTS, "the server received every call once");
+    assert.equal(server.infers, REQUESTS, "the server received every request once");
   } finally {
     await server.stop();
     await Deno.remove(dir, { recursive: true });
@@ -348,6 +349,22 @@ Deno.test("gRPC: a message above the size limit is named (outputs decoded)", asy
     validated: true,
   });
 });
+
+for (
+  const [fault, message] of [
+    [{ status: 14, message: "draining" }, /1 x .*UNAVAILABLE.*draining/],
+    ["rst_stream", /1 x .*(RST_STREAM|reset).*/i],
+    ["goaway", /1 x .*closed by the peer after GOAWAY NO_ERROR/],
+    ["oversize_frame", /1 x .*(frame|FRAME_SIZE)/i],
+    ["invalid_hpack", /1 x .*header field index \d+ out of range/],
+    ["oversize_message", /1 x .*Message of 2147483647 bytes exceeds the 1073741824-byte limit/],
+  ] as const
+) {
+  const name = typeof fault === "string" ? fault.replace("_", " ") : "UNAVAILABLE";
+  Deno.test(`gRPC streaming: ${name} fails that request only, named`, async () => {
+    await grpcFault(grpcFaultOn((n) => n === 5, fault), { message, failed: 1, streaming: true });
+  });
+}
 
 const CHAT = "/v1/chat/completions";
 const TOKENS = [sseToken("Hello"), sseToken(" world"), "data: [DONE]\n\n"];
