@@ -23,7 +23,12 @@ import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
 import { InputError } from "./lib/input/errors.ts";
 import { MpiError } from "./lib/mpi/ffi.ts";
-import { ConnectionError, InferError, TimeoutError } from "./lib/protocol/errors.ts";
+import {
+  ConnectionError,
+  InferError,
+  ServerFeatureError,
+  TimeoutError,
+} from "./lib/protocol/errors.ts";
 import { OutputError, WriteError } from "./lib/report/output_file.ts";
 import { buildReportConfig, buildSweepConfig, CheckpointError } from "./lib/sweep/mod.ts";
 
@@ -49,7 +54,8 @@ const EXPECTED: ReadonlyArray<[number, ReadonlyArray<abstract new (...args: neve
   [EXIT_USAGE, [UsageError, InputError, OutputError, CheckpointError, MpiError]],
   [EXIT_LOAD_NOT_HELD, [UnstableError]],
   [EXIT_SERVER_FAILED, [NoValidRequestsError, ConnectionError, TimeoutError]],
-  [EXIT_OTHER, [InferError, WriteError]],
+  // The server refused what was asked (the model; a flag's feature it lacks): no flag value fixes it.
+  [EXIT_OTHER, [InferError, ServerFeatureError, WriteError]],
 ];
 
 function exitCodeOf(error: unknown): number {

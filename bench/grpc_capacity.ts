@@ -54,7 +54,8 @@ async function requestFrame(url: string): Promise<Uint8Array> {
   }
 }
 
-async function runH2load(
+/** h2load's unary rate replaying `frame` with `streams` streams on each of `connections`. */
+export async function runH2load(
   h2load: string,
   options: {
     url: string;
@@ -97,26 +98,9 @@ async function inferperfRate(
   addr: string,
   options: { concurrency: number; seconds: number; streaming: boolean },
 ): Promise<number> {
-  const run = await inferperf.profile([
-    "-m",
-    "simple",
-    "-i",
-    "grpc",
-    "-u",
-    addr,
-    ...(options.streaming ? ["--streaming"] : []),
-    "--concurrency-range",
-    String(options.concurrency),
-    "--warmup-request-count",
-    "2000",
-    "-p",
-    String(options.seconds * 1000),
-    "-s",
-    "50",
-    "-r",
-    "5",
-  ]);
-  return run.levels[0].throughput;
+  const args = ["-m", "simple", "-i", "grpc", "-u", addr];
+  if (options.streaming) args.push("--streaming");
+  return (await inferperf.stableLevel(args, options)).throughput;
 }
 
 /** Measures and returns the figures and the bench table rows. */

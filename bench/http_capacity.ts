@@ -103,17 +103,11 @@ async function measureRound(
     seconds: options.seconds,
   });
   const { warmup, requests } = requestCounts(wrkRun.requestsPerSecond, options.seconds);
-  const run = await inferperf.profile([
-    "-u",
-    target.addr,
-    ...variant.args,
-    "--concurrency-range",
-    String(variant.concurrency),
-    "--warmup-request-count",
-    String(warmup),
-    "--request-count",
-    String(requests),
-  ]);
+  const run = await inferperf.countedRun(["-u", target.addr, ...variant.args], {
+    concurrency: variant.concurrency,
+    warmup,
+    requests,
+  });
   const level = run.levels[0];
   return {
     ratio: level.throughput / wrkRun.requestsPerSecond,

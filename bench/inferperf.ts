@@ -76,6 +76,47 @@ export async function profile(
   }
 }
 
+/**
+ * One stable level at `concurrency`: time windows of `seconds` after 2000
+ * warmup requests, stable within 50 % (the bench measures capacity, not
+ * stability), at most 5 windows.
+ */
+export async function stableLevel(
+  args: readonly string[],
+  options: { concurrency: number; seconds: number },
+): Promise<CsvLevel> {
+  const run = await profile([
+    ...args,
+    "--concurrency-range",
+    String(options.concurrency),
+    "--warmup-request-count",
+    "2000",
+    "-p",
+    String(options.seconds * 1000),
+    "-s",
+    "50",
+    "-r",
+    "5",
+  ]);
+  return run.levels[0];
+}
+
+/** One level at `concurrency` measured as one window of `requests` after `warmup` requests. */
+export function countedRun(
+  args: readonly string[],
+  options: { concurrency: number; warmup: number; requests: number },
+): Promise<InferperfRun> {
+  return profile([
+    ...args,
+    "--concurrency-range",
+    String(options.concurrency),
+    "--warmup-request-count",
+    String(options.warmup),
+    "--request-count",
+    String(options.requests),
+  ]);
+}
+
 /** Runs `inferperf --version` once; the elapsed time is the start-up cost. */
 export async function version(): Promise<{ elapsedMs: number; text: string }> {
   const result = await runCommand(Deno.execPath(), inferperfArgs(["--version"]), {

@@ -16,16 +16,18 @@ import { findExecutable } from "./process.ts";
 import { rateAccuracy } from "./rate_accuracy.ts";
 import { startup } from "./startup.ts";
 import { type BenchReport, formatReport } from "./table.ts";
+import { tritonBench } from "./triton.ts";
 import { type HttpTarget, startHttpTarget } from "./targets.ts";
 import type { BenchRow, CaseResult } from "./types.ts";
 
 const USAGE = `Usage: deno task bench [options]
 
-  --cases LIST            any of http,grpc,rate,cost,startup,multicore,mpi,llm, run in the
-                          order given (default all)
+  --cases LIST            any of http,grpc,rate,cost,startup,multicore,mpi,llm,triton, run in
+                          the order given (default all)
   --seconds N             HTTP capacity: measured seconds per tool, level and round (default 3)
-  --rounds N              HTTP capacity: alternating wrk/inferperf rounds per level (default 3)
-  --concurrency LIST      HTTP capacity levels (default 1,16,64)
+  --rounds N              HTTP capacity: alternating wrk/inferperf rounds per level; Triton:
+                          rounds over every level (default 3)
+  --concurrency LIST      HTTP capacity and Triton levels (default 1,16,64)
   --wrk-threads N         wrk threads (default 1: inferperf runs one event loop)
   --grpc-seconds N        gRPC capacity: measured seconds per tool (default 3)
   --rates LIST            rate accuracy: requests/s (default 1000,5000,10000)
@@ -37,13 +39,15 @@ const USAGE = `Usage: deno task bench [options]
   --startup-runs N        timed start-up runs (default 7)
   --multicore-seconds N   multi-core: measured seconds per tool, thread count and round (default 3)
   --llm-rounds N          LLM streaming: rounds of 64 answers of 200 tokens at 5 ms (default 6)
+  --triton-seconds N      real Triton: measured seconds per tool, protocol and level (default 3)
   --out FILE              results file (default bench/results.json)
 
 Needs wrk, nginx, h2load and mpirun (bench/setup.sh installs them); without nginx the
 HTTP case loads the reference server, without h2load the gRPC case has no
-reference figure, and the report says so.`;
+reference figure, and the report says so. The triton case needs the real
+server (../shared/tritonserver beside the repository, or TRITONSERVER_DIR).`;
 
-const ALL_CASES = ["http", "grpc", "rate", "cost", "startup", "multicore", "mpi", "llm"];
+const ALL_CASES = ["http", "grpc", "rate", "cost", "startup", "multicore", "mpi", "llm", "triton"];
 /** Issue 8: within 1 % of the rate and p99 send lag under 1 ms, up to 5k req/s. */
 const RATE_TARGET_MAX = 5000;
 const RATE_TARGET_ERROR_PCT = 1;
@@ -85,6 +89,7 @@ function parseOptions(args: string[]) {
       "startup-runs": { type: "string", default: "7" },
       "multicore-seconds": { type: "string", default: "3" },
       "llm-rounds": { type: "string", default: "6" },
+      "triton-seconds": { type: "string", default: "3" },
       out: { type: "string", default: new URL("results.json", import.meta.url).pathname },
       help: { type: "boolean", default: false },
     },
@@ -112,6 +117,7 @@ function parseOptions(args: string[]) {
     startupRuns: positiveInt("startup-runs", values["startup-runs"]),
     multicoreSeconds: positive("multicore-seconds", values["multicore-seconds"]),
     llmRounds: positiveInt("llm-rounds", values["llm-rounds"]),
+    tritonSeconds: positive("triton-seconds", values["triton-seconds"]),
     out: values.out,
   };
 }
@@ -211,6 +217,8 @@ const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
       multicore(target, wrk, { seconds: o.multicoreSeconds, rounds: o.rounds })
     ),
   llm: (o) => llmStream({ concurrency: 64, tokens: 200, itlMs: 5, rounds: o.llmRounds }),
+  triton: (o) =>
+    tritonBench({ concurrencies: o.concurrencies, seconds: o.tritonSeconds, rounds: o.rounds }),
 };
 
 async function main(args: string[]): Promise<number> {

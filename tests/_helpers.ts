@@ -29,6 +29,8 @@ export interface CliOptions {
    */
   signalAt?: string;
   signals?: number;
+  /** Called with all of stdout so far after each chunk (e.g. to act once a level is reported). */
+  onStdout?: (stdout: string) => void;
   cwd?: string;
   /** Deno permission flags instead of the binary's (e.g. ["-A"]). */
   permissions?: string[];
@@ -61,6 +63,7 @@ export async function runCli(args: string[], options: CliOptions = {}): Promise<
     let signalled = false;
     for await (const chunk of child.stdout) {
       stdout += decoder.decode(chunk, { stream: true });
+      options.onStdout?.(stdout);
       if (options.signalAt !== undefined && !signalled && stdout.includes(options.signalAt)) {
         signalled = true;
         for (let i = 0; i < (options.signals ?? 1); i++) {
@@ -113,13 +116,13 @@ export interface SlowModelRun {
  * (`options` as runCli's), and checks the CSV against Little's law: ~100
  * infer/s whatever the concurrency, latency concurrency x 10 ms, 10 ms of
  * compute. Tolerances are wide for a noisy 2-core machine but catch a wrong
- * formula.
+ * formula. Windows last `options.windowMs` (default 1000).
  */
 export async function profileSlowModel(
   args: string[],
-  options: CliOptions & { model?: string } = {},
+  options: CliOptions & { model?: string; windowMs?: number } = {},
 ): Promise<SlowModelRun> {
-  const { model = "slow", ...cliOptions } = options;
+  const { model = "slow", windowMs = 1000, ...cliOptions } = options;
   const dir = await Deno.makeTempDir();
   try {
     const csv = `${dir}/perf.csv`;
@@ -130,7 +133,7 @@ export async function profileSlowModel(
       "--concurrency-range",
       "1:4:3",
       "-p",
-      "1000",
+      String(windowMs),
       "-f",
       csv,
       "--verbose-csv",

@@ -167,7 +167,7 @@ Deno.test("an interrupted run leaves a valid export (one and two Ctrl-C)", async
   });
 });
 
-Deno.test("an existing export file is refused; an unreachable metrics URL only warns", async () => {
+Deno.test("an existing export file is refused; so is an unreachable metrics URL", async () => {
   const dir = await Deno.makeTempDir();
   try {
     const existing = `${dir}/exists.json`;
@@ -186,19 +186,16 @@ Deno.test("an existing export file is refused; an unreachable metrics URL only w
         "simple",
         "-u",
         server.addr,
-        "-p",
-        "200",
-        "-s",
-        "90",
         "--collect-metrics",
         "--metrics-url",
         `127.0.0.1:${closedPort}/metrics`,
-        "--metrics-interval",
-        "20",
       ]);
-      assert.equal(r.code, 0, r.stderr);
-      assert.equal(r.stderr.match(/warning: Cannot collect server metrics/g)?.length, 1, r.stderr);
-      assert.doesNotMatch(r.stdout, /Server Prometheus Metrics/);
+      assert.equal(r.code, 99, r.stderr);
+      assert.match(
+        r.stderr,
+        /^error: --collect-metrics: cannot read server metrics from "127\.0\.0\.1:\d+\/metrics": [^\n]*refused[^\n]*\n$/,
+      );
+      assert.doesNotMatch(r.stdout, /Request concurrency/, "no load without the metrics");
     });
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -7,6 +7,7 @@
  * `deno task fuzz` runs a long budget.
  */
 import assert from "node:assert/strict";
+import { concatBytes } from "../lib/input/codec.ts";
 import fc from "fast-check";
 import { parseJsonData } from "../lib/input/json_data.ts";
 import { InputError } from "../lib/input/errors.ts";
@@ -311,7 +312,7 @@ Deno.test("fuzz: an HTTP/2 client session fails random frames as protocol errors
         false,
       );
       // The server's SETTINGS first, so later frames reach the stream logic.
-      const wire = concat([new Uint8Array([0, 0, 0, 4, 0, 0, 0, 0, 0]), ...frames]);
+      const wire = concatBytes([new Uint8Array([0, 0, 0, 4, 0, 0, 0, 0, 0]), ...frames]);
       const size = piece + 1;
       for (let i = 0; i < wire.length; i += size) session.receive(wire.subarray(i, i + size));
       session.transportClosed();
@@ -338,13 +339,3 @@ Deno.test("fuzz: gRPC stream responses are read or refused with a ProtocolError"
     params,
   );
 });
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}

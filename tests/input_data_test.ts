@@ -13,9 +13,20 @@ import { KServeHttpClient, type TensorFormat } from "../lib/protocol/kserve_http
 import type { RequestTiming } from "../lib/types/timing.ts";
 import type { Tensor } from "../lib/types/tensor.ts";
 import { type RunningServer, startServer } from "../lib/server/mod.ts";
+import { DEFAULT_MODELS, type ModelConfig } from "../lib/server/config.ts";
+import { InferError } from "../lib/protocol/errors.ts";
 import { runCli, withServer } from "./_helpers.ts";
 
 const FIXTURES = new URL("../fixtures/input_data/", import.meta.url).pathname;
+/** Triton takes and gives FP16 and BF16 only as binary data, so JSON tensors leave them out. */
+const JSON_DATATYPES = DATATYPES.filter((d) => d !== "FP16" && d !== "BF16");
+const IDENTITY_JSON: ModelConfig = {
+  name: "identity_json",
+  kind: "identity",
+  max_batch_size: 8,
+  inputs: JSON_DATATYPES.map((d) => ({ name: `INPUT_${d}`, datatype: d, dims: [-1] })),
+  outputs: JSON_DATATYPES.map((d) => ({ name: `OUTPUT_${d}`, datatype: d, dims: [-1] })),
+};
 
 function inputOptions(data: string[], overrides: Partial<InputOptions> = {}): InputOptions {
   return {
@@ -32,7 +43,7 @@ async function withClient(
   formats: { input: TensorFormat; output: TensorFormat },
   fn: (client: KServeHttpClient) => Promise<void>,
 ): Promise<void> {
-  const server: RunningServer = await startServer();
+  const server: RunningServer = await startServer({ models: [...DEFAULT_MODELS, IDENTITY_JSON] });
   const client = new KServeHttpClient({
     url: server.addr,
     inputFormat: formats.input,
@@ -155,28 +166,38 @@ function rawOf(datatype: Datatype): Uint8Array {
 Deno.test("every datatype round-trips through JSON and binary encodings", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const explicit = Object.fromEntries(DATATYPES.map((d) => [`INPUT_${d}`, SAMPLES[d]]));
-    const b64 = Object.fromEntries(
-      DATATYPES.map((d) => [`INPUT_${d}`, { content: { b64: rawOf(d).toBase64() }, shape: [3] }]),
-    );
-    const text = JSON.stringify(
-      { data: [explicit, b64] },
-      (_k, v) => typeof v === "bigint" ? v.toString() : v,
-    );
-    await Deno.writeTextFile(`${dir}/all.json`, text);
+    for (const [file, datatypes] of [["all", DATATYPES], ["json", JSON_DATATYPES]] as const) {
+      const explicit = Object.fromEntries(datatypes.map((d) => [`INPUT_${d}`, SAMPLES[d]]));
+      const b64 = Object.fromEntries(
+        datatypes.map((d) => [`INPUT_${d}`, { content: { b64: rawOf(d).toBase64() }, shape: [3] }]),
+      );
+      const text = JSON.stringify(
+        { data: [explicit, b64] },
+        (_k, v) => typeof v === "bigint" ? v.toString() : v,
+      );
+      await Deno.writeTextFile(`${dir}/${file}.json`, text);
+    }
     for (const input of ["binary", "json"] as const) {
       for (const output of ["binary", "json"] as const) {
+        const binary = input === "binary" && output === "binary";
         await withClient({ input, output }, async (client) => {
           const { sent, received } = await sendAll(
             client,
-            "identity_all",
-            inputOptions([`${dir}/all.json`]),
+            binary ? "identity_all" : "identity_json",
+            inputOptions([`${dir}/${binary ? "all" : "json"}.json`]),
           );
           assertEchoed(sent, received);
           for (const tensor of sent[0]) {
             assert.deepEqual(tensor.data, rawOf(tensor.datatype), `${tensor.datatype} from JSON`);
           }
           assert.deepEqual(sent[0].map((t) => t.data), sent[1].map((t) => t.data), "b64 = JSON");
+          if (binary) return;
+          await assert.rejects(
+            sendAll(client, "identity_all", inputOptions([`${dir}/all.json`])),
+            (e: unknown) =>
+              e instanceof InferError && e.status === 400 &&
+              /(receiving|sending) (FP16|BF16) data via JSON is not supported/.test(e.message),
+          );
         });
       }
     }

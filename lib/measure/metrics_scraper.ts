@@ -8,6 +8,7 @@ import { mergeGpuMetrics } from "./gpu_metrics.ts";
 import { parsePrometheusText, type PrometheusSample } from "./prometheus.ts";
 import { type Endpoint, formatAddress, Http1Client } from "../protocol/http1/mod.ts";
 import { parseKServeUrl } from "../protocol/kserve_http.ts";
+import { ServerFeatureError } from "../protocol/errors.ts";
 
 /** Triton's metrics port, perf_analyzer's default for --metrics-url. */
 export const DEFAULT_METRICS_PORT = 8002;
@@ -73,7 +74,7 @@ export function gpuMetricsOf(samples: readonly PrometheusSample[]): GpuMetrics {
 export interface MetricsScraperOptions {
   /** Milliseconds between the starts of two scrapes (--metrics-interval). */
   intervalMs: number;
-  /** Called once, for the first failed scrape; later failures are silent. */
+  /** Called once, for the first failed scrape after the first one; later failures are silent. */
   onWarning?: (message: string) => void;
 }
 
@@ -106,10 +107,25 @@ export class MetricsScraper {
     this.#client = new Http1Client(endpoint);
   }
 
-  /** Scrapes now and then every interval until close(). */
-  start(): void {
+  /**
+   * Scrapes now, then every interval until close(). A first scrape that fails
+   * rejects with one line naming the URL, as perf_analyzer fails then: the
+   * server has no metrics endpoint there (Triton started or built without
+   * metrics), and GPU figures could never be reported. Later failures only warn.
+   */
+  async start(): Promise<void> {
     if (this.#closed || this.#inFlight || this.#timer !== undefined) return;
-    this.#inFlight = this.#scrape();
+    const started = performance.now();
+    try {
+      await this.#read();
+    } catch (error) {
+      throw new ServerFeatureError(
+        `--collect-metrics: cannot read server metrics from "${this.url}": ${reasonOf(error)} ` +
+          "(a server without a metrics endpoint cannot report GPU metrics; set --metrics-url, " +
+          "or run without --collect-metrics)",
+      );
+    }
+    this.#schedule(started);
   }
 
   /**
@@ -132,9 +148,8 @@ export class MetricsScraper {
     await this.#inFlight;
   }
 
-  async #scrape(): Promise<void> {
-    this.#timer = undefined;
-    const started = performance.now();
+  /** One scrape into #scrapes; throws when the endpoint cannot be read. */
+  async #read(): Promise<void> {
     try {
       const response = await this.#client.request("GET", this.#path);
       if (response.status !== 200) {
@@ -143,12 +158,15 @@ export class MetricsScraper {
       const metrics = gpuMetricsOf(parsePrometheusText(decoder.decode(response.body)));
       this.#scrapes.push({ atMs: performance.now(), metrics });
     } catch (error) {
-      if (this.#closed) return;
-      this.#warn(error);
       // The connection may be broken: the next scrape starts afresh.
       this.#client.close();
       this.#client = new Http1Client(this.#endpoint);
+      throw error;
     }
+  }
+
+  /** The next scrape, one interval after `started`. */
+  #schedule(started: number): void {
     if (this.#closed) return;
     const delay = Math.max(0, this.#options.intervalMs - (performance.now() - started));
     this.#timer = setTimeout(() => {
@@ -156,13 +174,28 @@ export class MetricsScraper {
     }, delay);
   }
 
+  async #scrape(): Promise<void> {
+    this.#timer = undefined;
+    const started = performance.now();
+    try {
+      await this.#read();
+    } catch (error) {
+      if (this.#closed) return;
+      this.#warn(error);
+    }
+    this.#schedule(started);
+  }
+
   #warn(error: unknown): void {
     if (this.#warned) return;
     this.#warned = true;
-    const reason = error instanceof Error ? error.message : String(error);
     this.#options.onWarning?.(
-      `Cannot collect server metrics from "${this.url}": ${reason}. ` +
+      `Cannot collect server metrics from "${this.url}": ${reasonOf(error)}. ` +
         "Measuring continues without them.",
     );
   }
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

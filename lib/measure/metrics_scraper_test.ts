@@ -79,7 +79,7 @@ Deno.test("the scraper samples on its own timer and merges the scrapes of a time
   });
   const start = performance.now();
   try {
-    scraper.start();
+    await scraper.start();
     while (served < RECORDED.length) await new Promise((r) => setTimeout(r, 5));
     await new Promise((r) => setTimeout(r, 20));
     const end = performance.now();
@@ -91,22 +91,40 @@ Deno.test("the scraper samples on its own timer and merges the scrapes of a time
   }
 });
 
-Deno.test("an unreachable metrics URL warns once and keeps trying", async () => {
+Deno.test("an unreachable metrics URL fails the start in one line naming it", async () => {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
+  const scraper = new MetricsScraper(`127.0.0.1:${port}/metrics`, { intervalMs: 5 });
+  await assert.rejects(
+    () => scraper.start(),
+    /^ServerFeatureError: --collect-metrics: cannot read server metrics from "127\.0\.0\.1:\d+\/metrics": .*refused.* run without --collect-metrics\)$/i,
+  );
+  await scraper.close();
+  assert.equal(scraper.take(0, performance.now()), undefined);
+});
+
+Deno.test("a metrics endpoint that fails after the first scrape warns once; scraping goes on", async () => {
+  let served = 0;
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () =>
+      ++served === 1 || served > 4 ? new Response(RECORDED[0]) : new Response("", { status: 503 }),
+  );
   const warnings: string[] = [];
-  const scraper = new MetricsScraper(`127.0.0.1:${port}/metrics`, {
+  const scraper = new MetricsScraper(`http://127.0.0.1:${server.addr.port}/metrics`, {
     intervalMs: 5,
     onWarning: (w) => warnings.push(w),
   });
-  scraper.start();
-  await new Promise((r) => setTimeout(r, 60));
-  await scraper.close();
-  assert.equal(warnings.length, 1);
-  assert.match(
-    warnings[0],
-    /Cannot collect server metrics from "127\.0\.0\.1:\d+\/metrics": .*refused/i,
-  );
-  assert.equal(scraper.take(0, performance.now()), undefined);
+  try {
+    await scraper.start();
+    while (served < 6) await new Promise((r) => setTimeout(r, 5));
+  } finally {
+    await scraper.close();
+    await server.shutdown();
+  }
+  assert.deepEqual(warnings, [
+    `Cannot collect server metrics from "http://127.0.0.1:${server.addr.port}/metrics": ` +
+    "the server answered 503. Measuring continues without them.",
+  ]);
 });

@@ -121,7 +121,8 @@ export async function runProfile(
   const tracer = events.requests;
   const base = options.client ?? await createClient(config);
   const client = tracer ? tracer.wrapClient(base) : base;
-  // Scraping runs on its own timer, started once the model is known; levels take its samples.
+  // Scraping runs on its own timer, started (and its endpoint checked) once the model is known;
+  // levels take its samples.
   const scraper = config.collectMetrics
     ? new MetricsScraper(config.metricsUrl, {
       intervalMs: config.metricsIntervalMs,
@@ -138,8 +139,8 @@ export async function runProfile(
     // Every request is built from the plan's tensor data, so the plan's requests place them all.
     shared = await openSharedMemory(client, { config, server, requests: plan.requests });
     const inputs = loadInputs(client, { config, model, plan, place: shared?.place.bind(shared) });
+    await scraper?.start();
     events.ready?.({ server, model });
-    scraper?.start();
     // Sharded, the server's statistics already count every rank's requests.
     const statistics = (part?.index ?? 0) === 0
       ? statisticsSource(client, { server, model, config })

@@ -4,7 +4,7 @@
  * before the load starts, as perf_analyzer does.
  */
 import type { ProfilePlan, TraceConfig } from "./plan.ts";
-import { UsageError } from "../types/errors.ts";
+import { ServerFeatureError } from "../protocol/errors.ts";
 import { hasTraceControl, type InferenceClient, type TraceSettings } from "../protocol/types.ts";
 import type { ServerInfo } from "../types/model.ts";
 
@@ -29,10 +29,10 @@ export async function updateTraceSettings(
   const { config, server } = options;
   if (config.trace === undefined) return undefined;
   if (!hasTraceControl(client) || !server.extensions.includes("trace")) {
-    throw new UsageError([
+    throw new ServerFeatureError(
       `Trace settings (--trace-*, --log-frequency) need a server with Triton's trace ` +
-      `extension; "${server.name || config.url}" does not list "trace"`,
-    ]);
+        `extension; "${server.name || config.url}" does not list "trace"`,
+    );
   }
   return await client.updateTraceSettings(traceSettingsOf(config.trace));
 }

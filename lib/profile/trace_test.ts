@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { buildProfileConfig } from "../cli/config.ts";
 import { parseArgv } from "../cli/args.ts";
-import { UsageError } from "../types/errors.ts";
+import { ServerFeatureError } from "../protocol/errors.ts";
 import type { InferenceClient, TraceSettings } from "../protocol/types.ts";
 import type { ServerInfo } from "../types/model.ts";
 import { traceSettingsOf, updateTraceSettings } from "./trace.ts";
@@ -67,13 +67,13 @@ Deno.test("settings are sent once, only when asked, and only to a server with th
       server: { name: "kserve", version: "1", extensions: ["statistics"] },
     }),
     (error: unknown) =>
-      error instanceof UsageError &&
+      error instanceof ServerFeatureError &&
       /need a server with Triton's trace extension; "kserve" does not list "trace"/.test(
         error.message,
       ),
   );
   await assert.rejects(
     updateTraceSettings({} as InferenceClient, { config: asked, server: TRITON }),
-    UsageError,
+    ServerFeatureError,
   );
 });

@@ -3,7 +3,7 @@
  * the server URL, requests encoded once, error answers, and sessions that
  * each own one keep-alive connection.
  */
-import { InferError } from "./errors.ts";
+import { InferError, oneLine } from "./errors.ts";
 import {
   buildRequest,
   type Endpoint,
@@ -83,7 +83,10 @@ export function serverError(status: number, body: Uint8Array): InferError {
   } catch {
     // Not JSON (a proxy's error page, say): the text itself is the message.
   }
-  return new InferError(`Server returned ${status}: ${message || "empty response"}`, status);
+  return new InferError(
+    `Server returned ${status}: ${oneLine(message) || "empty response"}`,
+    status,
+  );
 }
 
 export function isSuccess(status: number): boolean {

@@ -31,3 +31,21 @@ export class TimeoutError extends Error {
 export class ProtocolError extends Error {
   override name = "ProtocolError";
 }
+
+/**
+ * The server lacks what an option needs (Triton's trace extension, a metrics
+ * endpoint): the option cannot work against it, whatever the user fixes on the
+ * command line.
+ */
+export class ServerFeatureError extends Error {
+  override name = "ServerFeatureError";
+}
+
+/**
+ * A server's error message as one line: Triton ends some with ". " and
+ * backends may send several lines, but a failed request is reported (and
+ * grouped) on one line.
+ */
+export function oneLine(message: string): string {
+  return message.replace(/\s+/g, " ").trim();
+}

@@ -555,14 +555,20 @@ Deno.test("decodeInferResponse", () => {
   );
 });
 
-Deno.test("serverError uses the error field or the body text", () => {
-  assert.equal(
-    serverError(400, encoder.encode('{"error":"bad"}')).message,
-    "Server returned 400: bad",
-  );
-  assert.equal(
-    serverError(502, encoder.encode("Bad Gateway\n")).message,
-    "Server returned 502: Bad Gateway",
-  );
-  assert.equal(serverError(503, new Uint8Array()).message, "Server returned 503: empty response");
+Deno.test("serverError uses the error field or the body text, as one line", () => {
+  const cases: Array<[number, string, string]> = [
+    [400, '{"error":"bad"}', "Server returned 400: bad"],
+    [502, "Bad Gateway\n", "Server returned 502: Bad Gateway"],
+    [503, "", "Server returned 503: empty response"],
+    // Triton ends shape errors with ". "; a backend may send several lines: reports take one.
+    [400, '{"error":"got [4]. "}', "Server returned 400: got [4]."],
+    [
+      500,
+      '{"error":"model failed:\\n  at line 3\\n"}',
+      "Server returned 500: model failed: at line 3",
+    ],
+  ];
+  for (const [status, body, message] of cases) {
+    assert.equal(serverError(status, encoder.encode(body)).message, message);
+  }
 });

@@ -14,9 +14,11 @@ import {
   Messages,
   type MessageType,
   parametersOf,
+  toInferParameter,
 } from "../protocol/grpc/messages.ts";
 import { GrpcFramingError, Status } from "../protocol/grpc/wire.ts";
 import type { ModelSpec } from "./config.ts";
+import { responseParameters } from "./behaviour.ts";
 import { ServerError, type ServerErrorCode } from "./errors.ts";
 import type { CoreRequest, SimulatedModel } from "./model.ts";
 import type { ModelRepository } from "./repository.ts";
@@ -132,6 +134,15 @@ function varint(value: number): Uint8Array {
   return Uint8Array.from(bytes);
 }
 
+/** The id of a request that could not be taken (a malformed one has none). */
+export function idOf(message: Uint8Array): string {
+  try {
+    return decodeMessage(Messages.ModelInferRequest, message).id;
+  } catch {
+    return "";
+  }
+}
+
 export const FINAL = { triton_final_response: { bool_param: true } };
 export const NOT_FINAL = { triton_final_response: { bool_param: false } };
 
@@ -145,6 +156,8 @@ export class InferenceService {
   readonly #serverMetadata: Uint8Array;
   readonly #metadata = new Map<SimulatedModel, Uint8Array>();
   readonly #config = new Map<SimulatedModel, Uint8Array>();
+  /** Parameters each model attaches to its responses, as InferParameters. */
+  readonly #parameters = new Map<ModelSpec, Fields>();
 
   constructor(
     repository: ModelRepository,
@@ -179,6 +192,13 @@ export class InferenceService {
         model,
         encodeMessage(Messages.ModelConfigResponse, { config: modelConfig(spec) }),
       );
+      const own = responseParameters(spec);
+      if (own !== undefined) {
+        this.#parameters.set(
+          spec,
+          Object.fromEntries(Object.entries(own).map(([k, v]) => [k, toInferParameter(v)])),
+        );
+      }
     }
   }
 
@@ -194,15 +214,10 @@ export class InferenceService {
         return encodeMessage(Messages.ServerLiveResponse, { live: true });
       case "ServerReady":
         return encodeMessage(Messages.ServerReadyResponse, { ready: true });
-      case "ModelReady": {
-        let ready = true;
-        try {
-          model(Messages.ModelReadyRequest);
-        } catch {
-          ready = false;
-        }
-        return encodeMessage(Messages.ModelReadyResponse, { ready });
-      }
+      case "ModelReady":
+        // Triton answers NOT_FOUND for an unknown model or version, not "not ready".
+        model(Messages.ModelReadyRequest);
+        return encodeMessage(Messages.ModelReadyResponse, { ready: true });
       case "ServerMetadata":
         return this.#serverMetadata;
       case "ModelMetadata":
@@ -211,12 +226,7 @@ export class InferenceService {
         return this.#config.get(model(Messages.ModelConfigRequest))!;
       case "ModelStatistics": {
         const r = request(Messages.ModelStatisticsRequest);
-        const models = r.name === ""
-          ? this.#repository.models
-          : r.version === ""
-          ? this.#repository.versions(r.name)
-          : [this.#repository.get(r.name, r.version)];
-        return statistics(models);
+        return statistics(this.#repository.statisticsOf(r.name, r.version));
       }
       case "SystemSharedMemoryStatus": {
         const r = request(Messages.SystemSharedMemoryStatusRequest);
@@ -283,6 +293,20 @@ export class InferenceService {
       }
       const what = `input '${input.name}'`;
       const ref = regionRef(parametersOf(input.parameters), what);
+      // Triton's checks: exactly one place for the data.
+      const where = `'${input.name}' for model '${model.name}'`;
+      if (ref === undefined && raw.length > 0 && input.contents != null) {
+        throw new ServerError(
+          `contents field must not be specified when using raw_input_contents for ${where}`,
+          "invalid_argument",
+        );
+      }
+      if (ref === undefined && raw.length === 0 && input.contents == null) {
+        throw new ServerError(
+          `unable to find data for input tensor ${where} in request.`,
+          "invalid_argument",
+        );
+      }
       return {
         name: input.name,
         datatype,
@@ -354,8 +378,14 @@ export class InferenceService {
     }
   }
 
-  /** The response message; outputs in shared memory carry no contents. */
-  inferResponse(call: InferCall, outputs: Tensor[], parameters?: Fields): Uint8Array {
+  /**
+   * The response message; outputs in shared memory carry no contents. The
+   * model's own response parameters go with its outputs (not with an empty
+   * final response); `flags` add the stream's.
+   */
+  inferResponse(call: InferCall, outputs: Tensor[], flags?: Fields): Uint8Array {
+    const own = outputs.length > 0 ? this.#parameters.get(call.model.spec) : undefined;
+    const parameters = own === undefined ? flags : { ...own, ...flags };
     return encodeMessage(Messages.ModelInferResponse, {
       model_name: call.model.name,
       model_version: call.model.version,
@@ -381,9 +411,16 @@ export class InferenceService {
     });
   }
 
-  streamResponse(infer: Uint8Array | undefined, error?: string): Uint8Array {
+  /** A stream response: `infer`, or an error naming the request's id as Triton's do. */
+  streamResponse(
+    infer: Uint8Array | undefined,
+    error?: { message: string; id: string },
+  ): Uint8Array {
     if (error !== undefined) {
-      return encodeMessage(Messages.ModelStreamInferResponse, { error_message: error });
+      return encodeMessage(Messages.ModelStreamInferResponse, {
+        error_message: error.message,
+        infer_response: { id: error.id },
+      });
     }
     // ModelStreamInferResponse.infer_response (field 2, length-delimited) around the encoded response.
     const length = varint(infer!.length);

@@ -1,5 +1,5 @@
 /** What a simulated model computes: real outputs, so clients can validate them. */
-import type { Tensor } from "../types/tensor.ts";
+import type { ParameterValue, Tensor } from "../types/tensor.ts";
 import { type Datatype, elementCount, elementSize } from "../types/datatype.ts";
 import type { ModelSpec } from "./config.ts";
 
@@ -161,4 +161,23 @@ export function createBehaviour(spec: ModelSpec): Behaviour {
     case "accumulate":
       return accumulate(spec);
   }
+}
+
+/**
+ * What Triton's identity backend attaches to every response, to show off
+ * response parameters. Clients must read past them: a stream reader that
+ * could not failed every streamed response of the real server.
+ */
+const IDENTITY_PARAMETERS: Readonly<Record<string, ParameterValue>> = {
+  param0: "an example string parameter",
+  param1: 42,
+  param2: false,
+  param3: 123.123,
+};
+
+/** The parameters a model's responses carry, if any. */
+export function responseParameters(
+  spec: ModelSpec,
+): Readonly<Record<string, ParameterValue>> | undefined {
+  return spec.kind === "identity" ? IDENTITY_PARAMETERS : undefined;
 }

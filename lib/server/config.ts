@@ -46,7 +46,7 @@ const FIELDS = new Set([
 const TENSOR_FIELDS = new Set(["name", "datatype", "dims"]);
 const DISTRIBUTION_FIELDS = new Set(["dist", "mean_ms", "stddev_ms", "min_ms", "max_ms"]);
 const BATCHING_FIELDS = new Set(["max_queue_delay_ms", "preferred_batch_sizes"]);
-const SEQUENCE_FIELDS = new Set(["max_sequence_idle_ms"]);
+const SEQUENCE_FIELDS = new Set(["max_sequence_idle_ms", "string_ids"]);
 const DECOUPLED_FIELDS = new Set(["responses", "gap_ms"]);
 const LLM_FIELDS = new Set([
   "ttft_ms",
@@ -281,7 +281,11 @@ class ModelChecker {
     }
     this.unknownFields(value, { at: "sequence_batching", known: SEQUENCE_FIELDS });
     const idle = this.number("sequence_batching.max_sequence_idle_ms", value.max_sequence_idle_ms);
-    return { maxSequenceIdleMs: idle ?? DEFAULT_SEQUENCE_IDLE_MS };
+    const stringIds = value.string_ids ?? false;
+    if (typeof stringIds !== "boolean") {
+      this.add("sequence_batching.string_ids", `must be true or false, got ${show(stringIds)}`);
+    }
+    return { maxSequenceIdleMs: idle ?? DEFAULT_SEQUENCE_IDLE_MS, stringIds: stringIds === true };
   }
 
   decoupled(): ModelSpec["decoupled"] {
@@ -530,7 +534,10 @@ function specToConfig(spec: ModelSpec): ModelConfig {
     };
   }
   if (spec.sequence !== undefined) {
-    config.sequence_batching = { max_sequence_idle_ms: spec.sequence.maxSequenceIdleMs };
+    config.sequence_batching = {
+      max_sequence_idle_ms: spec.sequence.maxSequenceIdleMs,
+      string_ids: spec.sequence.stringIds,
+    };
   }
   if (spec.decoupled !== undefined) {
     config.decoupled = { responses: spec.decoupled.responses, gap_ms: spec.decoupled.gapMs };

@@ -41,6 +41,12 @@ export interface DynamicBatchingConfig {
 export interface SequenceBatchingConfig {
   /** A sequence without requests for this long is released, as Triton does. Default 1000. */
   max_sequence_idle_ms?: number;
+  /**
+   * Accept string correlation ids, as Triton does only for a model whose
+   * sequence batcher declares a TYPE_STRING CONTROL_SEQUENCE_CORRID input.
+   * Default false: unsigned integers only.
+   */
+  string_ids?: boolean;
 }
 
 /**
@@ -155,7 +161,7 @@ export interface ModelSpec {
   computeOutputMs: number;
   instances: number;
   dynamicBatching?: { maxQueueDelayMs: number; preferredBatchSizes: number[] };
-  sequence?: { maxSequenceIdleMs: number };
+  sequence?: { maxSequenceIdleMs: number; stringIds: boolean };
   decoupled?: { responses: number; gapMs: number };
   llm?: LlmSpec;
   faults?: FaultSpec;

@@ -37,6 +37,7 @@ import { PREDICTION_SERVICE } from "../protocol/tfserving.ts";
 import {
   FINAL,
   GrpcStatusError,
+  idOf,
   InferCall,
   InferenceService,
   NOT_FINAL,
@@ -331,7 +332,9 @@ class ServerCall implements StreamHandler {
     try {
       call = service.inferCall(message, performance.now());
     } catch (error) {
-      this.#sendMessage(service.streamResponse(undefined, statusOf(error).message));
+      this.#sendMessage(
+        service.streamResponse(undefined, { message: statusOf(error).message, id: idOf(message) }),
+      );
       return;
     }
     this.#pending++;
@@ -340,7 +343,9 @@ class ServerCall implements StreamHandler {
       (error) => {
         this.#pending--;
         if (this.#done) return;
-        this.#sendMessage(service.streamResponse(undefined, statusOf(error).message));
+        this.#sendMessage(
+          service.streamResponse(undefined, { message: statusOf(error).message, id: call.id }),
+        );
         this.#maybeFinishStream();
       },
     );

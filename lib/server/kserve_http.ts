@@ -4,17 +4,28 @@
  * shared memory and trace settings.
  */
 import type { Tensor } from "../types/tensor.ts";
-import { type Datatype, elementCount, isDatatype } from "../types/datatype.ts";
-import { type JsonElement, parseJsonExact, tensorFromJson, tensorToJson } from "../input/codec.ts";
+import type { Datatype } from "../types/datatype.ts";
+import { type JsonElement, tensorToJson } from "../input/codec.ts";
 import type { ModelSpec } from "./config.ts";
-import { ServerError, type ServerErrorCode } from "./errors.ts";
-import type { CoreRequest, SimulatedModel } from "./model.ts";
+import { ServerError, type ServerErrorCode, unknownModel } from "./errors.ts";
+import { responseParameters } from "./behaviour.ts";
+import type { SimulatedModel } from "./model.ts";
 import type { ModelRepository } from "./repository.ts";
 import { statisticsFields } from "./statistics.ts";
-import { type RegionRef, regionRef, type SharedMemoryRegistry } from "./shm.ts";
+import type { SharedMemoryRegistry } from "./shm.ts";
 import type { TraceSettingsStore } from "./trace.ts";
 import { traceSettingsToJson } from "../protocol/trace.ts";
 import { errorResponse, type HttpHandler, type HttpRequest, type HttpResponse } from "./_http.ts";
+import {
+  checkJsonDatatype,
+  HttpStatusError,
+  invalid,
+  isRecord,
+  type ParsedInfer,
+  parseInfer,
+  plainError,
+  unparsable,
+} from "./_kserve_request.ts";
 
 export interface ServerIdentity {
   name: string;
@@ -56,9 +67,11 @@ const HTTP_STATUS: Record<ServerErrorCode, number> = {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const OK: HttpResponse = { status: 200 };
-const NOT_FOUND = errorResponse(404, "Not Found");
-const METHOD_NOT_ALLOWED = errorResponse(405, "Method Not Allowed");
+/** Triton answers health, readiness and routing with text/plain, the rest with JSON. */
+const OK: HttpResponse = { status: 200, contentType: "text/plain" };
+const OK_JSON: HttpResponse = { status: 200, contentType: "application/json" };
+const NOT_FOUND = plainError(404, "Not Found");
+const METHOD_NOT_ALLOWED = plainError(405, "Method Not Allowed");
 
 function json(value: unknown): HttpResponse {
   return {
@@ -66,14 +79,6 @@ function json(value: unknown): HttpResponse {
     contentType: "application/json",
     body: encoder.encode(JSON.stringify(value)),
   };
-}
-
-function invalid(message: string): ServerError {
-  return new ServerError(message, "invalid_argument");
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function failure(error: unknown): HttpResponse {
@@ -158,148 +163,11 @@ function jsonArray(values: readonly JsonElement[]): string {
   return text + "]";
 }
 
-interface ParsedInfer {
-  core: CoreRequest;
-  /** Per requested output, or one flag for all outputs. */
-  binary: boolean | boolean[];
-  /** Per requested output: where it goes in shared memory, if there. */
-  shared: (RegionRef | undefined)[];
-}
-
-/** Where the next binary input starts in the request body, and the shared-memory regions. */
-interface BodyCursor {
-  body: Uint8Array;
-  offset: number;
-  sharedMemory: SharedMemoryRegistry;
-}
-
-/** Reads one input; binary data is taken at the cursor, which advances past it. */
-function parseInput(value: unknown, cursor: BodyCursor): Tensor {
-  if (!isRecord(value)) throw invalid("An input of the request JSON is not an object");
-  const { name, datatype, shape, parameters, data } = value;
-  if (typeof name !== "string") throw invalid("An input of the request JSON has no 'name'");
-  if (typeof datatype !== "string" || !isDatatype(datatype)) {
-    throw invalid(`invalid datatype '${datatype}' for input '${name}'`);
-  }
-  if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0)) {
-    throw invalid(`Unable to parse 'shape' of input '${name}'`);
-  }
-  const params = isRecord(parameters) ? parameters : {};
-  const ref = regionRef(params, `input '${name}'`);
-  if (ref !== undefined) {
-    if (data !== undefined) {
-      throw invalid(`input '${name}' has both 'data' and shared memory parameters`);
-    }
-    return { name, datatype, shape, data: cursor.sharedMemory.read(ref, `input '${name}'`) };
-  }
-  const size = params.binary_data_size;
-  if (size !== undefined) {
-    if (!Number.isInteger(size) || (size as number) < 0) {
-      throw invalid(`Unable to parse 'binary_data_size' of input '${name}'`);
-    }
-    const { body, offset } = cursor;
-    const end = offset + (size as number);
-    if (end > body.byteLength) {
-      throw invalid(
-        `unexpected size for input '${name}', expecting ${size} bytes but only ` +
-          `${body.byteLength - offset} bytes remain in the request body`,
-      );
-    }
-    cursor.offset = end;
-    return { name, datatype, shape, data: body.subarray(offset, end) };
-  }
-  if (!Array.isArray(data)) {
-    throw invalid(`input '${name}' has neither 'data' nor 'parameters.binary_data_size'`);
-  }
-  const values = Array.isArray(data[0]) ? data.flat(Infinity) : data;
-  if (values.length !== elementCount(shape)) {
-    throw invalid(
-      `Unable to parse 'data' of input '${name}': Shape does not match true shape of 'data' field`,
-    );
-  }
-  try {
-    return { name, datatype, shape, data: tensorFromJson(datatype, values) };
-  } catch (error) {
-    throw invalid(`Unable to parse 'data' of input '${name}': ${(error as Error).message}`);
-  }
-}
-
-function parseInfer(request: HttpRequest, sharedMemory: SharedMemoryRegistry): ParsedInfer {
-  const body = request.body;
-  const lengthText = request.header("inference-header-content-length");
-  const headerLength = lengthText === undefined ? body.byteLength : Number(lengthText);
-  if (!Number.isInteger(headerLength) || headerLength < 0 || headerLength > body.byteLength) {
-    throw invalid(
-      `Inference-Header-Content-Length "${lengthText}" does not fit the ${body.byteLength}-byte ` +
-        "request body",
-    );
-  }
-  let parsed: unknown;
-  try {
-    parsed = parseJsonExact(decoder.decode(body.subarray(0, headerLength)));
-  } catch (error) {
-    throw invalid(`failed to parse the request JSON buffer: ${(error as Error).message}`);
-  }
-  if (!isRecord(parsed)) throw invalid("The request JSON is not an object");
-  const id = parsed.id ?? "";
-  if (typeof id !== "string") throw invalid("Request 'id' must be a string");
-  const inputs = parsed.inputs;
-  if (!Array.isArray(inputs)) throw invalid("Unable to find 'inputs' in the request JSON");
-  const tensors = new Array<Tensor>(inputs.length);
-  const cursor: BodyCursor = { body, offset: headerLength, sharedMemory };
-  for (let i = 0; i < inputs.length; i++) tensors[i] = parseInput(inputs[i], cursor);
-  if (cursor.offset !== body.byteLength) {
-    throw invalid(
-      `${body.byteLength - cursor.offset} unexpected bytes follow the binary input data in ` +
-        "the request body",
-    );
-  }
-  const parameters = isRecord(parsed.parameters) ? parsed.parameters : {};
-  const binaryDefault = parameters.binary_data_output === true;
-  const outputs = parsed.outputs;
-  const names: string[] = [];
-  const shared: (RegionRef | undefined)[] = [];
-  let binary: boolean | boolean[] = binaryDefault;
-  if (outputs !== undefined) {
-    if (!Array.isArray(outputs)) throw invalid("Request 'outputs' must be a list");
-    const flags: boolean[] = [];
-    for (const output of outputs) {
-      if (!isRecord(output) || typeof output.name !== "string") {
-        throw invalid("Every requested output needs a 'name'");
-      }
-      const params = isRecord(output.parameters) ? output.parameters : {};
-      const ref = regionRef(params, `output '${output.name}'`);
-      // Fails before inference when the region is unknown, as Triton does.
-      if (ref !== undefined) sharedMemory.status(ref.region);
-      shared.push(ref);
-      names.push(output.name);
-      flags.push(typeof params.binary_data === "boolean" ? params.binary_data : binaryDefault);
-    }
-    if (names.length > 0) binary = flags;
-  }
-  const core: CoreRequest = { id, inputs: tensors, outputs: names, arrival: request.arrival };
-  const sequenceId = parameters.sequence_id;
-  if (sequenceId !== undefined) {
-    if (
-      typeof sequenceId !== "string" &&
-      !(Number.isSafeInteger(sequenceId) && sequenceId as number >= 0)
-    ) {
-      throw invalid("Request parameter 'sequence_id' must be an unsigned integer or a string");
-    }
-    core.sequence = {
-      id: sequenceId as number | string,
-      start: parameters.sequence_start === true,
-      end: parameters.sequence_end === true,
-    };
-  }
-  return { core, binary, shared };
-}
-
 /** One model version's routes, with everything that does not vary per request precomputed. */
 class ModelEndpoint {
   readonly metadata: HttpResponse;
   readonly config: HttpResponse;
-  /** Start of every inference response header. */
+  /** Every inference response header, after the id: the model, its version and parameters. */
   readonly #prefix: string;
 
   constructor(readonly model: SimulatedModel, readonly sharedMemory: SharedMemoryRegistry) {
@@ -312,22 +180,21 @@ class ModelEndpoint {
       outputs: tensorMetadata(spec, spec.outputs),
     });
     this.config = json(modelConfig(spec));
-    this.#prefix = `{"model_name":${JSON.stringify(spec.name)},"model_version":"${model.version}"`;
+    const parameters = responseParameters(spec);
+    this.#prefix = `"model_name":${JSON.stringify(spec.name)},"model_version":"${model.version}"` +
+      (parameters === undefined ? "" : `,"parameters":${JSON.stringify(parameters)}`);
   }
 
   infer(request: HttpRequest): Promise<HttpResponse> {
     if (this.model.spec.decoupled !== undefined) {
       // As Triton: responses of a decoupled model need the gRPC stream.
       return Promise.resolve(
-        errorResponse(
-          400,
-          "HTTP end point doesn't support models with decoupled transaction policy",
-        ),
+        plainError(501, "HTTP end point doesn't support models with decoupled transaction policy"),
       );
     }
     let parsed: ParsedInfer;
     try {
-      parsed = parseInfer(request, this.sharedMemory);
+      parsed = parseInfer(request, { sharedMemory: this.sharedMemory, model: this.model.name });
     } catch (error) {
       // Triton counts requests that fail before scheduling as failures of the model.
       this.model.stats.fail.add(performance.now() - request.arrival);
@@ -337,16 +204,14 @@ class ModelEndpoint {
       try {
         return this.#encode(parsed, outputs);
       } catch (error) {
-        return failure(error);
+        return error instanceof HttpStatusError ? error.response : failure(error);
       }
     }, failure);
   }
 
   #encode(parsed: ParsedInfer, outputs: Tensor[]): HttpResponse {
-    let header = this.#prefix;
     const id = parsed.core.id;
-    if (id !== "") header += `,"id":${JSON.stringify(id)}`;
-    header += ',"outputs":[';
+    let header = `{${id === "" ? "" : `"id":${JSON.stringify(id)},`}${this.#prefix},"outputs":[`;
     const parts: Uint8Array[] = [];
     const binary = parsed.binary;
     for (let i = 0; i < outputs.length; i++) {
@@ -364,6 +229,7 @@ class ModelEndpoint {
         header += `,"parameters":{"binary_data_size":${t.data.byteLength}}}`;
         parts.push(t.data);
       } else {
+        checkJsonDatatype(t.datatype, {});
         header += `,"data":${jsonArray(tensorToJson(t.datatype, t.data))}}`;
       }
     }
@@ -407,11 +273,12 @@ function sharedMemoryRoute(
 ): HttpResponse {
   const match = /^(?:\/region\/([^/]+))?\/(status|register|unregister)$/.exec(options.path);
   if (match === null) return NOT_FOUND;
+  const methodNotAllowed = errorResponse(405, "Method Not Allowed");
   const name = match[1] === undefined ? "" : decodeSegment(match[1]);
   const action = match[2];
   const registry = options.registry;
   if (action === "status") {
-    if (request.method !== "GET") return METHOD_NOT_ALLOWED;
+    if (request.method !== "GET") return methodNotAllowed;
     return json(
       registry.status(name).map((r) => ({
         name: r.name,
@@ -421,21 +288,48 @@ function sharedMemoryRoute(
       })),
     );
   }
-  if (request.method !== "POST") return METHOD_NOT_ALLOWED;
+  if (request.method !== "POST") return methodNotAllowed;
   if (action === "unregister") {
     registry.unregister(name);
-    return OK;
+    return OK_JSON;
   }
   if (name === "") return NOT_FOUND;
   const body = requestJson(request);
   const { key, offset = 0, byte_size: byteSize } = isRecord(body) ? body : {};
-  if (
-    typeof key !== "string" || !Number.isSafeInteger(offset) || !Number.isSafeInteger(byteSize)
-  ) {
-    throw invalid("Shared memory register needs 'key', 'offset' and 'byte_size'");
+  for (const [field, value] of [["key", key], ["byte_size", byteSize]]) {
+    if (value === undefined) {
+      throw invalid(`Shared memory register request has no '${field}' field`);
+    }
+  }
+  if (typeof key !== "string") throw unparsable("key", "JSON non-string as string");
+  if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(byteSize)) {
+    throw unparsable(Number.isSafeInteger(offset) ? "byte_size" : "offset", "JSON non-number");
   }
   registry.register({ name, key, offset: offset as number, byteSize: byteSize as number });
-  return OK;
+  return OK_JSON;
+}
+
+/** Triton built for CPU: no CUDA region exists, and none can be registered. */
+function cudaSharedMemoryRoute(request: HttpRequest, path: string): HttpResponse {
+  const match = /^\/v2\/cudasharedmemory(?:\/region\/([^/]+))?\/(status|register|unregister)$/
+    .exec(path);
+  if (match === null) return NOT_FOUND;
+  const name = match[1] === undefined ? "" : decodeSegment(match[1]);
+  if (request.method !== (match[2] === "status" ? "GET" : "POST")) {
+    return errorResponse(405, "Method Not Allowed");
+  }
+  switch (match[2]) {
+    case "status":
+      if (name === "") return json([]);
+      return errorResponse(404, `Unable to find cuda shared memory region: '${name}'`);
+    case "unregister":
+      return OK_JSON;
+    default:
+      return errorResponse(
+        400,
+        `failed to register CUDA shared memory region: '${name}', GPUs not supported`,
+      );
+  }
 }
 
 /** Triton's global trace settings: GET reads them, POST updates them and answers with all. */
@@ -460,6 +354,17 @@ export function createKServeHandler(
   const endpoint = (name: string, version: string | undefined) =>
     endpoints.get(repository.get(name, version))!;
 
+  /** The endpoint, or undefined where Triton answers a text/plain 404 (inference, readiness). */
+  const endpointOrError = (name: string, version: string | undefined) => {
+    try {
+      return endpoint(name, version);
+    } catch {
+      return undefined;
+    }
+  };
+  const notFound = (name: string, version: string | undefined) =>
+    plainError(404, unknownModel(name, version).message);
+
   function modelRoute(request: HttpRequest, path: string): HttpResponse | Promise<HttpResponse> {
     const parts = path.split("/");
     if (parts.length === 1 && parts[0] === "stats") {
@@ -479,7 +384,7 @@ export function createKServeHandler(
     switch (action) {
       case "infer":
         if (method !== "POST") return METHOD_NOT_ALLOWED;
-        return endpoint(name, version).infer(request);
+        return endpointOrError(name, version)?.infer(request) ?? notFound(name, version);
       case "":
         if (method !== "GET") return METHOD_NOT_ALLOWED;
         return endpoint(name, version).metadata;
@@ -488,18 +393,10 @@ export function createKServeHandler(
         return endpoint(name, version).config;
       case "ready":
         if (method !== "GET") return METHOD_NOT_ALLOWED;
-        try {
-          repository.get(name, version);
-          return OK;
-        } catch (error) {
-          // Triton answers "not ready" with 400 whatever the reason.
-          return errorResponse(400, (error as Error).message);
-        }
+        return endpointOrError(name, version) === undefined ? notFound(name, version) : OK;
       case "stats":
         if (method !== "GET") return METHOD_NOT_ALLOWED;
-        return statistics(
-          version === undefined ? repository.versions(name) : [repository.get(name, version)],
-        );
+        return statistics(repository.statisticsOf(name, version ?? ""));
       default:
         return NOT_FOUND;
     }
@@ -511,9 +408,7 @@ export function createKServeHandler(
     if (path.startsWith("/v2/systemsharedmemory/")) {
       return sharedMemoryRoute(request, { path: path.slice(22), registry: options.sharedMemory });
     }
-    if (path.startsWith("/v2/cudasharedmemory/")) {
-      return errorResponse(400, "CUDA shared memory is not supported: this server has no GPU");
-    }
+    if (path.startsWith("/v2/cudasharedmemory/")) return cudaSharedMemoryRoute(request, path);
     switch (path) {
       case "/v2":
       case "/v2/":
@@ -526,7 +421,9 @@ export function createKServeHandler(
       case "/v2/repository/index":
         if (request.method !== "POST") return METHOD_NOT_ALLOWED;
         return json(
-          repository.models.map((m) => ({ name: m.name, version: m.version, state: "READY" })),
+          [...repository.models]
+            .sort((a, b) => a.name.localeCompare(b.name) || Number(a.version) - Number(b.version))
+            .map((m) => ({ name: m.name, version: m.version, state: "READY" })),
         );
       default:
         return NOT_FOUND;
@@ -538,6 +435,7 @@ export function createKServeHandler(
       // Inference promises settle with a response, errors included.
       return route(request);
     } catch (error) {
+      if (error instanceof HttpStatusError) return error.response;
       return failure(error);
     }
   };

@@ -68,7 +68,7 @@ Deno.test("server metadata, health and readiness", async () => {
     await versioned.body?.cancel();
     assert.equal(versioned.status, 200);
     const [missing, error] = await getJson(`${url}/v2/models/nope/ready`);
-    assert.equal(missing, 400);
+    assert.equal(missing, 404);
     assert.deepEqual(error, { error: "Request for unknown model: 'nope' is not found" });
   });
 });
@@ -197,14 +197,16 @@ Deno.test("invalid requests get Triton's error messages", async () => {
         infer,
         { inputs: [int("INPUT0", [1, 16])] },
         400,
-        "expected 2 inputs but got 1 inputs for model 'simple'. Got input(s) ['INPUT0'], but " +
-        "missing required input(s) ['INPUT1']. Please provide all required input(s).",
+        "[request id: <id_unknown>] expected 2 inputs but got 1 inputs for model 'simple'. Got " +
+        "input(s) ['INPUT0'], but missing required input(s) ['INPUT1']. Please provide all " +
+        "required input(s).",
       ],
       [
         infer,
         { inputs: [int("INPUT0", [1, 16]), { ...int("INPUT1", [1, 16]), datatype: "FP32" }] },
         400,
-        "inference input 'INPUT1' data-type is 'FP32', but model 'simple' expects 'INT32'",
+        "[request id: <id_unknown>] inference input 'INPUT1' data-type is 'FP32', but model " +
+        "'simple' expects 'INT32'",
       ],
       [
         infer,
@@ -221,13 +223,13 @@ Deno.test("invalid requests get Triton's error messages", async () => {
           ],
         },
         400,
-        "inference request batch-size must be <= 8 for 'simple'",
+        "[request id: <id_unknown>] inference request batch-size must be <= 8 for 'simple'",
       ],
       [
         infer,
         { inputs: [int("INPUT0", [1, 16]), { ...int("INPUT1", [1, 16]), data: [1, 2] }] },
-        400,
-        "Unable to parse 'data' of input 'INPUT1': Shape does not match true shape of 'data' field",
+        500,
+        "Failed to parse 'data' field: shape does not match true shape",
       ],
     ];
     for (const [target, body, status, message] of cases) {
@@ -254,10 +256,11 @@ Deno.test("invalid requests get Triton's error messages", async () => {
     });
     assert.equal(short.status, 400);
     assert.deepEqual(await short.json(), {
-      error: "input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 60",
+      error: "[request id: <id_unknown>] input byte size mismatch for input 'INPUT0' for model " +
+        "'simple'. Expected 64, got 60",
     });
     const malformed = await fetch(infer, { method: "POST", body: "{" });
-    assert.equal(malformed.status, 400);
+    assert.equal(malformed.status, 500);
     assert.match(
       (await malformed.json()).error,
       /^failed to parse the request JSON buffer: /,

@@ -119,6 +119,10 @@ function sampler(compute: number | ComputeDistribution, random: () => number): (
 
 function noop(): void {}
 
+function invalid(message: string): ServerError {
+  return new ServerError(message, "invalid_argument");
+}
+
 function shuttingDown(): ServerError {
   return new ServerError("Server is shutting down", "unavailable");
 }
@@ -214,9 +218,16 @@ export class SimulatedModel {
     this.#head = 0;
   }
 
+  /**
+   * A refusal from Triton's request normalization, which names the request id
+   * (`<id_unknown>` without one); lookups of tensor names and the sequence
+   * batcher's checks do not (see tests/triton_parity_test.ts).
+   */
   #error(request: CoreRequest, message: string): ServerError {
-    const prefix = request.id === "" ? "" : `[request id: ${request.id}] `;
-    return new ServerError(prefix + message, "invalid_argument");
+    return new ServerError(
+      `[request id: ${request.id === "" ? "<id_unknown>" : request.id}] ${message}`,
+      "invalid_argument",
+    );
   }
 
   /** Fills in the job's batch size, inputs in model order and output indexes. */
@@ -228,7 +239,7 @@ export class SimulatedModel {
       job.outputs = request.outputs.map((name) => {
         const index = spec.outputs.findIndex((o) => o.name === name);
         if (index < 0) {
-          throw this.#error(request, `unexpected inference output '${name}' for model '${model}'`);
+          throw invalid(`unexpected inference output '${name}' for model '${model}'`);
         }
         return index;
       });
@@ -236,13 +247,10 @@ export class SimulatedModel {
     for (const input of request.inputs) {
       const index = spec.inputs.findIndex((i) => i.name === input.name);
       if (index < 0) {
-        throw this.#error(
-          request,
-          `unexpected inference input '${input.name}' for model '${model}'`,
-        );
+        throw invalid(`unexpected inference input '${input.name}' for model '${model}'`);
       }
       if (inputs[index] !== undefined) {
-        throw this.#error(request, `input '${input.name}' is given more than once`);
+        throw this.#error(request, `input '${input.name}' already exists in request`);
       }
       inputs[index] = input;
     }
@@ -294,7 +302,7 @@ export class SimulatedModel {
         throw this.#error(
           request,
           `unexpected shape for input '${input.name}' for model '${model}'. ` +
-            `Expected [${full.join(",")}], got [${shape.join(",")}]`,
+            `Expected [${full.join(",")}], got [${shape.join(",")}]. `,
         );
       }
       this.#checkSize(request, input);
@@ -314,9 +322,11 @@ export class SimulatedModel {
     const idleMs = this.spec.sequence!.maxSequenceIdleMs;
     const flags = request.sequence;
     const raw = flags?.id ?? 0;
+    if (typeof raw === "string" && !this.spec.sequence!.stringIds) {
+      throw this.#error(request, "correlation ID in request is not an unsigned int");
+    }
     if (raw === 0 || raw === 0n || raw === "") {
-      throw this.#error(
-        request,
+      throw invalid(
         `inference request to model '${model}' must specify a non-zero or non-empty correlation ID`,
       );
     }
@@ -337,8 +347,7 @@ export class SimulatedModel {
     }
     if (flags!.start) {
       if (sequence !== undefined) {
-        throw this.#error(
-          request,
+        throw invalid(
           `inference request for sequence ${id} to model '${model}' has the START flag, ` +
             "but the sequence is already in progress (sequence ids must not be reused while live)",
         );
@@ -346,8 +355,7 @@ export class SimulatedModel {
       sequence = { lastSeen: now, state: { value: undefined } };
       this.#sequences.set(id, sequence);
     } else if (sequence === undefined) {
-      throw this.#error(
-        request,
+      throw invalid(
         `inference request for sequence ${id} to model '${model}' must specify the START flag ` +
           "on the first request of the sequence",
       );

@@ -257,27 +257,31 @@ Deno.test("invalid requests fail with Triton's messages and count as failures", 
     ],
     [
       request([int32("INPUT1", [1, 16])]),
-      "expected 2 inputs but got 1 inputs for model 'simple'. Got input(s) ['INPUT1'], but " +
-      "missing required input(s) ['INPUT0']. Please provide all required input(s).",
+      "[request id: <id_unknown>] expected 2 inputs but got 1 inputs for model 'simple'. Got " +
+      "input(s) ['INPUT1'], but missing required input(s) ['INPUT0']. Please provide all " +
+      "required input(s).",
     ],
     [
       request([fp32("INPUT0", [1, 16]), int32("INPUT1", [1, 16])]),
-      "inference input 'INPUT0' data-type is 'FP32', but model 'simple' expects 'INT32'",
+      "[request id: <id_unknown>] inference input 'INPUT0' data-type is 'FP32', but model " +
+      "'simple' expects 'INT32'",
     ],
     [
       request([int32("INPUT0", [9, 16]), int32("INPUT1", [9, 16])]),
-      "inference request batch-size must be <= 8 for 'simple'",
+      "[request id: <id_unknown>] inference request batch-size must be <= 8 for 'simple'",
     ],
     [
       request([int32("INPUT0", [1, 15]), int32("INPUT1", [1, 15])]),
-      "unexpected shape for input 'INPUT0' for model 'simple'. Expected [-1,16], got [1,15]",
+      "[request id: <id_unknown>] unexpected shape for input 'INPUT0' for model 'simple'. " +
+      "Expected [-1,16], got [1,15]. ",
     ],
     [
       request([
         { ...int32("INPUT0", [1, 16]), data: new Uint8Array(60) },
         int32("INPUT1", [1, 16]),
       ]),
-      "input byte size mismatch for input 'INPUT0' for model 'simple'. Expected 64, got 60",
+      "[request id: <id_unknown>] input byte size mismatch for input 'INPUT0' for model " +
+      "'simple'. Expected 64, got 60",
     ],
     [
       request([int32("INPUT0", [1, 16]), int32("INPUT1", [1, 16])], { outputs: ["OUTPUT9"] }),

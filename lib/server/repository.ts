@@ -1,6 +1,6 @@
 /** The loaded models, looked up by name and version for every front end. */
 import type { ModelSpec } from "./config.ts";
-import { unknownModel } from "./errors.ts";
+import { ServerError, unknownModel } from "./errors.ts";
 import { type ModelOptions, SimulatedModel } from "./model.ts";
 
 export class ModelRepository {
@@ -34,6 +34,28 @@ export class ModelRepository {
     const model = versions.find((m) => m.version === version);
     if (model === undefined) throw unknownModel(name, version);
     return model;
+  }
+
+  /**
+   * The versions ModelStatistics reports: every model for "", every version
+   * of `name` for version "". Triton refuses unknown ones as invalid
+   * arguments, in words of its own.
+   */
+  statisticsOf(name: string, version: string): readonly SimulatedModel[] {
+    if (name === "") return this.models;
+    const versions = this.#byName.get(name);
+    if (versions === undefined) {
+      throw new ServerError(`requested model '${name}' is not available`, "invalid_argument");
+    }
+    if (version === "") return versions;
+    const model = versions.find((m) => m.version === version);
+    if (model === undefined) {
+      throw new ServerError(
+        `requested model version is not available for model '${name}'`,
+        "invalid_argument",
+      );
+    }
+    return [model];
   }
 
   close(): void {

@@ -14,11 +14,17 @@ class ManualClock implements Clock {
   }
 }
 
-function accumulator(clock: Clock, idleMs = 1000): SimulatedModel {
+function accumulator(
+  clock: Clock,
+  options: { idleMs?: number; stringIds?: boolean } = {},
+): SimulatedModel {
   const [spec] = resolveModelSpecs([{
     name: "acc",
     kind: "accumulate",
-    sequence_batching: { max_sequence_idle_ms: idleMs },
+    sequence_batching: {
+      max_sequence_idle_ms: options.idleMs ?? 1000,
+      string_ids: options.stringIds ?? false,
+    },
     inputs: [{ name: "INPUT", datatype: "INT32", dims: [2] }],
     outputs: [{ name: "OUTPUT", datatype: "INT32", dims: [2] }],
   }], "test");
@@ -48,7 +54,7 @@ async function send(model: SimulatedModel, values: number[], sequence?: Sequence
 const step = (id: number | string, start = false, end = false) => ({ id, start, end });
 
 Deno.test("an accumulator sums each sequence separately", async () => {
-  const model = accumulator(new ManualClock());
+  const model = accumulator(new ManualClock(), { stringIds: true });
   assert.deepEqual(await send(model, [1, 2], step(7, true)), [1, 2]);
   assert.deepEqual(await send(model, [5, 5], step("s", true)), [5, 5]);
   assert.deepEqual(await send(model, [1, 2], step(7)), [2, 4]);
@@ -60,8 +66,13 @@ Deno.test("an accumulator sums each sequence separately", async () => {
 
 Deno.test("sequence protocol violations are rejected", async () => {
   const clock = new ManualClock();
-  const model = accumulator(clock, 100);
+  const model = accumulator(clock, { idleMs: 100 });
   await assert.rejects(send(model, [1, 1]), /must specify a non-zero or non-empty correlation ID/);
+  // Triton takes string ids only when the model's sequence batcher declares them.
+  await assert.rejects(
+    send(model, [1, 1], step("s", true)),
+    /^ServerError: \[request id: <id_unknown>\] correlation ID in request is not an unsigned int$/,
+  );
   await assert.rejects(send(model, [1, 1], step(0, true)), /non-zero or non-empty correlation ID/);
   await assert.rejects(
     send(model, [1, 1], step(3)),
@@ -76,7 +87,7 @@ Deno.test("sequence protocol violations are rejected", async () => {
     "an idle sequence is released",
   );
   assert.deepEqual(await send(model, [2, 2], step(4, true)), [2, 2]);
-  assert.equal(model.stats.fail.count, 5);
+  assert.equal(model.stats.fail.count, 6);
 });
 
 Deno.test("accumulate needs sequence batching and one matching tensor", () => {

@@ -81,11 +81,13 @@ export class SharedMemoryRegistry {
     try {
       file = Deno.openSync(path, { read: true, write: true });
     } catch (error) {
-      throw invalid(
-        `Unable to open shared memory region: '${status.key}': ` +
+      // Triton's words and status; Deno's refusal is this server's own, so it says why.
+      throw new ServerError(
+        `Unable to open shared memory region: '${status.key}'` +
           (error instanceof Deno.errors.NotCapable
-            ? "the server needs --allow-all, without which Deno denies access to /dev/shm"
-            : (error as Error).message),
+            ? ": the server needs --allow-all, without which Deno denies access to /dev/shm"
+            : ""),
+        "internal",
       );
     }
     const size = file.statSync().size;
@@ -135,9 +137,11 @@ export class SharedMemoryRegistry {
   /** Writes an output to `ref`, which must be large enough. */
   write(ref: RegionRef, data: Uint8Array, what: string): void {
     if (data.byteLength > ref.byteSize) {
-      throw invalid(
+      // An internal error in Triton too: the request was valid until the outputs came.
+      throw new ServerError(
         `shared memory size specified with the request for ${what} (${ref.byteSize} bytes) ` +
           `should be at least ${data.byteLength} bytes to hold the results`,
+        "internal",
       );
     }
     const { file, offset } = this.#locate(ref, what);
@@ -153,7 +157,7 @@ export class SharedMemoryRegistry {
   #locate(ref: RegionRef, what: string): { file: Deno.FsFile; offset: number } {
     const region = this.#regions.get(ref.region);
     if (region === undefined) {
-      throw invalid(`Unable to find shared memory region: '${ref.region}'`);
+      throw new ServerError(`Unable to find shared memory region: '${ref.region}'`, "not_found");
     }
     if (ref.offset + ref.byteSize > region.status.byteSize) {
       throw invalid(

@@ -4,7 +4,7 @@
  * ModelStreamInfer stream (decoupled models: 0..N responses per request).
  */
 import { connect, describeError, type Endpoint } from "../http1/connect.ts";
-import { ConnectionError, InferError, ProtocolError, TimeoutError } from "../errors.ts";
+import { ConnectionError, InferError, oneLine, ProtocolError, TimeoutError } from "../errors.ts";
 import type { InferOptions, InferSession, OutputTensors, PreparedRequest } from "../types.ts";
 import type { Tensor } from "../../types/tensor.ts";
 import type { RequestTiming } from "../../types/timing.ts";
@@ -134,7 +134,7 @@ export function callError(state: CallState): InferError {
       Status.UNKNOWN,
     );
   }
-  const message = decodeGrpcMessage(state.message);
+  const message = oneLine(decodeGrpcMessage(state.message));
   return new InferError(
     `Server returned ${statusName(state.status)}: ${message || "no message"}`,
     state.status,
@@ -501,7 +501,9 @@ export class StreamSession extends SessionBase {
     readStreamResponse(body, this.#walker, response);
     if (response.error !== "") {
       timing.recvStart = now;
-      this.fail(new InferError(`Server returned an error: ${response.error}`, Status.UNKNOWN));
+      this.fail(
+        new InferError(`Server returned an error: ${oneLine(response.error)}`, Status.UNKNOWN),
+      );
       return;
     }
     if (response.hasOutputs || !this.#decoupled) {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { concatBytes } from "../../input/codec.ts";
 import { ProtocolError } from "../errors.ts";
 import { decodeMessage, encodeMessage, type Fields, Messages } from "./messages.ts";
 import { readStreamResponse, type StreamResponse, Walker } from "./_stream_response.ts";
@@ -140,7 +141,7 @@ Deno.test("stream framing: every split of real responses across DATA frames read
     }),
     new Uint8Array(0),
   ];
-  const wire = concat(messages.map((message) => frameMessage(message, false)));
+  const wire = concatBytes(messages.map((message) => frameMessage(message, false)));
   const expected = messages.map(summary);
   const check = (frames: Uint8Array[], label: string) => {
     const got: string[] = [];
@@ -175,14 +176,4 @@ function summary(message: Uint8Array): string {
   if (message.length === 0) return "empty";
   const response = read(message);
   return `${message.length}:${response.hasOutputs}:${response.final}:${response.error}`;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }

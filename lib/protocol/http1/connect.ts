@@ -40,6 +40,12 @@ export function formatAddress(hostname: string, port: number): string {
 /** "Connection refused (os error 111)" -> "connection refused". */
 export function describeError(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
+  // rustls's words (and a link to its manual) for a peer that hung up mid-TLS: gRPC servers that
+  // require a client certificate do so right after the handshake when none was sent.
+  if (/peer closed connection without sending TLS close_notify/.test(text)) {
+    return "the server closed the TLS connection (as a server that requires a client " +
+      "certificate does when none is sent)";
+  }
   const plain = text.replace(/\s*\(os error \d+\)$/, "");
   return plain.charAt(0).toLowerCase() + plain.slice(1);
 }

@@ -1,0 +1,322 @@
+/**
+ * End to end against the real Triton server (tests/_triton.ts) with the
+ * identity backend's models of fixtures/triton/models: every protocol path
+ * (HTTP binary and JSON tensors, gRPC unary and streaming, async), sequences,
+ * dynamic batching and -b, system shared memory, BYTES/INT32/FP16 tensors,
+ * validation data, model versions, and the server's statistics against the
+ * configured `execute_delay_ms` (one 10 ms instance: ~100 infer/s, and each
+ * request in flight beyond the first waits one more delay in the queue).
+ *
+ * One server serves every test of the file. Tolerances hold on a loaded
+ * 2-core machine but catch a wrong formula or a lost request.
+ */
+import assert from "node:assert/strict";
+import { type CliResult, profileSlowModel, runCli, within } from "./_helpers.ts";
+import { sharedMemoryArgs, startTriton, triton, tritonTest } from "./_triton.ts";
+import { makeCertificates } from "./_certs.ts";
+
+const server = "reason" in triton ? undefined : await startTriton();
+const http = ["-u", server?.http ?? ""];
+const grpc = ["-i", "grpc", "-u", server?.grpc ?? ""];
+const data = (name: string) => new URL(`../fixtures/triton/data/${name}`, import.meta.url).pathname;
+
+/** The number the report prints after `label` (the first match). */
+function reported(cli: CliResult, label: string): number {
+  const match = new RegExp(`${label}:? (-?[\\d.]+)`).exec(cli.stdout);
+  assert.ok(match, `"${label}" in\n${cli.stdout}`);
+  return Number(match[1]);
+}
+
+/** Runs the CLI and requires exit 0 with no failed request. */
+async function ok(args: string[], options: { permissions?: string[] } = {}): Promise<CliResult> {
+  const cli = await runCli(args, { timeoutMs: 30_000, ...options });
+  assert.equal(cli.code, 0, `inferperf ${args.join(" ")}\n${cli.stderr}${cli.stdout}`);
+  assert.doesNotMatch(cli.stdout, /Failed requests/);
+  return cli;
+}
+
+tritonTest("HTTP and gRPC unary follow Little's law on the 10 ms model", async () => {
+  for (const target of [http, grpc]) {
+    const { column } = await profileSlowModel(target, { windowMs: 500 });
+    // The queue grows by one delay per request in flight beyond the first.
+    within(column(4, "Server Queue"), 30_000, 0.25, `${target[1]}: queue at concurrency 4`);
+    assert.ok(column(1, "Server Queue") < 2_000, `${target[1]}: no queue at concurrency 1`);
+  }
+});
+
+tritonTest("gRPC streaming and async keep two requests in flight on the 10 ms model", async () => {
+  for (const mode of [[...grpc, "--streaming"], [...grpc, "--async"], [...http, "--async"]]) {
+    const cli = await ok([
+      "-m",
+      "slow",
+      ...mode,
+      "--concurrency-range",
+      "2",
+      "--request-count",
+      "100",
+    ]);
+    const what = mode.join(" ");
+    assert.match(cli.stdout, /Using asynchronous calls for inference/, what);
+    within(reported(cli, "Throughput"), 100, 0.2, `${what}: throughput`);
+    within(reported(cli, "Avg latency"), 20_000, 0.25, `${what}: latency`);
+    within(reported(cli, "queue"), 10_000, 0.3, `${what}: server queue`);
+    within(reported(cli, "compute infer"), 10_000, 0.2, `${what}: server compute`);
+  }
+});
+
+tritonTest(
+  "every path returns what was sent: validation data over each protocol and format",
+  async () => {
+    const paths = [
+      http,
+      [...http, "--input-tensor-format", "json", "--output-tensor-format", "json"],
+      grpc,
+      [...grpc, "--streaming"],
+    ];
+    // INT32 and FP16 together, BYTES of several lengths (empty, non-ASCII), FP32.
+    const models = [
+      ["identity_fp32", "identity_fp32.json"],
+      ["strings", "strings.json"],
+      ["mixed", "mixed.json"],
+    ];
+    for (const [model, file] of models) {
+      for (const path of paths) {
+        // Triton takes FP16 only as binary data; tests/triton_errors_test.ts covers the refusal.
+        if (model === "mixed" && path.includes("json")) continue;
+        const cli = await ok([
+          "-m",
+          model,
+          ...path,
+          "--input-data",
+          data(file),
+          "--request-count",
+          "20",
+        ]);
+        assert.match(cli.stdout, /Request count: 20\n/, `${model} ${path.join(" ")}`);
+      }
+    }
+    // A wrong expectation fails: the outputs were compared, not merely received.
+    const wrong = await Deno.makeTempFile({ suffix: ".json" });
+    try {
+      const values = JSON.parse(await Deno.readTextFile(data("strings.json")));
+      values.validation_data[0].OUTPUT0[2] = "tensor of four";
+      await Deno.writeTextFile(wrong, JSON.stringify(values));
+      const cli = await runCli([
+        "-m",
+        "strings",
+        ...grpc,
+        "--input-data",
+        wrong,
+        "--request-count",
+        "4",
+      ]);
+      assert.equal(cli.code, 3, cli.stderr + cli.stdout);
+      assert.match(
+        cli.stdout,
+        /OUTPUT0 at ".*" data\[0\], element 2: expected "tensor of four", got "tensor of three"/,
+      );
+    } finally {
+      await Deno.remove(wrong);
+    }
+  },
+);
+
+tritonTest(
+  "sequences: Triton's sequence batcher accepts every start, end and correlation id",
+  async () => {
+    // Each run takes its own ids: the sequences a run leaves open stay live until the idle timeout.
+    const runs = [
+      [...http, "--sequence-id-range", "1000:1099"],
+      [...grpc, "--sequence-id-range", "2000:2099"],
+      [...grpc, "--streaming", "--sequence-id-range", "3000:3099"],
+    ];
+    for (const run of runs) {
+      // Streams of 3 and 2 steps, validated step by step: a request sent out of its sequence's
+      // order, or without START on its first step, fails.
+      const cli = await ok([
+        "-m",
+        "sequence",
+        ...run,
+        "--input-data",
+        data("sequence.json"),
+        "--concurrency-range",
+        "4",
+        "--request-count",
+        "60",
+      ]);
+      assert.match(cli.stdout, /Request count: 60\n/);
+    }
+  },
+);
+
+tritonTest(
+  "-b 4 and the dynamic batcher: the delay is paid per execution, not per request",
+  async () => {
+    for (const target of [http, grpc]) {
+      // One request of 4 per execution: ~4 x 100 infer/s.
+      const b4 = await ok(["-m", "batched", ...target, "-b", "4", "--request-count", "100"]);
+      within(reported(b4, "Throughput"), 400, 0.2, `${target[1]}: -b 4`);
+      assert.equal(reported(b4, "Inference count"), 4 * reported(b4, "Execution count"));
+      // 8 requests of 1 in flight: the batcher joins them, far beyond one request per delay.
+      const c8 = await ok([
+        "-m",
+        "batched",
+        ...target,
+        "--concurrency-range",
+        "8",
+        "--request-count",
+        "400",
+      ]);
+      assert.ok(reported(c8, "Throughput") > 300, `${target[1]}: batched at 8\n${c8.stdout}`);
+      assert.ok(
+        reported(c8, "Execution count") * 3 < reported(c8, "Inference count"),
+        `${target[1]}: batches of 3 or more\n${c8.stdout}`,
+      );
+    }
+  },
+);
+
+tritonTest(
+  "system shared memory: Triton reads the inputs and writes the outputs in place",
+  async () => {
+    const leftovers = async () =>
+      new TextDecoder().decode(
+        (await new Deno.Command("ls", { args: ["-1", "/dev/shm"] }).output()).stdout,
+      ).split("\n").filter((name) => name.startsWith("inferperf_"));
+    const before = await leftovers();
+    for (const target of [http, grpc, [...grpc, "--streaming"]]) {
+      // Deno grants /dev/shm only to --allow-all programs.
+      const cli = await ok([
+        ...sharedMemoryArgs(target, 64),
+        "--input-data",
+        data("identity_fp32.json"),
+        "--request-count",
+        "20",
+      ], { permissions: ["-A"] });
+      assert.match(cli.stdout, /Request count: 20\n/);
+    }
+    assert.deepEqual(await leftovers(), before, "every region unregistered and removed");
+  },
+);
+
+tritonTest("model versions: -x picks the version whose statistics grow", async () => {
+  const inferences = async (version: number) => {
+    const response = await fetch(
+      `http://${server!.http}/v2/models/versioned/versions/${version}/stats`,
+    );
+    const { model_stats: [stats] } = await response.json();
+    return stats.inference_count as number;
+  };
+  for (const [version, target] of [[1, http], [2, grpc]] as const) {
+    const other = 3 - version;
+    const [mine, theirs] = [await inferences(version), await inferences(other)];
+    const cli = await ok([
+      "-m",
+      "versioned",
+      "-x",
+      String(version),
+      ...target,
+      "--request-count",
+      "30",
+    ]);
+    assert.equal(reported(cli, "Inference count"), 30);
+    // Discovery sends no inference; the warm-up and the window's requests all went to `version`.
+    assert.ok((await inferences(version)) - mine >= 30, `version ${version}`);
+    assert.equal(await inferences(other), theirs, `version ${other} untouched`);
+  }
+});
+
+tritonTest(
+  "a decoupled model over the stream: one response per request, flagged final",
+  async () => {
+    const cli = await ok([
+      "-m",
+      "decoupled",
+      ...grpc,
+      "--streaming",
+      "--concurrency-range",
+      "2",
+      "--request-count",
+      "100",
+    ]);
+    assert.equal(reported(cli, "Response Throughput"), reported(cli, " {4}Throughput"));
+  },
+);
+
+tritonTest("open loop: a request rate below capacity is met with the model's latency", async () => {
+  const cli = await ok([
+    "-m",
+    "slow",
+    ...http,
+    "--request-rate-range",
+    "40",
+    "--request-count",
+    "80",
+    "--ignore-send-lag",
+  ]);
+  within(reported(cli, "Throughput"), 40, 0.15, "throughput");
+  within(reported(cli, "Avg latency"), 10_500, 0.3, "latency");
+});
+
+tritonTest(
+  "gRPC over mutual TLS: Triton's gRPC core takes inferperf's TLS and HTTP/2",
+  async () => {
+    const certs = await makeCertificates();
+    const secure = await startTriton({
+      args: [
+        "--grpc-use-ssl-mutual=true",
+        `--grpc-server-cert=${certs.path("server.pem")}`,
+        `--grpc-server-key=${certs.path("server.key")}`,
+        `--grpc-root-cert=${certs.path("ca.pem")}`,
+      ],
+    });
+    try {
+      const url = ["-i", "grpc", "-u", `localhost:${secure.grpc.split(":")[1]}`];
+      const trust = [
+        "--ssl-grpc-use-ssl",
+        "--ssl-grpc-root-certifications-file",
+        certs.path("ca.pem"),
+      ];
+      const identity = [
+        "--ssl-grpc-certificate-chain-file",
+        certs.path("client.pem"),
+        "--ssl-grpc-private-key-file",
+        certs.path("client.key"),
+      ];
+      for (const mode of [[], ["--streaming"]]) {
+        const args = ["-m", "identity_fp32", ...url, ...mode, ...trust, ...identity];
+        const cli = await ok([
+          ...args,
+          "--input-data",
+          data("identity_fp32.json"),
+          "--request-count",
+          "20",
+        ]);
+        assert.match(cli.stdout, /Request count: 20\n/);
+      }
+      // Without a client certificate Triton drops the handshake: one line, before any load.
+      const refused = await runCli([
+        "-m",
+        "identity_fp32",
+        ...url,
+        ...trust,
+        "--request-count",
+        "5",
+      ]);
+      assert.equal(refused.code, 3, refused.stderr + refused.stdout);
+      assert.match(
+        refused.stderr,
+        /^error: [^\n]*"localhost:\d+"[^\n]*the server closed the TLS connection \(as a server that requires a client certificate does when none is sent\)\n$/,
+      );
+    } finally {
+      await secure.stop();
+      await Deno.remove(certs.dir, { recursive: true });
+    }
+  },
+);
+
+tritonTest("the server stops on SIGTERM once the runs are over (no stream left open)", async () => {
+  const started = performance.now();
+  await server!.stop();
+  assert.ok(performance.now() - started < 2_500, "within --exit-timeout-secs=1, not killed");
+});
