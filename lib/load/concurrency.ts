@@ -8,8 +8,18 @@ import type { InferenceClient, InferOptions, InferSession } from "../protocol/ty
 import type { RequestTiming } from "../types/timing.ts";
 import type { RequestFeed } from "./feed.ts";
 
-/** Pause after a connection failure so a dead server does not turn into a busy loop of errors. */
-const CONNECTION_RETRY_MS = 50;
+/**
+ * Pauses after connection failures in a row, doubling from the first to the
+ * last, so that a dead server does not turn into a busy loop of errors and a
+ * restarted one is found again within the last pause.
+ */
+export const CONNECTION_BACKOFF_MS = { first: 50, max: 500 };
+
+/** The pause after `failures` connection failures in a row (from 1). */
+export function connectionBackoffMs(failures: number): number {
+  const { first, max } = CONNECTION_BACKOFF_MS;
+  return Math.min(max, first * 2 ** Math.min(failures - 1, 16));
+}
 
 export interface ConcurrencyLoadOptions {
   /**
@@ -72,6 +82,7 @@ export class ConcurrencyLoad {
     let session = reused;
     const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
     const feed = this.#feed;
+    let failures = 0;
     while (this.#running && this.#budget > 0) {
       this.#budget--;
       const request = feed.next(lane);
@@ -82,11 +93,14 @@ export class ConcurrencyLoad {
         const mismatch = check?.(outputs ?? []);
         if (mismatch === undefined) this.#recorder!.record(timing);
         else this.#recorder!.recordError(mismatch, timing);
+        failures = 0;
       } catch (e) {
         // A request that had a session was sent (or tried): its timing dates it in the export.
         this.#recorder!.recordError(e instanceof Error ? e.message : String(e), session && timing);
         if (e instanceof ConnectionError) {
-          await new Promise((r) => setTimeout(r, CONNECTION_RETRY_MS));
+          await new Promise((r) => setTimeout(r, connectionBackoffMs(++failures)));
+        } else {
+          failures = 0;
         }
       }
     }

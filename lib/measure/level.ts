@@ -83,7 +83,14 @@ export interface LevelOptions extends MeasurementOptions {
 /** The --max-send-lag default: perf_analyzer's bound for a "delayed" send. */
 export const DEFAULT_MAX_SEND_LAG_MS = 1;
 
-/** A window had no successful request: perf_analyzer's exit code 3. */
+/**
+ * Windows in a row without a successful request that end the level. One
+ * alone (perf_analyzer's rule) would end a sweep at a server's restart; three,
+ * the stability rule's span, tell a server gone for good.
+ */
+export const MAX_EMPTY_WINDOWS = STABILITY_WINDOWS;
+
+/** The level's windows had no successful request: perf_analyzer's exit code 3. */
 export class NoValidRequestsError extends Error {
   override name = "NoValidRequestsError";
   constructor(readonly data: WindowData) {
@@ -105,10 +112,14 @@ function summarize(
   const percentiles = options.percentile === undefined ? [] : [options.percentile];
   const deltas = merged.map((w) => w.serverStats).filter((s) => s !== undefined);
   const llm = summarizeTokens(merged, { ...options.tokens, percentiles });
+  const client = summarizeClient(merged, { batchSize: options.batchSize, percentiles });
+  // Figures come from the stable windows, but a failure in any window of the
+  // level happened: an outage before the level settled must still be reported.
+  const { errorCount, errors } = summarizeClient(all, { batchSize: options.batchSize });
   return {
     mode: options.mode,
     value: options.value,
-    client: summarizeClient(merged, { batchSize: options.batchSize, percentiles }),
+    client: { ...client, errorCount, errors },
     server: deltas.length === merged.length && deltas.length > 0
       ? summarizeServer(deltas, { model: options.model })
       : undefined,
@@ -169,7 +180,8 @@ function stableWindows(windows: readonly WindowData[], options: LevelOptions): b
 
 /**
  * Runs the level. Returns the merged result of the stable windows (or of the
- * last ones, `stable: false`); throws NoValidRequestsError for an empty window.
+ * last ones, `stable: false`); throws NoValidRequestsError after
+ * MAX_EMPTY_WINDOWS empty windows in a row, or when the last window is empty.
  * A soft interrupt ends the level after the current window.
  */
 export async function measureLevel(load: LevelLoad, options: LevelOptions): Promise<LevelResult> {
@@ -199,6 +211,7 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
   }
 
   const windows: WindowData[] = [];
+  let emptyInARow = 0;
   let before = await snapshot(options);
   await coordinator?.ready();
   recorder.rotate();
@@ -223,18 +236,22 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
       windows.push(window);
       options.onWindow?.(window, trial);
       const empty = window.latenciesUs.length === 0;
+      emptyInARow = empty ? emptyInARow + 1 : 0;
+      const last = interrupt.soft || trial + 1 === options.maxTrials;
+      // A level that ends on an empty window has nothing to report.
+      const failed = emptyInARow === MAX_EMPTY_WINDOWS || (empty && last);
       // Every rank learns that one stops (failed, interrupted, out of trials) before it throws.
       const verdict = coordinator && await coordinator.agree({
-        stable: !empty && stableWindows(windows, options),
-        stop: empty || interrupt.soft || trial + 1 === options.maxTrials,
+        stable: emptyInARow === 0 && stableWindows(windows, options),
+        stop: failed || last,
       });
-      if (empty) throw new NoValidRequestsError(window);
+      if (failed || (empty && verdict?.stop)) throw new NoValidRequestsError(window);
       // Only the last three windows can still be merged into the result.
       if (windows.length > STABILITY_WINDOWS) {
         releaseSamples(windows[windows.length - 1 - STABILITY_WINDOWS]);
       }
       const recent = windows.slice(-STABILITY_WINDOWS);
-      if (verdict?.stable ?? stableWindows(windows, options)) {
+      if (verdict?.stable ?? (emptyInARow === 0 && stableWindows(windows, options))) {
         return released(summarize(recent, windows, { ...options, stable: true }));
       }
       if (verdict?.stop || interrupt.soft) break;

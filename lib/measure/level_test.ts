@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Interrupt } from "./interrupt.ts";
 import type { RequestTiming } from "../types/timing.ts";
 import { LatencyHistogram } from "./histogram.ts";
-import { type LevelLoad, measureLevel } from "./level.ts";
+import { type LevelLoad, MAX_EMPTY_WINDOWS, measureLevel, NoValidRequestsError } from "./level.ts";
 import type { Recorder } from "./recorder.ts";
 import type { WindowData } from "../types/results.ts";
 
@@ -67,4 +67,75 @@ Deno.test("windows drop their exact samples once no summary needs them; histogra
   assert.equal(result.client.requestCount, reported, "summarized before the samples went");
   assert.equal(result.openLoop!.sendCount, reported);
   assert.ok(Math.abs(result.client.avgLatencyUs - 2000) < 1);
+});
+
+/** A closed loop stand-in whose requests fail while `failing()` holds. */
+function outageLoad(failing: () => boolean): LevelLoad {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 1 };
+  return {
+    start({ recorder }: { recorder: Recorder }) {
+      timer = setInterval(() => {
+        timing.end = timing.recvStart = performance.now();
+        timing.start = timing.sendEnd = timing.end - 1;
+        if (failing()) recorder.recordError("connection refused", timing);
+        else recorder.record(timing);
+      }, 1);
+    },
+    stop() {
+      clearInterval(timer);
+      return Promise.resolve();
+    },
+    drained: () => Promise.resolve(),
+  };
+}
+
+const OUTAGE_LEVEL = {
+  mode: "concurrency" as const,
+  value: 1,
+  model: "m",
+  batchSize: 1,
+  measurementMode: "time_windows" as const,
+  measurementIntervalMs: 100,
+  measurementRequestCount: 0,
+  stabilityPercentage: 100,
+  maxTrials: 10,
+  requestCount: 0,
+  warmupRequestCount: 0,
+};
+
+Deno.test("a level goes on through two empty windows (a restart) and reports their failures", async () => {
+  const windows: WindowData[] = [];
+  let empty = 0;
+  // The second and third windows fail whole: onWindow runs right after a window ends.
+  const result = await measureLevel(
+    outageLoad(() => windows.length === 1 || windows.length === 2),
+    {
+      ...OUTAGE_LEVEL,
+      interrupt: new Interrupt(),
+      onWindow: (window) => {
+        windows.push(window);
+        if (window.latenciesUs.length === 0) empty++;
+      },
+    },
+  );
+  assert.equal(empty, MAX_EMPTY_WINDOWS - 1);
+  assert.ok(windows.length > MAX_EMPTY_WINDOWS, "measured past the outage");
+  const failed = windows.reduce((n, w) => n + w.errorCount, 0);
+  assert.ok(failed > 10, `${failed} failures`);
+  assert.equal(result.client.errorCount, failed, "every window's failures, not the stable ones'");
+  assert.deepEqual(result.client.errors, [["connection refused", failed]]);
+});
+
+Deno.test("three empty windows in a row end the level: the server is gone", async () => {
+  let windows = 0;
+  await assert.rejects(
+    measureLevel(outageLoad(() => true), {
+      ...OUTAGE_LEVEL,
+      interrupt: new Interrupt(),
+      onWindow: () => windows++,
+    }),
+    NoValidRequestsError,
+  );
+  assert.equal(windows, MAX_EMPTY_WINDOWS);
 });

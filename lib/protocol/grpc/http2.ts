@@ -100,6 +100,7 @@ export class Http2Session {
 
   #closed = false;
   #goaway = false;
+  #goawayCode: number | undefined;
   #closeNotified = false;
   #error: Error | undefined;
 
@@ -230,7 +231,11 @@ export class Http2Session {
 
   /** The transport ended (EOF or error): every open stream fails with `error`. */
   transportClosed(error?: Error): void {
-    this.#fail(error ?? new Http2Error("The connection was closed by the peer"), false);
+    // After a GOAWAY the streams it kept die with the connection: say which the peer sent.
+    const after = this.#goawayCode === undefined
+      ? ""
+      : ` after GOAWAY ${errorName(this.#goawayCode)}`;
+    this.#fail(error ?? new Http2Error(`The connection was closed by the peer${after}`), false);
   }
 
   /** Sends GOAWAY, lets queued frames go out, then closes the transport. */
@@ -422,6 +427,7 @@ export class Http2Session {
     const last = readUint32(payload, 0) & MAX_STREAM_ID;
     const code = readUint32(payload, 4);
     this.#goaway = true;
+    this.#goawayCode = code;
     const detail = new TextDecoder().decode(payload.subarray(8));
     for (const stream of [...this.#streams.values()]) {
       if (stream.id <= last) continue;

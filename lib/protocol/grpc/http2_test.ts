@@ -230,3 +230,15 @@ Deno.test("GOAWAY fails streams the server did not take as retryable, keeps the 
   assert.equal(session.usable, false);
   session.close();
 });
+
+Deno.test("a stream GOAWAY kept that dies with the connection names the GOAWAY", async () => {
+  const session = new Http2Session({ write: () => Promise.resolve(), close() {} }, {
+    role: "client",
+  });
+  const kept = new Collector();
+  session.request(kept, REQUEST, false);
+  session.receive(frame(7, 0, 0, [0, 0, 0, 1, 0, 0, 0, 0]));
+  session.transportClosed();
+  await kept.ended.promise;
+  assert.equal(kept.error!.message, "The connection was closed by the peer after GOAWAY NO_ERROR");
+});
