@@ -70,6 +70,39 @@ export interface FaultServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Accepts loopback connections on a free port, each handed to `serve` until
+ * its promise settles; stop() closes the listener and every open connection.
+ */
+function acceptOn(serve: (conn: Deno.Conn) => Promise<void>): Omit<FaultServer, "infers"> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  let stopping: Promise<void> | undefined;
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      conns.add(conn);
+      serve(conn).finally(() => conns.delete(conn));
+    }
+  })().catch(() => {});
+  return {
+    addr: `127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    stop() {
+      stopping ??= (async () => {
+        listener.close();
+        for (const conn of conns) {
+          try {
+            conn.close();
+          } catch {
+            // Closed by its server already.
+          }
+        }
+        await accepting;
+      })();
+      return stopping;
+    },
+  };
+}
+
 /** Where the blank line after a request head starts (bodies are binary: search bytes). */
 function headEnd(buffer: Uint8Array): number {
   for (let i = 0; i + 3 < buffer.length; i++) {
@@ -131,11 +164,8 @@ export function httpFaultServer(
   counted: string,
   answer: (path: string, n?: number) => Answer,
 ): FaultServer {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const conns = new Set<Deno.Conn>();
   let infers = 0;
-  let stopping: Promise<void> | undefined;
-  const serve = async (conn: Deno.Conn) => {
+  const server = acceptOn(async (conn) => {
     try {
       for await (const { path } of requests(conn)) {
         const reply = answer(path, path === counted ? ++infers : undefined);
@@ -152,32 +182,17 @@ export function httpFaultServer(
     } catch {
       // The client went away or the test stopped the server.
     } finally {
-      conns.delete(conn);
       try {
         conn.close();
       } catch {
         // Already closed by stop().
       }
     }
-  };
-  const accepting = (async () => {
-    for await (const conn of listener) {
-      conns.add(conn);
-      serve(conn);
-    }
-  })().catch(() => {});
+  });
   return {
-    addr: `127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    ...server,
     get infers() {
       return infers;
-    },
-    stop() {
-      stopping ??= (async () => {
-        listener.close();
-        for (const conn of conns) conn.close();
-        await accepting;
-      })();
-      return stopping;
     },
   };
 }
@@ -196,67 +211,6 @@ export function httpChunk(text: string): Uint8Array {
 /** An OpenAI chat completion chunk carrying `content`, as an SSE event. */
 export const sseToken = (content: string): string =>
   `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`;
-
-/** A free loopback port (bound and released: a server started next can take it). */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
-
-/**
- * `inferperf serve` in a child process, so that a test can kill it like a
- * crashing server and start it again on the same ports.
- */
-export class ServeProcess {
-  #child: Deno.ChildProcess | undefined;
-  constructor(readonly httpPort: number, readonly grpcPort: number) {}
-
-  /** Starts the server and resolves once it listens. */
-  async start(): Promise<void> {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        MAIN,
-        "serve",
-        "--http-port",
-        `${this.httpPort}`,
-        "--grpc-port",
-        `${this.grpcPort}`,
-        "--metrics-port",
-        "0",
-      ],
-      stdout: "piped",
-      stderr: "null",
-      env: { NO_COLOR: "1" },
-    }).spawn();
-    this.#child = child;
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    while (!text.includes("Serving")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`inferperf serve exited: ${text}`);
-      text += value;
-    }
-    // Keep draining so that the child never blocks on a full pipe.
-    (async () => {
-      while (!(await reader.read()).done);
-    })().catch(() => {});
-  }
-
-  /** SIGKILL, as a crash: no graceful close of the connections. */
-  async kill(): Promise<void> {
-    const child = this.#child;
-    this.#child = undefined;
-    if (child === undefined) return;
-    child.kill("SIGKILL");
-    await child.status;
-  }
-}
 
 /** The CLI's run against MODEL on `addr`, with JSON outputs (the ones the fault servers send). */
 export const profileFaulty = (
@@ -304,10 +258,7 @@ const GRPC_UNIMPLEMENTED = 12;
  * is answered as `infer(n)` says.
  */
 export function grpcFaultServer(infer: (n: number) => GrpcFault): FaultServer {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const conns = new Set<Deno.Conn>();
   let infers = 0;
-  let stopping: Promise<void> | undefined;
   const answers: Record<string, Uint8Array> = {
     ServerMetadata: encodeMessage(Messages.ServerMetadataResponse, {
       name: "faults",
@@ -401,32 +352,12 @@ export function grpcFaultServer(infer: (n: number) => GrpcFault): FaultServer {
         };
       },
     });
-    pump(conn, session).finally(() => conns.delete(conn));
+    return pump(conn, session);
   };
-  const accepting = (async () => {
-    for await (const conn of listener) {
-      conns.add(conn);
-      serve(conn);
-    }
-  })().catch(() => {});
   return {
-    addr: `127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    ...acceptOn(serve),
     get infers() {
       return infers;
-    },
-    stop() {
-      stopping ??= (async () => {
-        listener.close();
-        for (const conn of conns) {
-          try {
-            conn.close();
-          } catch {
-            // Closed by its session already.
-          }
-        }
-        await accepting;
-      })();
-      return stopping;
     },
   };
 }

@@ -80,6 +80,55 @@ export async function runCli(args: string[], options: CliOptions = {}): Promise<
   }
 }
 
+/**
+ * `inferperf serve` in a child process (ports 0: free ones), so that a test
+ * can kill it like a crashing server, start it again on the same ports, or
+ * run it with -A (/dev/shm).
+ */
+export class ServeProcess {
+  #child: Deno.ChildProcess | undefined;
+  /** The HTTP and gRPC addresses the server printed, once started. */
+  http = "";
+  grpc = "";
+  constructor(readonly httpPort: number, readonly grpcPort: number) {}
+
+  /** Starts the server and resolves once it listens. */
+  async start(): Promise<void> {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        ...["run", "-A", MAIN, "serve", "--http-port", `${this.httpPort}`],
+        ...["--grpc-port", `${this.grpcPort}`, "--metrics-port", "0", "--tfserving-port", "-1"],
+      ],
+      stdout: "piped",
+      stderr: "null",
+      env: { NO_COLOR: "1" },
+    }).spawn();
+    this.#child = child;
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`inferperf serve exited: ${text}`);
+      text += value;
+    }
+    this.http = /HTTP on (\S+),/.exec(text)![1];
+    this.grpc = /gRPC on (\S+),/.exec(text)![1];
+    // Keep draining so that the child never blocks on a full pipe.
+    (async () => {
+      while (!(await reader.read()).done);
+    })().catch(() => {});
+  }
+
+  /** SIGKILL by default, as a crash: no graceful close of the connections. */
+  async kill(signal: Deno.Signal = "SIGKILL"): Promise<void> {
+    const child = this.#child;
+    this.#child = undefined;
+    if (child === undefined) return;
+    child.kill(signal);
+    await child.status;
+  }
+}
+
 /** Starts the reference server on a second thread for the duration of `fn`. */
 export async function withServer<T>(fn: (server: RunningServer) => Promise<T>): Promise<T> {
   const server = await startServerInWorker();

@@ -10,20 +10,22 @@
 // The bench's helper: bench/triton.ts starts the server through this module too.
 import { freePort } from "../bench/process.ts";
 
-const DEFAULT_DIR = new URL("../../shared/tritonserver/", import.meta.url);
+const FROM_ENV = Deno.env.get("TRITONSERVER_DIR");
+/** The Triton install the tests use: TRITONSERVER_DIR, else ../shared/tritonserver beside the repository. */
+export const TRITON_DIR = (FROM_ENV ??
+  new URL("../../shared/tritonserver/", import.meta.url).pathname).replace(/\/+$/, "");
 const TRITON_MODELS = new URL("../fixtures/triton/models/", import.meta.url).pathname;
 const READY_TIMEOUT_MS = 30_000;
 /** SIGTERM, then SIGKILL after this long (Triton waits --exit-timeout-secs for streams). */
 const STOP_GRACE_MS = 3_000;
 
 function findTriton(): { dir: string } | { reason: string } {
-  const fromEnv = Deno.env.get("TRITONSERVER_DIR");
-  const dir = (fromEnv ?? DEFAULT_DIR.pathname).replace(/\/+$/, "");
+  const dir = TRITON_DIR;
   try {
     Deno.statSync(`${dir}/bin/tritonserver`);
     return { dir };
   } catch {
-    const where = fromEnv === undefined ? "beside the repository" : "from TRITONSERVER_DIR";
+    const where = FROM_ENV === undefined ? "beside the repository" : "from TRITONSERVER_DIR";
     return { reason: `no ${dir}/bin/tritonserver (${where})` };
   }
 }

@@ -5,11 +5,11 @@
  * request sent is counted once: as a success or as a failure.
  */
 import assert from "node:assert/strict";
-import { type CliResult, parseCsv, runCli } from "./_helpers.ts";
+import { type CliResult, parseCsv, runCli, ServeProcess } from "./_helpers.ts";
+import { freePort } from "../bench/process.ts";
 import {
   type Answer,
   type FaultServer,
-  freePort,
   type GrpcFault,
   grpcFaultServer,
   httpChunk,
@@ -19,7 +19,6 @@ import {
   MODEL,
   OK_JSON,
   profileFaulty,
-  ServeProcess,
   SSE_HEAD,
   sseToken,
 } from "./_faults.ts";

@@ -8,52 +8,24 @@
  * the server and the CLI run as child processes with -A here.
  */
 import assert from "node:assert/strict";
-import { type CliResult, runCli, withServer } from "./_helpers.ts";
+import { type CliResult, runCli, ServeProcess, withServer } from "./_helpers.ts";
 
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const decoder = new TextDecoder();
 
 /** Runs the CLI with -A; `signalAfterMs` sends SIGINT at those times. */
 const runAll = (args: string[], options: { signalAfterMs?: number[] } = {}): Promise<CliResult> =>
   runCli(args, { ...options, permissions: ["-A"], timeoutMs: 30_000 });
 
-/** `inferperf serve` with -A on free ports, for the duration of `fn`. */
+/** `inferperf serve` (-A) on free ports, for the duration of `fn`. */
 async function withServeProcess(
   fn: (addresses: { http: string; grpc: string }) => Promise<void>,
 ): Promise<void> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      MAIN,
-      "serve",
-      "--http-port",
-      "0",
-      "--grpc-port",
-      "0",
-      "--metrics-port",
-      "0",
-      "--tfserving-port",
-      "-1",
-    ],
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const reader = child.stdout.getReader();
+  const server = new ServeProcess(0, 0);
+  await server.start();
   try {
-    let banner = "";
-    while (!banner.includes("\n")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`inferperf serve exited: ${banner}`);
-      banner += decoder.decode(value);
-    }
-    const http = /HTTP on (\S+),/.exec(banner)![1];
-    const grpc = /gRPC on (\S+),/.exec(banner)![1];
-    await fn({ http, grpc });
+    await fn(server);
   } finally {
-    child.kill("SIGTERM");
-    await reader.cancel();
-    await child.status;
+    await server.kill("SIGTERM");
   }
 }
 

@@ -7,9 +7,8 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { type CliOptions, profileSlowModel, runCli, within } from "./_helpers.ts";
+import { TRITON_DIR } from "./_triton.ts";
 
-const TRITON_DIR = Deno.env.get("TRITONSERVER_DIR") ??
-  new URL("../../shared/tritonserver", import.meta.url).pathname;
 const FIXTURES = new URL("../fixtures/triton_c_api/", import.meta.url).pathname;
 const MODELS = `${FIXTURES}models`;
 const present = existsSync(`${TRITON_DIR}/lib/libtritonserver.so`);

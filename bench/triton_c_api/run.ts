@@ -7,9 +7,10 @@
  * deno run -A bench/triton_c_api/run.ts [TRITON_DIR]   (default ../shared/tritonserver)
  * Prints a Markdown table for BENCHMARKS.md.
  */
+import { TRITON_DIR as DEFAULT_TRITON_DIR } from "../../tests/_triton.ts";
+
 const ROOT = new URL("../../", import.meta.url).pathname;
-const TRITON_DIR = Deno.args[0] ?? Deno.env.get("TRITONSERVER_DIR") ??
-  new URL("../../../shared/tritonserver", import.meta.url).pathname;
+const TRITON_DIR = Deno.args[0] ?? DEFAULT_TRITON_DIR;
 const MODELS = `${ROOT}fixtures/triton_c_api/models`;
 const MODEL = "identity_fp32";
 const SECONDS = 5;
