@@ -14,7 +14,7 @@ import {
   stabilizingLatencyUs,
   windowThroughput,
 } from "./stability.ts";
-import { statisticsDelta, summarizeClient, summarizeServer } from "./stats.ts";
+import { pooledErrors, statisticsDelta, summarizeClient, summarizeServer } from "./stats.ts";
 import type { LevelResult, LoadMode, Samples, WindowData } from "../types/results.ts";
 import type { MeasurementOptions } from "./plan.ts";
 import type { RequestSink } from "../types/timing.ts";
@@ -115,11 +115,10 @@ function summarize(
   const client = summarizeClient(merged, { batchSize: options.batchSize, percentiles });
   // Figures come from the stable windows, but a failure in any window of the
   // level happened: an outage before the level settled must still be reported.
-  const { errorCount, errors } = summarizeClient(all, { batchSize: options.batchSize });
   return {
     mode: options.mode,
     value: options.value,
-    client: { ...client, errorCount, errors },
+    client: { ...client, ...pooledErrors(all) },
     server: deltas.length === merged.length && deltas.length > 0
       ? summarizeServer(deltas, { model: options.model })
       : undefined,

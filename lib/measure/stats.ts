@@ -64,6 +64,24 @@ export interface ClientSummaryOptions {
   percentiles?: readonly number[];
 }
 
+/** The failed requests of `windows`: their count, and by message, most frequent first. */
+export function pooledErrors(
+  windows: readonly WindowData[],
+): Pick<ClientSummary, "errorCount" | "errors"> {
+  let errorCount = 0;
+  const errors = new Map<string, number>();
+  for (const w of windows) {
+    errorCount += w.errorCount;
+    for (const [message, count] of w.errors) {
+      errors.set(message, (errors.get(message) ?? 0) + count);
+    }
+  }
+  return {
+    errorCount,
+    errors: [...errors].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)),
+  };
+}
+
 /** Pools windows into one summary: counts summed, latencies pooled and sorted once. */
 export function summarizeClient(
   windows: readonly WindowData[],
@@ -71,27 +89,21 @@ export function summarizeClient(
 ): ClientSummary {
   let requestCount = 0;
   let responseCount = 0;
-  let errorCount = 0;
   let delayedCount = 0;
   let durationMs = 0;
   let sendUs = 0;
   let recvUs = 0;
   let waitUs = 0;
   let firstResponseUs = 0;
-  const errors = new Map<string, number>();
   for (const w of windows) {
     requestCount += w.latenciesUs.length;
     responseCount += w.responseCount;
-    errorCount += w.errorCount;
     delayedCount += w.delayedCount;
     durationMs += w.endMs - w.startMs;
     sendUs += w.sendUsSum;
     recvUs += w.recvUsSum;
     waitUs += w.waitUsSum;
     firstResponseUs += w.firstResponseUsSum ?? 0;
-    for (const [message, count] of w.errors) {
-      errors.set(message, (errors.get(message) ?? 0) + count);
-    }
   }
   const pooled = pooledSorted(windows, (w) => w.latenciesUs);
   const avgLatencyUs = mean(pooled);
@@ -101,8 +113,7 @@ export function summarizeClient(
   return {
     requestCount,
     responseCount,
-    errorCount,
-    errors: [...errors].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)),
+    ...pooledErrors(windows),
     durationMs,
     throughput: seconds > 0 ? (requestCount * options.batchSize) / seconds : 0,
     responseThroughput: seconds > 0 ? responseCount / seconds : 0,
