@@ -14,6 +14,7 @@ import { mpiRanks } from "./mpi.ts";
 import { multicore } from "./multicore.ts";
 import { findExecutable } from "./process.ts";
 import { rateAccuracy } from "./rate_accuracy.ts";
+import { soak } from "./soak.ts";
 import { startup } from "./startup.ts";
 import { type BenchReport, formatReport } from "./table.ts";
 import { tritonBench } from "./triton.ts";
@@ -23,7 +24,7 @@ import type { BenchRow, CaseResult } from "./types.ts";
 const USAGE = `Usage: deno task bench [options]
 
   --cases LIST            any of http,grpc,rate,cost,startup,multicore,mpi,llm,triton, run in
-                          the order given (default all)
+                          the order given (default all), and soak (only when named)
   --seconds N             HTTP capacity: measured seconds per tool, level and round (default 3)
   --rounds N              HTTP capacity: alternating wrk/inferperf rounds per level; Triton:
                           rounds over every level (default 3)
@@ -40,6 +41,9 @@ const USAGE = `Usage: deno task bench [options]
   --multicore-seconds N   multi-core: measured seconds per tool, thread count and round (default 3)
   --llm-rounds N          LLM streaming: rounds of 64 answers of 200 tokens at 5 ms (default 6)
   --triton-seconds N      real Triton: measured seconds per tool, protocol and level (default 3)
+  --soak-minutes N        soak: run length (default 10)
+  --soak-rate N           soak: requests/s (default 5000)
+  --soak-window N         soak: time window, ms (default 5000, perf_analyzer's)
   --out FILE              results file (default bench/results.json)
 
 Needs wrk, nginx, h2load and mpirun (bench/setup.sh installs them); without nginx the
@@ -48,6 +52,8 @@ reference figure, and the report says so. The triton case needs the real
 server (../shared/tritonserver beside the repository, or TRITONSERVER_DIR).`;
 
 const ALL_CASES = ["http", "grpc", "rate", "cost", "startup", "multicore", "mpi", "llm", "triton"];
+/** Cases too long for a default run. */
+const NAMED_CASES = ["soak"];
 /** Issue 8: within 1 % of the rate and p99 send lag under 1 ms, up to 5k req/s. */
 const RATE_TARGET_MAX = 5000;
 const RATE_TARGET_ERROR_PCT = 1;
@@ -90,12 +96,15 @@ function parseOptions(args: string[]) {
       "multicore-seconds": { type: "string", default: "3" },
       "llm-rounds": { type: "string", default: "6" },
       "triton-seconds": { type: "string", default: "3" },
+      "soak-minutes": { type: "string", default: "10" },
+      "soak-rate": { type: "string", default: "5000" },
+      "soak-window": { type: "string", default: "5000" },
       out: { type: "string", default: new URL("results.json", import.meta.url).pathname },
       help: { type: "boolean", default: false },
     },
   });
   const cases = values.cases.split(",").filter((c) => c !== "");
-  const unknown = cases.filter((c) => !ALL_CASES.includes(c));
+  const unknown = cases.filter((c) => !ALL_CASES.includes(c) && !NAMED_CASES.includes(c));
   if (unknown.length > 0) throw new RangeError(`Unknown cases: ${unknown.join(", ")}`);
   const costModes = values["cost-modes"]?.split(",");
   const badModes = costModes?.filter((m) => m !== "rate" && m !== "concurrency") ?? [];
@@ -118,6 +127,9 @@ function parseOptions(args: string[]) {
     multicoreSeconds: positive("multicore-seconds", values["multicore-seconds"]),
     llmRounds: positiveInt("llm-rounds", values["llm-rounds"]),
     tritonSeconds: positive("triton-seconds", values["triton-seconds"]),
+    soakMinutes: positive("soak-minutes", values["soak-minutes"]),
+    soakRate: positiveInt("soak-rate", values["soak-rate"]),
+    soakWindowMs: positiveInt("soak-window", values["soak-window"]),
     out: values.out,
   };
 }
@@ -219,6 +231,7 @@ const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
   llm: (o) => llmStream({ concurrency: 64, tokens: 200, itlMs: 5, rounds: o.llmRounds }),
   triton: (o) =>
     tritonBench({ concurrencies: o.concurrencies, seconds: o.tritonSeconds, rounds: o.rounds }),
+  soak: (o) => soak({ minutes: o.soakMinutes, rate: o.soakRate, windowMs: o.soakWindowMs }),
 };
 
 async function main(args: string[]): Promise<number> {

@@ -52,7 +52,7 @@ export const OK_JSON = JSON.stringify({
 /**
  * What the server does with an infer request: answer with these bytes (and
  * keep the connection), or write them and close it (`close`), or never
- * answer (`hang`), each after `delayMs`.
+ * answer further (`hang`, after what it wrote), each after `delayMs`.
  */
 export interface Answer {
   /** Written first, one at a time, 5 ms apart. */
@@ -170,13 +170,13 @@ export function httpFaultServer(
       for await (const { path } of requests(conn)) {
         const reply = answer(path, path === counted ? ++infers : undefined);
         if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
-        if (reply.hang) await new Promise(() => {});
         for (const [i, part] of (reply.parts ?? []).entries()) {
           // Apart, so that the client reads them separately.
           if (i > 0) await new Promise((r) => setTimeout(r, 5));
           await conn.write(part);
         }
         if (reply.bytes) await conn.write(reply.bytes);
+        if (reply.hang) await new Promise(() => {});
         if (reply.close) break;
       }
     } catch {
@@ -236,7 +236,9 @@ export type GrpcFault =
   /** A HEADERS frame whose HPACK block refers to a table entry that does not exist. */
   | "invalid_hpack"
   /** A gRPC message prefix announcing more than the client's message limit, then the end. */
-  | "oversize_message";
+  | "oversize_message"
+  /** Response headers, then nothing: the call never ends. */
+  | "hang";
 
 /** An HTTP/2 frame of `type` on `stream` with `payload`. */
 function rawFrame(type: number, stream: number, payload: Uint8Array, length = payload.length) {
@@ -305,6 +307,8 @@ export function grpcFaultServer(infer: (n: number) => GrpcFault): FaultServer {
         raw(rawFrame(0x0, stream.id, new Uint8Array(2 ** 18 + 1)));
       } else if (fault === "invalid_hpack") {
         raw(rawFrame(0x1, stream.id, new Uint8Array([0xff, 0xff, 0xff, 0xff, 0x0f])));
+      } else if (fault === "hang") {
+        headers();
       } else if (fault === "oversize_message") {
         headers();
         session.sendData(stream, new Uint8Array([0, 0x7f, 0xff, 0xff, 0xff]), false);

@@ -63,6 +63,8 @@ async function httpFault(
     validated?: boolean;
     /** Requests the server read, when not one per request sent. */
     received?: number;
+    /** Requests sent, when not all of REQUESTS (the run gave up on a stalled server). */
+    sent?: number;
   },
 ): Promise<FaultServer> {
   const server = kserveFaultServer(infer);
@@ -83,8 +85,9 @@ async function httpFault(
       maxMs: 15_000,
       elapsedMs: performance.now() - started,
     });
-    assert.deepEqual(counts, { succeeded: REQUESTS - options.failed, failed: options.failed });
-    assert.equal(server.infers, options.received ?? REQUESTS, "requests the server received");
+    const sent = options.sent ?? REQUESTS;
+    assert.deepEqual(counts, { succeeded: sent - options.failed, failed: options.failed });
+    assert.equal(server.infers, options.received ?? sent, "requests the server received");
     return server;
   } finally {
     await server.stop();
@@ -217,6 +220,75 @@ Deno.test("HTTP/1.1: a server gone for good ends the run in bounded time, every 
   assert.equal(counts.succeeded, server.infers);
 });
 
+const STALL_MS = 400;
+const ABANDONED = new RegExp(
+  `Abandoned: no response from the server for ${STALL_MS} ms \\(--stall-timeout\\)`,
+);
+const HANG: Answer = { hang: true };
+
+Deno.test("HTTP/1.1: a request never answered in a --request-count run fails as abandoned, the run ends", async () => {
+  await httpFault(faultOn((n) => n === 5, HANG), {
+    message: new RegExp(`1 x ${ABANDONED.source}`),
+    failed: 1,
+    sent: 5,
+    args: ["--stall-timeout", `${STALL_MS}`],
+  });
+});
+
+/** Runs a level against `server` with `args` and checks that it ends in bounded time, named. */
+async function stalledLevel(
+  server: FaultServer,
+  args: string[],
+  message: RegExp,
+): Promise<{ succeeded: number; failed: number }> {
+  try {
+    const started = performance.now();
+    const r = await profileFaulty(server.addr, ["--stall-timeout", `${STALL_MS}`, ...args]);
+    return assertNamedFailure(r, {
+      code: 3,
+      message,
+      maxMs: 10_000,
+      elapsedMs: performance.now() - started,
+    });
+  } finally {
+    await server.stop();
+  }
+}
+
+Deno.test("HTTP/1.1: a server that stops answering ends a time-window level, the wait bounded", async () => {
+  await stalledLevel(
+    kserveFaultServer((n) => n >= 5 ? HANG : OK),
+    ["--measurement-interval", "300"],
+    new RegExp(`No valid requests .* 1 requests failed, most with: ${ABANDONED.source}`),
+  );
+});
+
+Deno.test("HTTP/1.1: a count window ends short when nothing completes for --stall-timeout", async () => {
+  const counts = await stalledLevel(
+    kserveFaultServer((n) => n >= 5 ? HANG : OK),
+    ["--measurement-mode", "count_windows", "--measurement-request-count", "50"],
+    new RegExp(`No valid requests .* 1 requests failed, most with: ${ABANDONED.source}`),
+  );
+  assert.deepEqual(counts, { succeeded: 0, failed: 0 });
+});
+
+Deno.test("HTTP/1.1: one request never answered at concurrency 2: the level measured, it abandoned", async () => {
+  const counts = await stalledLevel(
+    kserveFaultServer((n) => n === 5 ? HANG : OK),
+    ["--concurrency-range", "2", "--measurement-interval", "300", "-s", "90"],
+    new RegExp(`Failed requests: 1\n\\s+1 x ${ABANDONED.source}`),
+  );
+  assert.ok(counts.succeeded > 0, "the level is measured");
+});
+
+Deno.test("HTTP/1.1 open loop: requests never answered are abandoned at the level's end", async () => {
+  await stalledLevel(
+    kserveFaultServer((n) => n >= 10 ? HANG : OK),
+    ["--request-rate-range", "100", "--measurement-interval", "300"],
+    new RegExp(`No valid requests .* \\d+ requests failed, most with: ${ABANDONED.source}`),
+  );
+});
+
 /**
  * Kills the reference server (SIGKILL, as a crash) 1.5 s into a sweep of two
  * levels and restarts it on the same ports 500 ms later: the sweep must go
@@ -284,7 +356,15 @@ Deno.test("gRPC: a server killed and restarted mid-level: failures counted, the 
 /** As httpFault, over gRPC: REQUESTS ModelInfer calls one at a time. */
 async function grpcFault(
   infer: (n: number) => GrpcFault,
-  options: { message: RegExp; failed: number; validated?: boolean; streaming?: boolean },
+  options: {
+    message: RegExp;
+    failed: number;
+    validated?: boolean;
+    streaming?: boolean;
+    args?: string[];
+    /** Requests sent, when not all of REQUESTS (the run gave up on a stalled server). */
+    sent?: number;
+  },
 ): Promise<void> {
   const server = grpcFaultServer(infer);
   const dir = await Deno.makeTempDir();
@@ -303,6 +383,7 @@ async function grpcFault(
       `${REQUESTS}`,
       ...(options.validated ? ["--input-data", data] : []),
       ...(options.streaming ? ["--streaming"] : []),
+      ...(options.args ?? []),
     ], { timeoutMs: 20_000 });
     const counts = assertNamedFailure(r, {
       code: 3,
@@ -310,8 +391,9 @@ async function grpcFault(
       maxMs: 15_000,
       elapsedMs: performance.now() - started,
     });
-    assert.deepEqual(counts, { succeeded: REQUESTS - options.failed, failed: options.failed });
-    assert.equal(server.infers, REQUESTS, "the server received every request once");
+    const sent = options.sent ?? REQUESTS;
+    assert.deepEqual(counts, { succeeded: sent - options.failed, failed: options.failed });
+    assert.equal(server.infers, sent, "the server received every request once");
   } finally {
     await server.stop();
     await Deno.remove(dir, { recursive: true });
@@ -338,6 +420,18 @@ for (
 ) {
   Deno.test(`gRPC: ${fault.replace("_", " ")} fails that call only, named`, async () => {
     await grpcFault(grpcFaultOn((n) => n === 5, fault), { message, failed: 1 });
+  });
+}
+
+for (const streaming of [false, true]) {
+  Deno.test(`gRPC${streaming ? " streaming" : ""}: a call never answered fails as abandoned`, async () => {
+    await grpcFault(grpcFaultOn((n) => n === 5, "hang"), {
+      message: new RegExp(`1 x ${ABANDONED.source}`),
+      failed: 1,
+      sent: 5,
+      streaming,
+      args: ["--stall-timeout", `${STALL_MS}`],
+    });
   });
 }
 
@@ -384,7 +478,13 @@ function sseAnswer(text: string, options: { cuts: number[]; close?: boolean; las
  */
 async function sseFault(
   answer: (n: number) => Answer,
-  options: { message: RegExp; failed: number },
+  options: {
+    message: RegExp;
+    failed: number;
+    args?: string[];
+    /** Requests sent, when not all of REQUESTS (the run gave up on a stalled server). */
+    sent?: number;
+  },
 ): Promise<void> {
   const server = httpFaultServer(
     CHAT,
@@ -406,6 +506,7 @@ async function sseFault(
       "none",
       "--request-count",
       `${REQUESTS}`,
+      ...(options.args ?? []),
     ], { timeoutMs: 20_000 });
     const counts = assertNamedFailure(r, {
       code: options.failed > 0 ? 3 : 0,
@@ -413,8 +514,9 @@ async function sseFault(
       maxMs: 15_000,
       elapsedMs: performance.now() - started,
     });
-    assert.deepEqual(counts, { succeeded: REQUESTS - options.failed, failed: options.failed });
-    assert.equal(server.infers, REQUESTS, "the server received every request once");
+    const sent = options.sent ?? REQUESTS;
+    assert.deepEqual(counts, { succeeded: sent - options.failed, failed: options.failed });
+    assert.equal(server.infers, sent, "the server received every request once");
   } finally {
     await server.stop();
   }
@@ -445,4 +547,19 @@ Deno.test("SSE: invalid JSON in a data line fails that request, named", async ()
     message: /1 x Invalid JSON from the server: "\{\\"choices\\": \["/,
     failed: 1,
   });
+});
+
+Deno.test("SSE: a stream that stops mid-answer fails as abandoned, the run ends", async () => {
+  await sseFault(
+    (n) =>
+      n === 5
+        ? { ...sseAnswer(TOKENS[0], { cuts: [], last: false }), hang: true }
+        : sseAnswer(TOKENS.join(""), { cuts: [] }),
+    {
+      message: new RegExp(`1 x ${ABANDONED.source}`),
+      failed: 1,
+      sent: 5,
+      args: ["--stall-timeout", `${STALL_MS}`],
+    },
+  );
 });

@@ -275,6 +275,7 @@ export function buildProfileConfig(raw: RawOptions): ProfilePlan {
     requestCount: r.bounded("request-count", (n) => n >= 0, "an integer >= 0"),
     warmupRequestCount: r.bounded("warmup-request-count", (n) => n >= 0, "an integer >= 0"),
     requestTimeoutMs: r.bounded("request-timeout", (n) => n >= 0, "an integer >= 0"),
+    stallTimeoutMs: r.bounded("stall-timeout", (n) => n >= 0, "an integer >= 0"),
     inputData,
     batchSize: r.bounded("batch-size", (n) => n >= 1, "an integer >= 1"),
     shapes: parseShapes(r, r.list("shape")),

@@ -3,10 +3,12 @@
  * the next request as soon as the previous one completes.
  */
 import type { RequestRecorder } from "../measure/recorder.ts";
+import { abandonedMessage } from "../measure/stall.ts";
 import { ConnectionError } from "../protocol/errors.ts";
 import type { InferenceClient, InferOptions, InferSession } from "../protocol/types.ts";
 import type { RequestTiming } from "../types/timing.ts";
 import type { RequestFeed } from "./feed.ts";
+import { drain, failureMessage } from "./_drain.ts";
 
 /**
  * Pauses after connection failures in a row, doubling from the first to the
@@ -27,6 +29,8 @@ export interface ConcurrencyLoadOptions {
    * models); a request with a check has its response decoded and validated.
    */
   feed: RequestFeed;
+  /** --stall-timeout: stop() and drained() give up on requests when nothing completed for this long (0 = never). */
+  stallMs?: number;
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
@@ -34,15 +38,28 @@ const DECODE: InferOptions = { decodeOutputs: true };
 export class ConcurrencyLoad {
   readonly #client: InferenceClient;
   readonly #feed: RequestFeed;
+  readonly #stallMs: number;
   readonly #idle: InferSession[] = [];
+  /** Each lane's session while its worker runs: what giving up closes. */
+  #sessions: (InferSession | undefined)[] = [];
   #recorder: RequestRecorder | undefined;
   #running = false;
   #budget = Infinity;
   #workers: Promise<void>[] = [];
+  #lastDoneMs = -Infinity;
+  /** Bumped when the requests in flight are given up on: a request of an older epoch was. */
+  #epoch = 0;
+  readonly #lastMs = () => this.#lastDoneMs;
+  readonly #abandon = () => {
+    this.#running = false;
+    this.#epoch++;
+    for (const session of this.#sessions) session?.close();
+  };
 
   constructor(client: InferenceClient, options: ConcurrencyLoadOptions) {
     this.#client = client;
     this.#feed = options.feed;
+    this.#stallMs = options.stallMs ?? 0;
   }
 
   /**
@@ -54,22 +71,27 @@ export class ConcurrencyLoad {
     this.#recorder = options.recorder;
     this.#budget = options.limit ?? Infinity;
     this.#running = true;
+    this.#sessions = new Array(concurrency);
     this.#workers = Array.from(
       { length: concurrency },
       (_, lane) => this.#work(this.#idle.pop(), lane),
     );
   }
 
-  /** Stops issuing requests and waits for the ones in flight. */
+  /** Stops issuing requests and waits for the ones in flight (given up on after a stall). */
   async stop(): Promise<void> {
     this.#running = false;
-    await Promise.all(this.#workers);
+    await this.drained();
     this.#workers = [];
   }
 
-  /** Resolves once every worker has stopped (a `limit` was reached). */
+  /** Resolves once every worker has stopped (a `limit` was reached, or a stall). */
   async drained(): Promise<void> {
-    await Promise.all(this.#workers);
+    await drain(Promise.all(this.#workers), {
+      lastMs: this.#lastMs,
+      stallMs: this.#stallMs,
+      abandon: this.#abandon,
+    });
   }
 
   close(): void {
@@ -82,28 +104,39 @@ export class ConcurrencyLoad {
     let session = reused;
     const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
     const feed = this.#feed;
+    const recorder = this.#recorder!;
+    const epoch = this.#epoch;
     let failures = 0;
     while (this.#running && this.#budget > 0) {
       this.#budget--;
       const request = feed.next(lane);
       try {
         session ??= await this.#client.openSession();
+        this.#sessions[lane] = session;
         const check = feed.check(request);
         const outputs = await session.infer(request, timing, check && DECODE);
-        const mismatch = check?.(outputs ?? []);
-        if (mismatch === undefined) this.#recorder!.record(timing);
-        else this.#recorder!.recordError(mismatch, timing);
+        this.#lastDoneMs = timing.end;
+        // Given up on meanwhile (an API that cannot cancel answers late): failed as abandoned.
+        const mismatch = epoch === this.#epoch
+          ? check?.(outputs ?? [])
+          : abandonedMessage(this.#stallMs);
+        if (mismatch === undefined) recorder.record(timing);
+        else recorder.recordError(mismatch, timing);
         failures = 0;
       } catch (e) {
+        this.#lastDoneMs = performance.now();
+        const abandoned = epoch !== this.#epoch ? abandonedMessage(this.#stallMs) : undefined;
         // A request that had a session was sent (or tried): its timing dates it in the export.
-        this.#recorder!.recordError(e instanceof Error ? e.message : String(e), session && timing);
-        if (e instanceof ConnectionError) {
+        recorder.recordError(failureMessage(e, abandoned), session && timing);
+        if (e instanceof ConnectionError && epoch === this.#epoch) {
           await new Promise((r) => setTimeout(r, connectionBackoffMs(++failures)));
         } else {
           failures = 0;
         }
       }
     }
-    if (session) this.#idle.push(session);
+    this.#sessions[lane] = undefined;
+    // Sessions closed when the requests were given up on are not reused.
+    if (session && epoch === this.#epoch) this.#idle.push(session);
   }
 }

@@ -43,7 +43,7 @@ const SEQUENCE_SEED = 0x5e9;
 export type LevelsPlan =
   & LoadPlan
   & Pick<ClientPlan, "model" | "modelVersion">
-  & Pick<MeasurementOptions, "requestCount">;
+  & Pick<MeasurementOptions, "requestCount" | "stallTimeoutMs">;
 
 /** The loads of a run's levels. */
 export interface LevelLoads {
@@ -180,7 +180,7 @@ export async function planLoad(
   const feed = createFeed(client, options);
   const schedule = pattern.schedule;
   if (schedule === undefined) {
-    const load = new ConcurrencyLoad(client, { feed });
+    const load = new ConcurrencyLoad(client, { feed, stallMs: plan.stallTimeoutMs });
     return {
       ...levels,
       level: (value) => ({
@@ -195,6 +195,7 @@ export async function planLoad(
     feed,
     maxInflight: plan.maxInflight,
     serialSequences: plan.sequences.serial,
+    stallMs: plan.stallTimeoutMs,
   });
   const rng = mulberry32(SCHEDULE_SEED);
   return {
@@ -252,7 +253,7 @@ export async function planPart(
   const feed = createFeed(client, { ...options, plan: { ...plan, sequences } });
   const { schedule } = await patternOf(options);
   if (schedule === undefined) {
-    const load = new ConcurrencyLoad(client, { feed });
+    const load = new ConcurrencyLoad(client, { feed, stallMs: plan.stallTimeoutMs });
     return {
       start: ({ value, limit }, recorder) => {
         // Workers without lanes at this level send nothing, so the others share the limit.
@@ -272,6 +273,7 @@ export async function planPart(
     feed,
     maxInflight: share(plan.maxInflight, part),
     serialSequences: plan.sequences.serial,
+    stallMs: plan.stallTimeoutMs,
     ...(options.alarm ? { alarm: options.alarm } : {}),
   });
   await load.prepare();

@@ -9,9 +9,11 @@
  * the wait cost.
  */
 import type { RequestRecorder } from "../measure/recorder.ts";
+import { abandonedMessage } from "../measure/stall.ts";
 import type { InferenceClient, InferOptions, InferSession } from "../protocol/types.ts";
 import type { RequestTiming } from "../types/timing.ts";
 import type { RequestFeed } from "./feed.ts";
+import { drain, failureMessage } from "./_drain.ts";
 import { Alarm, type AlarmOptions } from "./alarm.ts";
 import { Pacer } from "./pacer.ts";
 import type { Schedule } from "./schedule.ts";
@@ -28,6 +30,8 @@ export interface RateLoadOptions {
   serialSequences?: boolean;
   /** How the pacer's alarm starts its thread (Web Workers need the main thread's help). */
   alarm?: AlarmOptions;
+  /** --stall-timeout: stop() and drained() give up on requests when nothing completed for this long (0 = never). */
+  stallMs?: number;
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
@@ -58,7 +62,20 @@ export class RateLoad {
   readonly #maxInflight: number;
   readonly #serial: boolean;
   readonly #alarmOptions: AlarmOptions | undefined;
+  readonly #stallMs: number;
   readonly #idle: Slot[] = [];
+  /** Slots with a request in flight: what giving up closes. */
+  readonly #busy = new Set<Slot>();
+  #lastDoneMs = -Infinity;
+  /** Bumped when the requests in flight are given up on: a request of an older epoch was. */
+  #epoch = 0;
+  readonly #lastMs = () => this.#lastDoneMs;
+  readonly #abandon = () => {
+    this.#pacer?.stop();
+    this.#exhausted = true;
+    this.#epoch++;
+    for (const slot of this.#busy) slot.session?.close();
+  };
   /** Serial sequences: 1 while a lane has a request in flight. */
   readonly #laneBusy: Uint8Array;
   /**
@@ -96,6 +113,7 @@ export class RateLoad {
     this.#serial = (options.serialSequences ?? false) && options.feed.sequences;
     this.#laneBusy = new Uint8Array(options.feed.lanes);
     this.#alarmOptions = options.alarm;
+    this.#stallMs = options.stallMs ?? 0;
   }
 
   /** Requests in flight now. */
@@ -121,18 +139,26 @@ export class RateLoad {
     this.#checkSettled();
   }
 
-  /** Stops sending and waits for the requests in flight. */
+  /** Stops sending and waits for the requests in flight (given up on after a stall). */
   async stop(): Promise<void> {
     this.#pacer?.stop();
     this.#exhausted = true;
     this.#checkSettled();
-    await this.#settled?.promise;
+    await this.drained();
     this.#pacer = undefined;
   }
 
-  /** Resolves once the schedule or the limit is exhausted and every request completed. */
+  /**
+   * Resolves once the schedule or the limit is exhausted and every request
+   * completed, or the load gave up on them after a stall.
+   */
   async drained(): Promise<void> {
-    await this.#settled?.promise;
+    if (this.#settled === undefined) return;
+    await drain(this.#settled.promise, {
+      lastMs: this.#lastMs,
+      stallMs: this.#stallMs,
+      abandon: this.#abandon,
+    });
   }
 
   /**
@@ -198,6 +224,7 @@ export class RateLoad {
     }
     slot.intendedMs = intendedMs;
     slot.lane = lane;
+    this.#busy.add(slot);
     this.#inflight++;
     if (--this.#budget <= 0) {
       this.#exhausted = true;
@@ -230,6 +257,7 @@ export class RateLoad {
   async #run(slot: Slot): Promise<void> {
     const recorder = this.#recorder!;
     const { intendedMs, lane } = slot;
+    const epoch = this.#epoch;
     const blocked = intendedMs <= this.#resumedMs;
     let sent = false;
     try {
@@ -243,18 +271,24 @@ export class RateLoad {
       recorder.recordSend(intendedMs, performance.now(), blocked);
       const check = this.#feed.check(request);
       const outputs = await slot.session.infer(request, slot.timing, check && DECODE);
-      const mismatch = check?.(outputs ?? []);
+      this.#lastDoneMs = slot.timing.end;
+      // Given up on meanwhile (an API that cannot cancel answers late): failed as abandoned.
+      const mismatch = epoch === this.#epoch
+        ? check?.(outputs ?? [])
+        : abandonedMessage(this.#stallMs);
       if (mismatch === undefined) recorder.record(slot.timing, intendedMs);
       else recorder.recordError(mismatch, slot.timing);
     } catch (e) {
+      this.#lastDoneMs = performance.now();
       // A refused connection still counts as a send that left (and failed) now.
       if (!sent) recorder.recordSend(intendedMs, performance.now(), blocked);
       // A sent request's timing dates it in the export.
-      recorder.recordError(
-        e instanceof Error ? e.message : String(e),
-        sent ? slot.timing : undefined,
-      );
+      const abandoned = epoch !== this.#epoch ? abandonedMessage(this.#stallMs) : undefined;
+      recorder.recordError(failureMessage(e, abandoned), sent ? slot.timing : undefined);
     }
+    this.#busy.delete(slot);
+    // Sessions closed when the requests were given up on are not reused.
+    if (epoch !== this.#epoch) slot.session = undefined;
     this.#idle.push(slot);
     if (this.#serial) this.#laneBusy[lane] = 0;
     this.#inflight--;

@@ -7,6 +7,7 @@ import type { Interrupt } from "./interrupt.ts";
 import type { Histogram } from "../types/results.ts";
 import { summarizeOpenLoop } from "./open_loop.ts";
 import { Recorder } from "./recorder.ts";
+import { abandonedMessage, settledOrStalled } from "./stall.ts";
 import { summarizeTokens, type TokenSummaryOptions } from "./tokens.ts";
 import {
   isStable,
@@ -211,6 +212,8 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
 
   const windows: WindowData[] = [];
   let emptyInARow = 0;
+  let stable = false;
+  let failedWindow: WindowData | undefined;
   let before = await snapshot(options);
   await coordinator?.ready();
   recorder.rotate();
@@ -225,7 +228,13 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
           coordinator ? Math.max(0, endMs - performance.now()) : options.measurementIntervalMs,
         );
       } else {
-        await interrupt.race(recorder.waitForCompleted(options.measurementRequestCount));
+        // A server that stopped answering ends the window short (then empty) instead of never.
+        await interrupt.race(
+          settledOrStalled(recorder.waitForCompleted(options.measurementRequestCount), {
+            lastMs: () => recorder.lastCompletedMs,
+            stallMs: options.stallTimeoutMs,
+          }),
+        );
       }
       const own = recorder.rotate();
       const after = await snapshot(options);
@@ -244,21 +253,34 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
         stable: emptyInARow === 0 && stableWindows(windows, options),
         stop: failed || last,
       });
-      if (failed || (empty && verdict?.stop)) throw new NoValidRequestsError(window);
+      if (failed || (empty && verdict?.stop)) {
+        failedWindow = window;
+        break;
+      }
       // Only the last three windows can still be merged into the result.
       if (windows.length > STABILITY_WINDOWS) {
         releaseSamples(windows[windows.length - 1 - STABILITY_WINDOWS]);
       }
-      const recent = windows.slice(-STABILITY_WINDOWS);
-      if (verdict?.stable ?? (emptyInARow === 0 && stableWindows(windows, options))) {
-        return released(summarize(recent, windows, { ...options, stable: true }));
-      }
-      if (verdict?.stop || interrupt.soft) break;
+      stable = verdict?.stable ?? (emptyInARow === 0 && stableWindows(windows, options));
+      if (stable || verdict?.stop || interrupt.soft) break;
     }
   } finally {
     await interrupt.race(load.stop());
   }
+  // Requests given up on at the end were sent during the level: its last window reports them.
+  const last = windows.at(-1);
+  if (last) addAbandoned(last, recorder.rotate(), options.stallTimeoutMs);
+  if (failedWindow) throw new NoValidRequestsError(failedWindow);
   return released(
-    summarize(windows.slice(-STABILITY_WINDOWS), windows, { ...options, stable: false }),
+    summarize(windows.slice(-STABILITY_WINDOWS), windows, { ...options, stable }),
   );
+}
+
+/** Adds the requests that `tail` (what completed after the last window) failed as abandoned. */
+function addAbandoned(window: WindowData, tail: WindowData, stallMs: number): void {
+  const message = abandonedMessage(stallMs);
+  const count = tail.errors.get(message);
+  if (count === undefined) return;
+  window.errorCount += count;
+  window.errors.set(message, (window.errors.get(message) ?? 0) + count);
 }

@@ -45,6 +45,7 @@ Deno.test("windows drop their exact samples once no summary needs them; histogra
     maxTrials: 6,
     requestCount: 0,
     warmupRequestCount: 0,
+    stallTimeoutMs: 0,
     newHistogram: () => new LatencyHistogram(),
     onWindow: (window) => {
       // Verbose pass lines are printed here: the window still has its samples.
@@ -102,6 +103,7 @@ const OUTAGE_LEVEL = {
   maxTrials: 10,
   requestCount: 0,
   warmupRequestCount: 0,
+  stallTimeoutMs: 0,
 };
 
 Deno.test("a level goes on through two empty windows (a restart) and reports their failures", async () => {

@@ -13,6 +13,7 @@ export * from "./level.ts";
 export * from "./recorder.ts";
 export * from "./stats.ts";
 export * from "./stability.ts";
+export * from "./stall.ts";
 export * from "./gpu_metrics.ts";
 export * from "./histogram.ts";
 export * from "./prometheus.ts";

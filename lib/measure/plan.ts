@@ -14,6 +14,8 @@ export interface MeasurementOptions {
   /** One window of exactly this many requests, no stabilization (0 = off). */
   requestCount: number;
   warmupRequestCount: number;
+  /** --stall-timeout: requests in flight are given up on when nothing completed for this long (0 = never). */
+  stallTimeoutMs: number;
 }
 
 /** Token-streaming (LLM) runs: what their summaries judge. */

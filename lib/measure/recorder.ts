@@ -104,6 +104,7 @@ export class Recorder {
   readonly #correctedLatenciesUs = new SampleList();
   readonly #sendLagsUs = new SampleList();
   #target = Infinity;
+  #lastCompletedMs = -Infinity;
   #onTarget: (() => void) | undefined;
   readonly #sink: RequestSink | undefined;
   readonly #newHistogram: (() => Histogram) | undefined;
@@ -128,6 +129,11 @@ export class Recorder {
     this.#window = emptyWindow(performance.now(), { histogram: this.#newHistogram?.() });
   }
 
+  /** When a request (valid or failed) last completed: performance.now() time. */
+  get lastCompletedMs(): number {
+    return this.#lastCompletedMs;
+  }
+
   /** Valid requests recorded in the current window so far. */
   get count(): number {
     return this.#latenciesUs.length;
@@ -145,6 +151,7 @@ export class Recorder {
    */
   record(timing: RequestTiming, intendedMs?: number): void {
     const w = this.#window;
+    this.#lastCompletedMs = timing.end;
     const latencyMs = timing.end - timing.start;
     this.#latenciesUs.push(latencyMs * 1000);
     w.histogram?.recordMs(latencyMs);
@@ -182,6 +189,7 @@ export class Recorder {
   /** A failed request; `timing` when it was sent (then its start is the send time). */
   recordError(message: string, timing?: RequestTiming): void {
     const w = this.#window;
+    this.#lastCompletedMs = performance.now();
     w.errorCount++;
     const key = w.errors.has(message) || w.errors.size < MAX_ERROR_KINDS ? message : OTHER_ERRORS;
     w.errors.set(key, (w.errors.get(key) ?? 0) + 1);

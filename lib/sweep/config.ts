@@ -111,6 +111,7 @@ const SETTINGS: Array<[string, (c: ProfilePlan) => Settings[string]]> = [
   ["request-count", (c) => c.requestCount],
   ["warmup-request-count", (c) => c.warmupRequestCount],
   ["request-timeout", (c) => c.requestTimeoutMs],
+  ["stall-timeout", (c) => c.stallTimeoutMs],
   ["request-distribution", (c) => c.requestDistribution],
   ["max-inflight", (c) => c.maxInflight],
   ["async", (c) => c.async],

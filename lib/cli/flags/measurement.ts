@@ -1,4 +1,5 @@
 /** The Measurement section of --help: How each level is measured and judged stable. */
+import { DEFAULT_STALL_TIMEOUT_MS } from "../../measure/stall.ts";
 import type { OptionDef } from "../option_types.ts";
 
 export const MEASUREMENT: readonly OptionDef[] = [
@@ -69,6 +70,15 @@ export const MEASUREMENT: readonly OptionDef[] = [
     group: "Measurement",
     valueName: "MS",
     help: "Fail a request with no response after this many milliseconds (0 = never).",
+  },
+  {
+    name: "stall-timeout",
+    type: "int",
+    default: DEFAULT_STALL_TIMEOUT_MS,
+    group: "Measurement",
+    valueName: "MS",
+    help:
+      "Give up on the requests in flight when no request has completed for this many milliseconds: at the end of a level or warmup (they fail as abandoned), and in a count window (it ends short). 0 waits for ever, as perf_analyzer does.",
   },
   {
     name: "goodput",

@@ -44,6 +44,7 @@ const PLAN: LevelsPlan = {
   model: "toy",
   modelVersion: "",
   requestCount: 0,
+  stallTimeoutMs: 0,
 };
 
 /** Answers every request after 2 ms, noting when each was sent. */
