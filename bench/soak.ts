@@ -5,8 +5,8 @@
  * records are counted against the server's inference count (nothing lost).
  * Stability is made unreachable so that the level runs every window.
  */
-import * as inferperf from "./inferperf.ts";
-import type { CountedSample } from "./process.ts";
+import { inferperfArgs, REPO_ROOT } from "./inferperf.ts";
+import { type CountedSample, runSampled } from "./process.ts";
 import { startReferenceTarget } from "./targets.ts";
 import type { CaseResult } from "./types.ts";
 
@@ -47,22 +47,30 @@ export async function soak(options: SoakOptions): Promise<CaseResult> {
   const dir = await Deno.makeTempDir({ prefix: "inferperf-soak-" });
   try {
     const trials = Math.ceil((options.minutes * 60_000) / options.windowMs);
-    const run = await inferperf.profile([
-      "-m",
-      "simple",
-      "-u",
-      target.addr,
-      "--request-rate-range",
-      `${options.rate}`,
-      "-p",
-      `${options.windowMs}`,
-      "--max-trials",
-      `${trials}`,
-      "--stability-percentage",
-      "0.001",
-      "--profile-export-file",
-      `${dir}/export.json`,
-    ], { intervalMs: SAMPLE_MS });
+    const run = await runSampled(
+      Deno.execPath(),
+      inferperfArgs([
+        "-m",
+        "simple",
+        "-u",
+        target.addr,
+        "--request-rate-range",
+        `${options.rate}`,
+        "-p",
+        `${options.windowMs}`,
+        "--max-trials",
+        `${trials}`,
+        "--stability-percentage",
+        "0.001",
+        "--profile-export-file",
+        `${dir}/export.json`,
+      ]),
+      { intervalMs: SAMPLE_MS, cwd: REPO_ROOT },
+    );
+    // Exit code 2: never stable, as intended.
+    if (run.code !== 2) {
+      throw new Error(`inferperf exited with code ${run.code}: ${run.stderr.trim()}`);
+    }
     const served = await target.requestCount();
     const exported = await exportedRequests(`${dir}/export.json`);
     const rssAt = (s: CountedSample) => s.rssKb / 1024;

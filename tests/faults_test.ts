@@ -220,6 +220,29 @@ Deno.test("HTTP/1.1: a server gone for good ends the run in bounded time, every 
   assert.equal(counts.succeeded, server.infers);
 });
 
+Deno.test("HTTP/1.1: failed warmup requests are reported apart, not measured", async () => {
+  const server = kserveFaultServer(
+    faultOn((n) => n <= 3, { bytes: httpResponse(503, JSON.stringify({ error: "cold" })) }),
+  );
+  try {
+    const r = await profileFaulty(server.addr, [
+      "--warmup-request-count",
+      "5",
+      "--request-count",
+      `${REQUESTS}`,
+    ]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /Request count: 20\n/);
+    assert.match(
+      r.stdout,
+      /Failed warmup requests \(not measured\): 3\n\s+3 x Server returned 503: cold/,
+    );
+    assert.doesNotMatch(r.stdout, /Failed requests:/);
+  } finally {
+    await server.stop();
+  }
+});
+
 const STALL_MS = 400;
 const ABANDONED = new RegExp(
   `Abandoned: no response from the server for ${STALL_MS} ms \\(--stall-timeout\\)`,
@@ -294,7 +317,14 @@ Deno.test("HTTP/1.1 open loop: requests never answered are abandoned at the leve
  * levels and restarts it on the same ports 500 ms later: the sweep must go
  * on, with the outage's failures in the report of the level it hit.
  */
-async function killAndRestart(protocol: "http" | "grpc"): Promise<void> {
+async function killAndRestart(
+  protocol: "http" | "grpc",
+  levels: { flag: "--concurrency-range" | "--request-rate-range"; values: [string, string] } = {
+    flag: "--concurrency-range",
+    values: ["1", "2"],
+  },
+  step = "1",
+): Promise<void> {
   const server = new ServeProcess(freePort(), freePort());
   await server.start();
   const dir = await Deno.makeTempDir();
@@ -314,8 +344,8 @@ async function killAndRestart(protocol: "http" | "grpc"): Promise<void> {
       `127.0.0.1:${port}`,
       "-i",
       protocol,
-      "--concurrency-range",
-      "1:2",
+      levels.flag,
+      [...levels.values, step].join(":"),
       "-p",
       "500",
       // A freshly started server warms up: stability within 50 % is enough here.
@@ -334,9 +364,10 @@ async function killAndRestart(protocol: "http" | "grpc"): Promise<void> {
       elapsedMs: performance.now() - started,
     });
     const rows = parseCsv(await Deno.readTextFile(`${dir}/perf.csv`));
-    const levels = rows.slice(1);
-    assert.deepEqual(levels.map((row) => row[0]).sort(), ["1", "2"], "both levels measured");
-    const failed = levels.reduce((n, row) => n + Number(row.at(-1)), 0);
+    const measured = rows.slice(1);
+    assert.deepEqual(measured.map((row) => row[0]).sort(), levels.values, "both levels measured");
+    const errors = rows[0].indexOf("Errors");
+    const failed = measured.reduce((n, row) => n + Number(row[errors]), 0);
     assert.ok(failed > 0, "the outage's failures are in the level reports");
     assert.match(r.stderr, new RegExp(`^error: ${failed} requests failed`, "m"));
   } finally {
@@ -351,6 +382,10 @@ Deno.test("HTTP/1.1: a server killed and restarted mid-level: failures counted, 
 
 Deno.test("gRPC: a server killed and restarted mid-level: failures counted, the sweep goes on", async () => {
   await killAndRestart("grpc");
+});
+
+Deno.test("HTTP/1.1 open loop: a server killed and restarted mid-level: failures counted, the sweep goes on", async () => {
+  await killAndRestart("http", { flag: "--request-rate-range", values: ["200", "400"] }, "200");
 });
 
 /** As httpFault, over gRPC: REQUESTS ModelInfer calls one at a time. */

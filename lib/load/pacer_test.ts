@@ -129,3 +129,22 @@ Deno.test("stopping from inside dispatch ends the batch", () => {
   }, /The pacer is already running/);
   p.stop();
 });
+
+Deno.test("batchMs: wake-ups come at least that far apart, each sending all that fell due", () => {
+  const time = new FakeTime();
+  const sent: [number, number][] = [];
+  const p = new Pacer(constantSchedule(5000), (due) => {
+    sent.push([due, time.now]);
+    return true;
+  }, { wakeup: time, now: () => time.now, batchMs: 0.5 });
+  p.start();
+  // The first send is due at 0.2 ms, but the pacer wakes no sooner than 0.5 ms after its start.
+  assert.equal(time.at, 0.5);
+  time.advance(0.5);
+  assert.deepEqual(sent.map(([due]) => due), [0.2, 0.4]);
+  assert.equal(time.at, 1, "0.6 is due, but not before 0.5 ms after the last wake-up");
+  time.advance(1);
+  assert.equal(sent.length, 5);
+  assert.ok(sent.every(([due, at]) => at >= due && at - due <= 0.5), "none later than a batch");
+  p.stop();
+});

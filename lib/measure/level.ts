@@ -189,11 +189,16 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
   const { interrupt, coordinator } = options;
   await coordinator?.begin();
   await load.prepare?.();
+  let warmupFailures: LevelResult["warmupFailures"];
   if (options.warmupRequestCount > 0) {
     load.start({ recorder, limit: options.warmupRequestCount });
     await interrupt.race(load.drained());
     await load.stop();
+    const warmup = recorder.rotate();
+    if (warmup.errorCount > 0) warmupFailures = pooledErrors([warmup]);
   }
+  const withWarmup = (result: LevelResult): LevelResult =>
+    warmupFailures ? { ...result, warmupFailures } : result;
   if (options.requestCount > 0) {
     const before = await snapshot(options);
     await coordinator?.ready();
@@ -207,7 +212,7 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
     const window = coordinator ? await coordinator.window(own) : own;
     options.onWindow?.(window, 0);
     if (window.latenciesUs.length === 0) throw new NoValidRequestsError(window);
-    return released(summarize([window], [window], { ...options, stable: true }));
+    return withWarmup(released(summarize([window], [window], { ...options, stable: true })));
   }
 
   const windows: WindowData[] = [];
@@ -271,9 +276,9 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
   const last = windows.at(-1);
   if (last) addAbandoned(last, recorder.rotate(), options.stallTimeoutMs);
   if (failedWindow) throw new NoValidRequestsError(failedWindow);
-  return released(
+  return withWarmup(released(
     summarize(windows.slice(-STABILITY_WINDOWS), windows, { ...options, stable }),
-  );
+  ));
 }
 
 /** Adds the requests that `tail` (what completed after the last window) failed as abandoned. */

@@ -187,13 +187,21 @@ function clientLines(c: ClientSummary, options: LevelFormatOptions): string[] {
     out.push(`    p${p} latency: ${wholeUs(c.percentilesUs.get(p)!)} usec`);
   }
   out.push(`    ${options.decoupled ? firstResponse(c) : libraryTime(c, options)}`);
-  if (c.errorCount > 0) {
-    out.push(`    Failed requests: ${c.errorCount}`);
-    for (const [message, count] of c.errors.slice(0, SHOWN_ERRORS)) {
-      out.push(`      ${count} x ${printableLine(message)}`);
-    }
-  }
+  if (c.errorCount > 0) out.push(...failureLines("Failed requests", c));
   return out;
+}
+
+/** A count of failed requests and their most frequent messages. */
+function failureLines(
+  title: string,
+  failures: Pick<ClientSummary, "errorCount" | "errors">,
+): string[] {
+  return [
+    `    ${title}: ${failures.errorCount}`,
+    ...failures.errors.slice(0, SHOWN_ERRORS).map(([message, count]) =>
+      `      ${count} x ${printableLine(message)}`
+    ),
+  ];
 }
 
 /**
@@ -399,6 +407,9 @@ export function formatLevel(result: LevelResult, options: LevelFormatOptions): s
   if (result.openLoop) {
     const failed = out.findIndex((line) => line.startsWith("    Failed requests: "));
     out.splice(failed < 0 ? out.length : failed, 0, ...openLoopLines(result.openLoop, options));
+  }
+  if (result.warmupFailures) {
+    out.push(...failureLines("Failed warmup requests (not measured)", result.warmupFailures));
   }
   const [top, ...composing] = result.server ?? [];
   if (top) {

@@ -146,6 +146,8 @@ export interface LevelResult {
   metrics?: GpuMetrics;
   /** Token-streaming (LLM) figures over the same windows as `client`. */
   llm?: LlmSummary;
+  /** --warmup-request-count: the warmup's failed requests, when some failed (not in `client`). */
+  warmupFailures?: Pick<ClientSummary, "errorCount" | "errors">;
 }
 
 /** A distribution of per-request values. */

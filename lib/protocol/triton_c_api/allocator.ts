@@ -2,12 +2,15 @@
  * The response allocator: CPU buffers for the output tensors Triton writes.
  *
  * Triton calls the allocation function on its own thread and needs the
- * buffer before it goes on, so a JavaScript allocator costs one blocking
- * round trip to the event loop per output. Buffers are ArrayBuffers kept
- * here by address until Triton releases them (when the response is deleted,
- * on the JS thread): their memory never moves.
+ * buffer before it goes on. Where it can be made, the allocator is native
+ * (native.ts: malloc and free, no JavaScript on Triton's threads). Otherwise
+ * a JavaScript allocator costs one blocking round trip to the event loop per
+ * output: its buffers are ArrayBuffers kept here by address until Triton
+ * releases them (when the response is deleted, on the JS thread), so their
+ * memory never moves.
  */
 import { ALLOC_FN, MEMORY_CPU, RELEASE_FN, type TritonLibrary } from "./ffi.ts";
+import { nativeAllocator } from "./native.ts";
 import { check } from "./server.ts";
 
 export interface ResponseAllocator {
@@ -28,7 +31,34 @@ function writeU32(pointer: Deno.PointerValue, value: number): void {
   }
 }
 
+/** A TRITONSERVER_ResponseAllocator with these functions. */
+function newAllocator(
+  lib: TritonLibrary,
+  alloc: Deno.PointerObject,
+  release: Deno.PointerObject,
+): Deno.PointerObject {
+  const cell = new BigUint64Array(1);
+  check(
+    lib,
+    lib.symbols.TRITONSERVER_ResponseAllocatorNew(cell, alloc, release, null),
+    "Creating the response allocator",
+  );
+  return Deno.UnsafePointer.create(cell[0])!;
+}
+
+/** The native allocator where it can be made, else the JavaScript one. */
 export function createAllocator(lib: TritonLibrary): ResponseAllocator {
+  const native = nativeAllocator();
+  if (native !== undefined) {
+    const pointer = newAllocator(lib, native.alloc, native.release);
+    return {
+      pointer,
+      close() {
+        lib.symbols.TRITONSERVER_ResponseAllocatorDelete(pointer);
+        native.close();
+      },
+    };
+  }
   const buffers = new Map<bigint, ArrayBuffer>();
   const alloc = Deno.UnsafeCallback.threadSafe(
     ALLOC_FN,
@@ -51,13 +81,7 @@ export function createAllocator(lib: TritonLibrary): ResponseAllocator {
     buffers.delete(BigInt(Deno.UnsafePointer.value(buffer)));
     return null;
   });
-  const cell = new BigUint64Array(1);
-  check(
-    lib,
-    lib.symbols.TRITONSERVER_ResponseAllocatorNew(cell, alloc.pointer, release.pointer, null),
-    "Creating the response allocator",
-  );
-  const pointer = Deno.UnsafePointer.create(cell[0])!;
+  const pointer = newAllocator(lib, alloc.pointer, release.pointer);
   return {
     pointer,
     close() {
