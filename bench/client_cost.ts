@@ -47,6 +47,8 @@ export interface ClientCostOptions {
   concurrency?: number;
   /** Extra inferperf arguments. */
   extraArgs?: string[];
+  /** --profile-export-file on (default, issue 8's setting) or off. */
+  export?: boolean;
 }
 
 /** A model that takes `latencyMs` per request with enough instances that nothing queues. */
@@ -245,7 +247,8 @@ export async function clientCost(options: ClientCostOptions = {}): Promise<CaseR
   const modes = options.modes ?? (["concurrency", "rate"] satisfies CostMode[]);
   const exportDir = await Deno.makeTempDir({ prefix: "inferperf-bench-cost-" });
   const args = options.extraArgs ?? [];
-  const notes = ["Profile export on (--profile-export-file)."];
+  const exporting = options.export ?? true;
+  const notes = [`Profile export ${exporting ? "on (--profile-export-file)" : "off"}.`];
   try {
     const rows: BenchRow[] = [];
     const details: unknown[] = [];
@@ -255,7 +258,7 @@ export async function clientCost(options: ClientCostOptions = {}): Promise<CaseR
         rate,
         concurrency,
         args,
-        exportDir,
+        ...(exporting ? { exportDir } : {}),
       });
       rows.push(...measured.rows);
       notes.push(measured.note);

@@ -33,10 +33,12 @@ const USAGE = `Usage: deno task bench [options]
   --grpc-seconds N        gRPC capacity: measured seconds per tool (default 3)
   --rates LIST            rate accuracy: requests/s (default 1000,5000,10000)
   --rate-seconds N        rate accuracy: measured seconds per rate (default 5)
+  --send-batching MS      rate accuracy and cost: inferperf's --send-batching (default its own)
   --cost-seconds N        client cost run length (default 30; issue 8 asks 120)
   --cost-modes LIST       concurrency,rate (default both; rate once --request-rate-range has landed)
   --cost-rate N           client cost requests/s (default 5000)
   --cost-concurrency N    in-flight requests of the concurrency cost mode (default 16)
+  --cost-export on|off    client cost with the profile export (default on)
   --startup-runs N        timed start-up runs (default 7)
   --multicore-seconds N   multi-core: measured seconds per tool, thread count and round (default 3)
   --llm-rounds N          LLM streaming: rounds of 64 answers of 200 tokens at 5 ms (default 6)
@@ -87,10 +89,12 @@ function parseOptions(args: string[]) {
       "wrk-threads": { type: "string", default: "1" },
       "grpc-seconds": { type: "string", default: "3" },
       rates: { type: "string", default: "1000,5000,10000" },
+      "send-batching": { type: "string" },
       "rate-seconds": { type: "string", default: "5" },
       "cost-seconds": { type: "string", default: "30" },
       "cost-modes": { type: "string" },
       "cost-rate": { type: "string", default: "5000" },
+      "cost-export": { type: "string", default: "on" },
       "cost-concurrency": { type: "string", default: "16" },
       "startup-runs": { type: "string", default: "7" },
       "multicore-seconds": { type: "string", default: "3" },
@@ -119,9 +123,13 @@ function parseOptions(args: string[]) {
     grpcSeconds: positive("grpc-seconds", values["grpc-seconds"]),
     rates: values.rates.split(",").map((r) => positiveInt("rates", r)),
     rateSeconds: positive("rate-seconds", values["rate-seconds"]),
+    sendBatchMs: values["send-batching"] === undefined
+      ? undefined
+      : Number(values["send-batching"]),
     costSeconds: positive("cost-seconds", values["cost-seconds"]),
     costModes: costModes as CostMode[] | undefined,
     costRate: positiveInt("cost-rate", values["cost-rate"]),
+    costExport: values["cost-export"] !== "off",
     costConcurrency: positiveInt("cost-concurrency", values["cost-concurrency"]),
     startupRuns: positiveInt("startup-runs", values["startup-runs"]),
     multicoreSeconds: positive("multicore-seconds", values["multicore-seconds"]),
@@ -168,6 +176,7 @@ async function runRate(options: Options): Promise<CaseResult> {
     rates: options.rates,
     durationMs: options.rateSeconds * 1000,
     warmupMs: RATE_WARMUP_MS,
+    ...(options.sendBatchMs === undefined ? {} : { batchMs: options.sendBatchMs }),
   });
   const rows = results.flatMap((r): BenchRow[] => {
     const targeted = r.rate <= RATE_TARGET_MAX;
@@ -221,7 +230,11 @@ const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
       seconds: o.costSeconds,
       rate: o.costRate,
       concurrency: o.costConcurrency,
+      export: o.costExport,
       ...(o.costModes ? { modes: o.costModes } : {}),
+      ...(o.sendBatchMs === undefined
+        ? {}
+        : { extraArgs: ["--send-batching", String(o.sendBatchMs)] }),
     }),
   startup: (o) => startup({ runs: o.startupRuns }),
   multicore: (o) =>

@@ -10,7 +10,7 @@
  * results as JSON.
  */
 import { RoundRobinFeed } from "../lib/load/feed.ts";
-import { DEFAULT_MAX_INFLIGHT, RateLoad } from "../lib/load/rate.ts";
+import { DEFAULT_MAX_INFLIGHT, DEFAULT_SEND_BATCH_MS, RateLoad } from "../lib/load/rate.ts";
 import { constantSchedule } from "../lib/load/schedule.ts";
 import { Recorder } from "../lib/measure/recorder.ts";
 import { percentile } from "../lib/measure/stats.ts";
@@ -27,6 +27,8 @@ export interface RateAccuracyOptions {
   /** Sent first and not measured (connections, JIT). Default 1000 ms. */
   warmupMs?: number;
   maxInflight?: number;
+  /** --send-batching. Default inferperf's. */
+  batchMs?: number;
 }
 
 interface MeasureOptions {
@@ -34,6 +36,7 @@ interface MeasureOptions {
   durationMs: number;
   warmupMs: number;
   maxInflight: number;
+  batchMs: number;
 }
 
 export interface RateAccuracyResult {
@@ -71,6 +74,7 @@ async function measure(addr: string, options: MeasureOptions): Promise<RateAccur
   const load = new RateLoad(client, {
     feed: new RoundRobinFeed([simpleRequest(client)]),
     maxInflight: options.maxInflight,
+    batchMs: options.batchMs,
   });
   const results: RateAccuracyResult[] = [];
   try {
@@ -123,6 +127,7 @@ export async function rateAccuracy(
       String(durationMs),
       String(warmupMs),
       String(maxInflight),
+      String(options.batchMs ?? DEFAULT_SEND_BATCH_MS),
       ...rates.map(String),
     ], { cwd: REPO_ROOT });
     if (result.code !== 0) {
@@ -135,12 +140,13 @@ export async function rateAccuracy(
 }
 
 if (import.meta.main) {
-  const [addr, durationMs, warmupMs, maxInflight, ...rates] = Deno.args;
+  const [addr, durationMs, warmupMs, maxInflight, batchMs, ...rates] = Deno.args;
   const results = await measure(addr, {
     rates: rates.map(Number),
     durationMs: Number(durationMs),
     warmupMs: Number(warmupMs),
     maxInflight: Number(maxInflight),
+    batchMs: Number(batchMs),
   });
   console.log(JSON.stringify(results));
 }

@@ -64,6 +64,7 @@ function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
     requestIntervals,
     fixedSchedule,
     maxInflight: r.bounded("max-inflight", (n) => n >= 1, "an integer >= 1"),
+    sendBatchMs: r.bounded("send-batching", (n) => n >= 0, "a number >= 0"),
     workers: r.bounded("workers", (n) => n >= 1, "an integer >= 1"),
     maxSendLagMs: r.bounded("max-send-lag", (n) => n > 0, "a number > 0"),
     ignoreSendLag: r.flag("ignore-send-lag"),

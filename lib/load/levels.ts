@@ -196,6 +196,7 @@ export async function planLoad(
     maxInflight: plan.maxInflight,
     serialSequences: plan.sequences.serial,
     stallMs: plan.stallTimeoutMs,
+    batchMs: plan.sendBatchMs,
   });
   const rng = mulberry32(SCHEDULE_SEED);
   return {
@@ -274,6 +275,7 @@ export async function planPart(
     maxInflight: share(plan.maxInflight, part),
     serialSequences: plan.sequences.serial,
     stallMs: plan.stallTimeoutMs,
+    batchMs: plan.sendBatchMs,
     ...(options.alarm ? { alarm: options.alarm } : {}),
   });
   await load.prepare();

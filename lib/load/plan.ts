@@ -35,6 +35,8 @@ export interface LoadPlan {
   latencyThresholdMs: number;
   async: boolean;
   maxInflight: number;
+  /** --send-batching: open-loop wake-ups at least this many milliseconds apart. */
+  sendBatchMs: number;
   /** --workers: threads that drive the load (1: the main thread alone). */
   workers: number;
   maxSendLagMs: number;

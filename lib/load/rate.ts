@@ -21,6 +21,12 @@ import type { Schedule } from "./schedule.ts";
 /** The --max-inflight default: room for 1,000 req/s at 1 s latency (Little's law). */
 export const DEFAULT_MAX_INFLIGHT = 1000;
 
+/**
+ * The --send-batching default, milliseconds: each wake-up of the alarm costs
+ * tens of microseconds of CPU, more than the send itself (BENCHMARKS.md).
+ */
+export const DEFAULT_SEND_BATCH_MS = 0.5;
+
 export interface RateLoadOptions {
   /** A request with a check has its response decoded and validated; a mismatch fails it. */
   feed: RequestFeed;
@@ -30,6 +36,8 @@ export interface RateLoadOptions {
   serialSequences?: boolean;
   /** How the pacer's alarm starts its thread (Web Workers need the main thread's help). */
   alarm?: AlarmOptions;
+  /** --send-batching: wake-ups at least this far apart, each sending all that is due (Pacer). */
+  batchMs?: number;
   /** --stall-timeout: stop() and drained() give up on requests when nothing completed for this long (0 = never). */
   stallMs?: number;
 }
@@ -63,6 +71,7 @@ export class RateLoad {
   readonly #serial: boolean;
   readonly #alarmOptions: AlarmOptions | undefined;
   readonly #stallMs: number;
+  readonly #batchMs: number;
   readonly #idle: Slot[] = [];
   /** Slots with a request in flight: what giving up closes. */
   readonly #busy = new Set<Slot>();
@@ -114,6 +123,7 @@ export class RateLoad {
     this.#laneBusy = new Uint8Array(options.feed.lanes);
     this.#alarmOptions = options.alarm;
     this.#stallMs = options.stallMs ?? 0;
+    this.#batchMs = options.batchMs ?? 0;
   }
 
   /** Requests in flight now. */
@@ -133,7 +143,11 @@ export class RateLoad {
     this.#resumedMs = -Infinity;
     this.#settled = Promise.withResolvers();
     this.#alarm ??= new Alarm(this.#alarmOptions);
-    this.#pacer = new Pacer(schedule, this.#dispatch, { wakeup: this.#alarm, onEnd: this.#onEnd });
+    this.#pacer = new Pacer(schedule, this.#dispatch, {
+      wakeup: this.#alarm,
+      onEnd: this.#onEnd,
+      batchMs: this.#batchMs,
+    });
     this.#ensureSpare();
     if (!this.#exhausted) this.#pacer.start();
     this.#checkSettled();

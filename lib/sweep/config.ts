@@ -114,6 +114,7 @@ const SETTINGS: Array<[string, (c: ProfilePlan) => Settings[string]]> = [
   ["stall-timeout", (c) => c.stallTimeoutMs],
   ["request-distribution", (c) => c.requestDistribution],
   ["max-inflight", (c) => c.maxInflight],
+  ["send-batching", (c) => c.sendBatchMs],
   ["async", (c) => c.async],
   ["shape", (c) => [...c.shapes].map(([name, dims]) => `${name}:${dims.join(",")}`)],
   ["string-length", (c) => c.stringLength],

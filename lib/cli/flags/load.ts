@@ -1,4 +1,5 @@
 /** The Load section of --help: Which load mode runs over which levels. */
+import { DEFAULT_SEND_BATCH_MS } from "../../load/rate.ts";
 import type { OptionDef } from "../option_types.ts";
 
 export const LOAD: readonly OptionDef[] = [
@@ -118,6 +119,15 @@ export const LOAD: readonly OptionDef[] = [
     group: "Load",
     help:
       "With --enable-mpi: split one load across the ranks (concurrency, request rate, schedules and request counts, as --workers does across threads); rank 0 judges stability on the merged windows and writes one report.",
+  },
+  {
+    name: "send-batching",
+    type: "float",
+    default: DEFAULT_SEND_BATCH_MS,
+    group: "Load",
+    valueName: "MS",
+    help:
+      "Open loop: wake up at most once per MS milliseconds and send every request due by then. Each wake-up costs tens of microseconds of CPU, so batching saves most of the client's CPU at high rates; sends leave up to MS late (the send lag shows it, and latencies are also measured from the intended time). 0 wakes up for each send.",
   },
   {
     name: "max-send-lag",

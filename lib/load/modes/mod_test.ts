@@ -31,6 +31,7 @@ const PLAN: LevelsPlan = {
   latencyThresholdMs: 0,
   async: false,
   maxInflight: 100,
+  sendBatchMs: 0,
   workers: 1,
   maxSendLagMs: 1,
   ignoreSendLag: false,
