@@ -4,11 +4,11 @@
  *
  * Every send builds a TRITONSERVER_InferenceRequest from a prepared request
  * (a handful of fast FFI calls) and hands it to the server; responses and
- * the request's release arrive on Triton's threads through thread-safe
- * callbacks. A request is deleted only in its release callback: the core
- * still owns it until then (deleting it at the final response corrupts the
- * next request). Requests are prepared by _request.ts; output buffers come
- * from the allocator of allocator.ts.
+ * the request's release come from Triton's threads through completions.ts.
+ * A request is deleted only at its release: the core still owns it until
+ * then (deleting it at the final response corrupts the next request).
+ * Requests are prepared by _request.ts; output buffers come from the
+ * allocator of allocator.ts.
  */
 import type { InferRequest, Tensor } from "../../types/tensor.ts";
 import type { ModelInfo, ModelStatistics, ServerInfo } from "../../types/model.ts";
@@ -31,13 +31,8 @@ import {
   versionNumber,
 } from "./_request.ts";
 import { createAllocator, type ResponseAllocator } from "./allocator.ts";
-import {
-  MEMORY_CPU,
-  REQUEST_RELEASE_FN,
-  RESPONSE_COMPLETE_FINAL,
-  RESPONSE_COMPLETE_FN,
-  type TritonLibrary,
-} from "./ffi.ts";
+import { type Completions, createCompletions } from "./completions.ts";
+import { MEMORY_CPU, RESPONSE_COMPLETE_FINAL, type TritonLibrary } from "./ffi.ts";
 import { check, cString, InProcessServer, openTritonLibrary, takeError } from "./server.ts";
 
 /** How long a statistics read waits for answered requests to be released. */
@@ -92,8 +87,7 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
   readonly #server: InProcessServer;
   readonly #allocator: ResponseAllocator;
   readonly #requestTimeoutMs: number | undefined;
-  readonly #onResponse: Deno.UnsafeCallback<typeof RESPONSE_COMPLETE_FN>;
-  readonly #onRelease: Deno.UnsafeCallback<typeof REQUEST_RELEASE_FN>;
+  readonly #completions: Completions;
   readonly #calls = new Map<number, Call>();
   /** Prepared requests whose tensors the core may still read, by call id, until released. */
   readonly #unreleased = new Map<number, PreparedCApiRequest>();
@@ -117,15 +111,11 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
     this.#server = server;
     this.#allocator = options.allocator;
     this.#requestTimeoutMs = options.requestTimeoutMs;
-    // Both run on Triton's threads; thread-safe callbacks keep the event loop alive until close.
-    this.#onResponse = Deno.UnsafeCallback.threadSafe(
-      RESPONSE_COMPLETE_FN,
-      (response, flags, userp) => this.#response(response, flags, userp),
-    );
-    this.#onRelease = Deno.UnsafeCallback.threadSafe(
-      REQUEST_RELEASE_FN,
-      (request, _flags, userp) => this.#release(request, userp),
-    );
+    this.#completions = createCompletions({
+      response: (response, flags, userp) => this.#response(response, flags, userp),
+      release: (request, userp) => this.#release(request, userp),
+      inflight: () => this.#calls.size,
+    });
   }
 
   /** Loads the library and starts the server on the model repository. */
@@ -225,9 +215,8 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
       try {
         await this.#server.stop();
       } finally {
+        await this.#completions.close();
         this.#allocator.close();
-        this.#onResponse.close();
-        this.#onRelease.close();
       }
     })();
     return this.#closed;
@@ -334,7 +323,7 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
       const userp = Deno.UnsafePointer.create(BigInt(id));
       check(
         lib,
-        s.TRITONSERVER_InferenceRequestSetReleaseCallback(handle, this.#onRelease.pointer, userp),
+        s.TRITONSERVER_InferenceRequestSetReleaseCallback(handle, this.#completions.release, userp),
         "Setting the release callback",
       );
       check(
@@ -343,7 +332,7 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
           handle,
           this.#allocator.pointer,
           null,
-          this.#onResponse.pointer,
+          this.#completions.response,
           userp,
         ),
         "Setting the response callback",

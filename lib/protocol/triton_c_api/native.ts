@@ -17,6 +17,12 @@ const LIBC_SYMBOLS = {
   mprotect: { parameters: ["pointer", "usize", "i32"], result: "i32" },
   munmap: { parameters: ["pointer", "usize"], result: "i32" },
   dlsym: { parameters: ["pointer", "buffer"], result: "pointer" },
+  sem_init: { parameters: ["pointer", "i32", "u32"], result: "i32" },
+  // On a thread of Deno's blocking pool: the event loop goes on meanwhile.
+  sem_wait: { parameters: ["pointer"], result: "i32", nonblocking: true },
+  sem_trywait: { parameters: ["pointer"], result: "i32" },
+  sem_post: { parameters: ["pointer"], result: "i32" },
+  sem_destroy: { parameters: ["pointer"], result: "i32" },
 } as const;
 
 const PROT_READ = 1;
@@ -36,7 +42,7 @@ export interface NativeAllocator {
 }
 
 /** `value` as the 8 little-endian bytes of an x86-64 immediate. */
-function imm64(value: bigint): number[] {
+export function imm64(value: bigint): number[] {
   const bytes = new Uint8Array(new BigUint64Array([value]).buffer);
   return [...bytes];
 }
@@ -148,49 +154,76 @@ export function allocatorCode(malloc: bigint, free: bigint): { code: number[]; r
   };
 }
 
+/** libc, and the page of generated code, where both can be had. */
+export class NativeCode {
+  readonly libc: Deno.DynamicLibrary<typeof LIBC_SYMBOLS>;
+  #page: Deno.PointerObject | undefined;
+
+  private constructor(libc: Deno.DynamicLibrary<typeof LIBC_SYMBOLS>) {
+    this.libc = libc;
+  }
+
+  /** libc on x86-64 Linux, else undefined. */
+  static open(): NativeCode | undefined {
+    if (Deno.build.os !== "linux" || Deno.build.arch !== "x86_64") return undefined;
+    try {
+      return new NativeCode(Deno.dlopen("libc.so.6", LIBC_SYMBOLS));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The address of a libc function, or 0n. */
+  address(name: string): bigint {
+    const pointer = this.libc.symbols.dlsym(null, new TextEncoder().encode(`${name}\0`));
+    return pointer === null ? 0n : BigInt(Deno.UnsafePointer.value(pointer));
+  }
+
+  /** `code` in an executable page (never writable and executable at once), or undefined. */
+  load(code: readonly number[]): Deno.PointerObject | undefined {
+    const s = this.libc.symbols;
+    if (code.length > PAGE) throw new RangeError(`Native code of ${code.length} bytes`);
+    const page = s.mmap(
+      null,
+      BigInt(PAGE),
+      PROT_READ | PROT_WRITE,
+      MAP_PRIVATE | MAP_ANONYMOUS,
+      -1,
+      0n,
+    );
+    // mmap's failure is MAP_FAILED, (void*)-1.
+    if (page === null || Deno.UnsafePointer.value(page) === 0xffffffffffffffffn) return undefined;
+    new Uint8Array(Deno.UnsafePointerView.getArrayBuffer(page, PAGE)).set(code);
+    if (s.mprotect(page, BigInt(PAGE), PROT_READ | PROT_EXEC) !== 0) {
+      s.munmap(page, BigInt(PAGE));
+      return undefined;
+    }
+    this.#page = page;
+    return page;
+  }
+
+  close(): void {
+    if (this.#page !== undefined) this.libc.symbols.munmap(this.#page, BigInt(PAGE));
+    this.#page = undefined;
+    this.libc.close();
+  }
+}
+
 /** The native allocator, or undefined where it cannot be made (other machines, a refused mapping). */
 export function nativeAllocator(): NativeAllocator | undefined {
-  if (Deno.build.os !== "linux" || Deno.build.arch !== "x86_64") return undefined;
-  let libc: Deno.DynamicLibrary<typeof LIBC_SYMBOLS>;
-  try {
-    libc = Deno.dlopen("libc.so.6", LIBC_SYMBOLS);
-  } catch {
-    return undefined;
-  }
-  const s = libc.symbols;
-  const address = (name: string) => {
-    const pointer = s.dlsym(null, new TextEncoder().encode(`${name}\0`));
-    return pointer === null ? 0n : BigInt(Deno.UnsafePointer.value(pointer));
-  };
-  const malloc = address("malloc");
-  const free = address("free");
-  const page = malloc === 0n || free === 0n ? null : s.mmap(
-    null,
-    BigInt(PAGE),
-    PROT_READ | PROT_WRITE,
-    MAP_PRIVATE | MAP_ANONYMOUS,
-    -1,
-    0n,
-  );
-  // mmap's failure is MAP_FAILED, (void*)-1.
-  if (page === null || Deno.UnsafePointer.value(page) === 0xffffffffffffffffn) {
-    libc.close();
-    return undefined;
-  }
+  const native = NativeCode.open();
+  if (native === undefined) return undefined;
+  const malloc = native.address("malloc");
+  const free = native.address("free");
   const { code, release } = allocatorCode(malloc, free);
-  new Uint8Array(Deno.UnsafePointerView.getArrayBuffer(page, PAGE)).set(code);
-  // Written, then made executable and read-only: never writable and executable at once.
-  if (s.mprotect(page, BigInt(PAGE), PROT_READ | PROT_EXEC) !== 0) {
-    s.munmap(page, BigInt(PAGE));
-    libc.close();
+  const page = malloc === 0n || free === 0n ? undefined : native.load(code);
+  if (page === undefined) {
+    native.close();
     return undefined;
   }
   return {
     alloc: page,
     release: Deno.UnsafePointer.offset(page, release)!,
-    close() {
-      s.munmap(page, BigInt(PAGE));
-      libc.close();
-    },
+    close: () => native.close(),
   };
 }

@@ -1,14 +1,15 @@
 /**
- * The C API's native response allocator (generated x86-64 code calling
- * malloc and free), called as Triton calls it, in a child with --allow-ffi.
+ * The C API's generated x86-64 code (native.ts: the response allocator;
+ * completions.ts: the completion queue), called as Triton calls it, in a
+ * child with --allow-ffi.
  */
 import assert from "node:assert/strict";
 
-const CHECK = new URL("./_native_allocator.ts", import.meta.url).pathname;
+const CHECK = new URL("./_native_code.ts", import.meta.url).pathname;
 const applies = Deno.build.os === "linux" && Deno.build.arch === "x86_64";
 
 Deno.test({
-  name: "the native allocator allocates, reports CPU memory and frees",
+  name: "native code: the allocator allocates, reports CPU memory and frees; the queue delivers",
   ignore: !applies,
   async fn() {
     const out = await new Deno.Command(Deno.execPath(), {
@@ -31,5 +32,14 @@ Deno.test({
         released: true,
       });
     }
+    // The release callback ignores its flags; the release handler does not take them.
+    assert.deepEqual(
+      report.queued,
+      Array.from({ length: 1000 }, (_, j) => {
+        const i = j + 1;
+        return i % 2 === 1 ? `response ${i * 16} ${i} ${i}` : `release ${i * 16} ${i}`;
+      }),
+      "every call delivered once, in order, with its arguments",
+    );
   },
 });

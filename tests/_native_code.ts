@@ -1,7 +1,9 @@
 /**
- * Run with --allow-ffi by tests/native_allocator_test.ts: calls the native
- * response allocator's functions as Triton would and prints what they wrote.
+ * Run with --allow-ffi by tests/native_code_test.ts: calls the C API's
+ * generated functions as Triton would (the response allocator's, then the
+ * completion queue's) and prints what came of it as JSON.
  */
+import { createCompletions } from "../lib/protocol/triton_c_api/completions.ts";
 import { nativeAllocator } from "../lib/protocol/triton_c_api/native.ts";
 
 const ALLOC = {
@@ -23,6 +25,37 @@ const RELEASE = {
   parameters: ["pointer", "pointer", "pointer", "usize", "u32", "i64"],
   result: "pointer",
 } as const;
+
+const CALLBACK = { parameters: ["pointer", "u32", "pointer"], result: "void" } as const;
+
+/** `count` calls alternating between the two callbacks, in order; what the handlers saw. */
+async function queued(count: number): Promise<string[]> {
+  const seen: string[] = [];
+  const all = Promise.withResolvers<void>();
+  const at = (p: Deno.PointerValue) => String(Deno.UnsafePointer.value(p));
+  const completions = createCompletions({
+    response: (pointer, flags, userp) => seen.push(`response ${at(pointer)} ${flags} ${at(userp)}`),
+    release: (request, userp) => seen.push(`release ${at(request)} ${at(userp)}`),
+    inflight: () => count - seen.length,
+  });
+  const response = new Deno.UnsafeFnPointer(
+    completions.response as Deno.PointerObject<typeof CALLBACK>,
+    CALLBACK,
+  );
+  const release = new Deno.UnsafeFnPointer(
+    completions.release as Deno.PointerObject<typeof CALLBACK>,
+    CALLBACK,
+  );
+  const timer = setInterval(() => seen.length >= count && all.resolve(), 1);
+  for (let i = 1; i <= count; i++) {
+    const call = i % 2 === 1 ? response : release;
+    call.call(Deno.UnsafePointer.create(BigInt(i * 16)), i, Deno.UnsafePointer.create(BigInt(i)));
+  }
+  await all.promise;
+  clearInterval(timer);
+  await completions.close();
+  return seen;
+}
 
 const native = nativeAllocator();
 if (native === undefined) {
@@ -59,5 +92,5 @@ if (native === undefined) {
     });
   }
   native.close();
-  console.log(JSON.stringify({ native: true, results }));
+  console.log(JSON.stringify({ native: true, results, queued: await queued(1000) }));
 }
