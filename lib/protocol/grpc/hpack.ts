@@ -7,11 +7,16 @@
  * is complete (dynamic table, size updates, Huffman) because peers index and
  * Huffman-code freely.
  */
-import { HpackError, huffmanDecode, STATIC_NAME_INDEX, STATIC_TABLE } from "./_hpack_tables.ts";
+import {
+  decodeText,
+  HpackError,
+  huffmanDecode,
+  STATIC_NAME_INDEX,
+  STATIC_TABLE,
+} from "./_hpack_tables.ts";
 
 export { HpackError, huffmanCodes, huffmanDecode } from "./_hpack_tables.ts";
 
-const textDecoder = new TextDecoder();
 const textEncoder = new TextEncoder();
 
 /** Appends bytes to a growable buffer. */
@@ -175,7 +180,7 @@ export class HpackDecoder {
     this.#pos = end;
     if (!huffman) {
       this.#octets = length;
-      return textDecoder.decode(bytes);
+      return decodeText(bytes);
     }
     const text = huffmanDecode(bytes);
     this.#octets = octets(text);

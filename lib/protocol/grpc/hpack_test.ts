@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { encodeHeaders, HpackDecoder, HpackError, huffmanCodes, huffmanDecode } from "./hpack.ts";
+import { decodeText } from "./_hpack_tables.ts";
 
 function hex(text: string): Uint8Array {
   const digits = text.replace(/\s+/g, "");
@@ -99,5 +100,17 @@ Deno.test("truncated blocks and bad indexes are errors", () => {
   assert.throws(
     () => new HpackDecoder(100).decode(Uint8Array.of(0x3f, 0xe1, 0x1f), out),
     HpackError,
+  );
+});
+
+Deno.test("decodeText: ASCII without the runtime, anything else through TextDecoder", () => {
+  const encoder = new TextEncoder();
+  for (const text of ["", "grpc-status", "application/grpc", "é ü 日本", "x".repeat(300)]) {
+    assert.equal(decodeText(encoder.encode(text)), text);
+  }
+  assert.equal(
+    decodeText(new Uint8Array([0x61, 0xff, 0x62])),
+    "a\ufffdb",
+    "invalid UTF-8 replaced",
   );
 });
