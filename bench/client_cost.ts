@@ -29,7 +29,7 @@ const H2LOAD_CLIENTS = 10;
 /** h2load derives these from the URL and the body. */
 const H2LOAD_OWN_HEADERS = new Set(["host", "content-length"]);
 
-export type CostMode = "rate" | "concurrency";
+export type CostMode = "rate" | "concurrency" | "grpc-rate";
 
 export interface ClientCostOptions {
   /** Length of each run: three time windows. Default 30 s. */
@@ -49,10 +49,12 @@ export interface ClientCostOptions {
   extraArgs?: string[];
   /** --profile-export-file on (default, issue 8's setting) or off. */
   export?: boolean;
+  /** --request-distribution of the open-loop modes. Default constant. */
+  distribution?: "constant" | "poisson";
 }
 
 /** A model that takes `latencyMs` per request with enough instances that nothing queues. */
-function delayModel(latencyMs: number, instances: number): ModelConfig {
+export function delayModel(latencyMs: number, instances: number): ModelConfig {
   return {
     name: "delay",
     kind: "zeros",
@@ -140,15 +142,27 @@ interface ModePlan {
 
 async function planMode(
   mode: CostMode,
-  options: { rate: number; concurrency: number },
+  options: { rate: number; concurrency: number; distribution: "constant" | "poisson" },
 ): Promise<ModePlan> {
   const { rate, concurrency } = options;
+  // Send lag is the rate accuracy case's concern; here a late level must still be measured.
+  const rateArgs = ["-m", "simple", "--request-rate-range", String(rate), "--ignore-send-lag"];
+  rateArgs.push("--request-distribution", options.distribution);
+  if (mode === "grpc-rate") {
+    const server = await startReferenceTarget();
+    return {
+      target: { ...server, addr: server.grpcAddr },
+      args: ["-i", "grpc", ...rateArgs],
+      note: `grpc-rate: -i grpc --request-rate-range ${rate} against the reference server.`,
+    };
+  }
   if (mode === "rate") {
     const target = await startHttpTarget();
-    const args = ["-m", "simple", "--request-rate-range", String(rate)];
-    // Send lag is the rate accuracy case's concern; here a late level must still be measured.
-    args.push("--ignore-send-lag");
-    return { target, args, note: `rate: --request-rate-range ${rate} against ${target.kind}.` };
+    return {
+      target,
+      args: rateArgs,
+      note: `rate: --request-rate-range ${rate} against ${target.kind}.`,
+    };
   }
   const latencyMs = (concurrency / rate) * 1000;
   return {
@@ -165,6 +179,7 @@ async function measureMode(
     seconds: number;
     rate: number;
     concurrency: number;
+    distribution: "constant" | "poisson";
     args: string[];
     exportDir?: string;
   },
@@ -186,7 +201,9 @@ async function measureMode(
     const reference = mode === "rate" && plan.target.kind === "nginx"
       ? await h2loadCost(plan.target, { rate: options.rate, seconds: options.seconds })
       : undefined;
-    const floorUs = mode === "rate" ? await wakeFloor(options.rate, FLOOR_SECONDS) : undefined;
+    const floorUs = mode !== "concurrency"
+      ? await wakeFloor(options.rate, FLOOR_SECONDS)
+      : undefined;
     const last = run.samples[run.samples.length - 1];
     const peakMb = Math.max(...run.samples.map((s) => s.hwmKb)) / 1024;
     const label = `${mode} ${Math.round(steady.rate)}/s, ${(run.elapsedMs / 1000).toFixed(0)} s`;
@@ -257,6 +274,7 @@ export async function clientCost(options: ClientCostOptions = {}): Promise<CaseR
         seconds,
         rate,
         concurrency,
+        distribution: options.distribution ?? "constant",
         args,
         ...(exporting ? { exportDir } : {}),
       });

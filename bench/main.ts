@@ -35,7 +35,8 @@ const USAGE = `Usage: deno task bench [options]
   --rate-seconds N        rate accuracy: measured seconds per rate (default 5)
   --send-batching MS      rate accuracy and cost: inferperf's --send-batching (default its own)
   --cost-seconds N        client cost run length (default 30; issue 8 asks 120)
-  --cost-modes LIST       concurrency,rate (default both; rate once --request-rate-range has landed)
+  --cost-modes LIST       concurrency,rate,grpc-rate (default concurrency,rate)
+  --cost-distribution D   open-loop cost modes: constant or poisson (default constant)
   --cost-rate N           client cost requests/s (default 5000)
   --cost-concurrency N    in-flight requests of the concurrency cost mode (default 16)
   --cost-export on|off    client cost with the profile export (default on)
@@ -45,6 +46,7 @@ const USAGE = `Usage: deno task bench [options]
   --triton-seconds N      real Triton: measured seconds per tool, protocol and level (default 3)
   --soak-minutes N        soak: run length (default 10)
   --soak-rate N           soak: requests/s (default 5000)
+  --soak-concurrency N    soak: N requests in flight instead of a rate
   --soak-window N         soak: time window, ms (default 5000, perf_analyzer's)
   --out FILE              results file (default bench/results.json)
 
@@ -95,6 +97,7 @@ function parseOptions(args: string[]) {
       "cost-modes": { type: "string" },
       "cost-rate": { type: "string", default: "5000" },
       "cost-export": { type: "string", default: "on" },
+      "cost-distribution": { type: "string", default: "constant" },
       "cost-concurrency": { type: "string", default: "16" },
       "startup-runs": { type: "string", default: "7" },
       "multicore-seconds": { type: "string", default: "3" },
@@ -102,6 +105,7 @@ function parseOptions(args: string[]) {
       "triton-seconds": { type: "string", default: "3" },
       "soak-minutes": { type: "string", default: "10" },
       "soak-rate": { type: "string", default: "5000" },
+      "soak-concurrency": { type: "string" },
       "soak-window": { type: "string", default: "5000" },
       out: { type: "string", default: new URL("results.json", import.meta.url).pathname },
       help: { type: "boolean", default: false },
@@ -111,7 +115,8 @@ function parseOptions(args: string[]) {
   const unknown = cases.filter((c) => !ALL_CASES.includes(c) && !NAMED_CASES.includes(c));
   if (unknown.length > 0) throw new RangeError(`Unknown cases: ${unknown.join(", ")}`);
   const costModes = values["cost-modes"]?.split(",");
-  const badModes = costModes?.filter((m) => m !== "rate" && m !== "concurrency") ?? [];
+  const badModes = costModes?.filter((m) => !["rate", "concurrency", "grpc-rate"].includes(m)) ??
+    [];
   if (badModes.length > 0) throw new RangeError(`Unknown cost modes: ${badModes.join(", ")}`);
   return {
     help: values.help,
@@ -130,6 +135,7 @@ function parseOptions(args: string[]) {
     costModes: costModes as CostMode[] | undefined,
     costRate: positiveInt("cost-rate", values["cost-rate"]),
     costExport: values["cost-export"] !== "off",
+    costDistribution: values["cost-distribution"],
     costConcurrency: positiveInt("cost-concurrency", values["cost-concurrency"]),
     startupRuns: positiveInt("startup-runs", values["startup-runs"]),
     multicoreSeconds: positive("multicore-seconds", values["multicore-seconds"]),
@@ -137,6 +143,9 @@ function parseOptions(args: string[]) {
     tritonSeconds: positive("triton-seconds", values["triton-seconds"]),
     soakMinutes: positive("soak-minutes", values["soak-minutes"]),
     soakRate: positiveInt("soak-rate", values["soak-rate"]),
+    soakConcurrency: values["soak-concurrency"] === undefined
+      ? undefined
+      : positiveInt("soak-concurrency", values["soak-concurrency"]),
     soakWindowMs: positiveInt("soak-window", values["soak-window"]),
     out: values.out,
   };
@@ -232,6 +241,7 @@ const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
       concurrency: o.costConcurrency,
       export: o.costExport,
       ...(o.costModes ? { modes: o.costModes } : {}),
+      distribution: o.costDistribution === "poisson" ? "poisson" : "constant",
       ...(o.sendBatchMs === undefined
         ? {}
         : { extraArgs: ["--send-batching", String(o.sendBatchMs)] }),
@@ -244,7 +254,13 @@ const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
   llm: (o) => llmStream({ concurrency: 64, tokens: 200, itlMs: 5, rounds: o.llmRounds }),
   triton: (o) =>
     tritonBench({ concurrencies: o.concurrencies, seconds: o.tritonSeconds, rounds: o.rounds }),
-  soak: (o) => soak({ minutes: o.soakMinutes, rate: o.soakRate, windowMs: o.soakWindowMs }),
+  soak: (o) =>
+    soak({
+      minutes: o.soakMinutes,
+      rate: o.soakRate,
+      windowMs: o.soakWindowMs,
+      ...(o.soakConcurrency === undefined ? {} : { concurrency: o.soakConcurrency }),
+    }),
 };
 
 async function main(args: string[]): Promise<number> {

@@ -5,6 +5,7 @@
  * records are counted against the server's inference count (nothing lost).
  * Stability is made unreachable so that the level runs every window.
  */
+import { delayModel } from "./client_cost.ts";
 import { inferperfArgs, REPO_ROOT } from "./inferperf.ts";
 import { type CountedSample, runSampled } from "./process.ts";
 import { startReferenceTarget } from "./targets.ts";
@@ -17,7 +18,13 @@ const FIRST_MINUTE_MS = 60_000;
 
 export interface SoakOptions {
   minutes: number;
+  /** Requests per second (open loop), unless `concurrency` is given. */
   rate: number;
+  /**
+   * Requests in flight (closed loop) instead of a rate, against a model whose
+   * latency makes them about `rate` requests/s.
+   */
+  concurrency?: number;
   /** Time window length (-p). */
   windowMs: number;
 }
@@ -43,7 +50,12 @@ async function exportedRequests(path: string): Promise<number> {
 }
 
 export async function soak(options: SoakOptions): Promise<CaseResult> {
-  const target = await startReferenceTarget();
+  const { concurrency } = options;
+  const target = await startReferenceTarget(
+    concurrency === undefined
+      ? undefined
+      : [delayModel((concurrency / options.rate) * 1000, concurrency)],
+  );
   const dir = await Deno.makeTempDir({ prefix: "inferperf-soak-" });
   try {
     const trials = Math.ceil((options.minutes * 60_000) / options.windowMs);
@@ -51,7 +63,7 @@ export async function soak(options: SoakOptions): Promise<CaseResult> {
       Deno.execPath(),
       inferperfArgs([
         "-m",
-        "simple",
+        concurrency === undefined ? "simple" : "delay",
         "-u",
         target.addr,
         "--request-rate-range",
@@ -79,12 +91,13 @@ export async function soak(options: SoakOptions): Promise<CaseResult> {
     const baseMb = first ? rssAt(first) : NaN;
     const peakMb = Math.max(...later.map(rssAt));
     const growthPct = (peakMb / baseMb - 1) * 100;
+    const load = concurrency === undefined ? `${options.rate}/s` : `concurrency ${concurrency}`;
     return {
       id: "soak",
       title: "Soak",
       rows: [
         {
-          name: `Soak ${options.rate}/s, ${options.minutes} min, export: RSS growth after 1 min`,
+          name: `Soak ${load}, ${options.minutes} min, export: RSS growth after 1 min`,
           unit: "%",
           inferperf: growthPct,
           target: `<= ${RSS_GROWTH_PCT}`,
@@ -93,7 +106,7 @@ export async function soak(options: SoakOptions): Promise<CaseResult> {
             `windows of ${options.windowMs / 1000} s`,
         },
         {
-          name: `Soak ${options.rate}/s: exported records / server count`,
+          name: `Soak ${load}: exported records / server count`,
           unit: "records",
           inferperf: exported,
           reference: served,

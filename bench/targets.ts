@@ -205,11 +205,12 @@ export async function startNginx(nginx: string): Promise<HttpTarget> {
 /** The reference server on a second thread of the bench process. */
 export async function startReferenceTarget(
   models: readonly ModelConfig[] = DEFAULT_MODELS,
-): Promise<HttpTarget> {
+): Promise<HttpTarget & { grpcAddr: string }> {
   const server = await startServerInWorker({ models });
   return {
     kind: "reference",
     addr: server.addr,
+    grpcAddr: server.grpcAddr,
     async requestCount() {
       const stats = await (await fetch(`http://${server.addr}/v2/models/stats`)).json() as {
         model_stats: { inference_count: number }[];
