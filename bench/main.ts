@@ -26,8 +26,9 @@ const USAGE = `Usage: deno task bench [options]
   --cases LIST            any of http,grpc,rate,cost,startup,multicore,mpi,llm,triton, run in
                           the order given (default all), and soak (only when named)
   --seconds N             HTTP capacity: measured seconds per tool, level and round (default 3)
-  --rounds N              HTTP capacity: alternating wrk/inferperf rounds per level; Triton:
-                          rounds over every level (default 3)
+  --rounds N              HTTP capacity: alternating wrk/inferperf rounds per level; gRPC:
+                          alternating inferperf/h2load rounds; Triton: rounds over every
+                          level (default 3)
   --concurrency LIST      HTTP capacity and Triton levels (default 1,16,64)
   --wrk-threads N         wrk threads (default 1: inferperf runs one event loop)
   --grpc-seconds N        gRPC capacity: measured seconds per tool (default 3)
@@ -231,7 +232,7 @@ async function runRate(options: Options): Promise<CaseResult> {
 
 const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
   http: runHttp,
-  grpc: (o) => grpcCapacity({ seconds: o.grpcSeconds }),
+  grpc: (o) => grpcCapacity({ seconds: o.grpcSeconds, rounds: o.rounds }),
   mpi: (o) => mpiRanks({ rounds: o.rounds }),
   rate: runRate,
   cost: (o) =>

@@ -227,13 +227,24 @@ export abstract class SessionBase implements InferSession, StreamHandler {
     this.client = client;
   }
 
-  async infer(
+  infer(
     request: PreparedRequest,
     timing: RequestTiming,
     options?: InferOptions,
   ): Promise<OutputTensors | undefined> {
     this.check(request);
-    const session = await this.session();
+    // A connection already up sends at once: no promise and no turn of the event loop to wait.
+    const ready = this.connection?.session;
+    if (ready !== undefined && ready.usable) return this.#call(ready, request, timing, options);
+    return this.session().then((session) => this.#call(session, request, timing, options));
+  }
+
+  #call(
+    session: Http2Session,
+    request: PreparedGrpcRequest,
+    timing: RequestTiming,
+    options: InferOptions | undefined,
+  ): Promise<OutputTensors | undefined> {
     const done = this.begin(timing, options);
     this.decodeResponse = request.decode;
     this.startCall(request);
