@@ -367,6 +367,8 @@ Deno.test("open-loop modes: rate ranges are floats, modes exclude each other", (
   assert.deepEqual(c.requestRate, { start: 0.5, end: 2.5, step: 0.5 });
   assert.equal(c.requestDistribution, "poisson");
   assert.equal(c.maxInflight, 1000);
+  assert.equal(c.sendBatchMs, 0.5);
+  assert.equal(c.stallTimeoutMs, 300_000);
   assert.equal(c.maxSendLagMs, 1);
   assert.equal(c.ignoreSendLag, false);
   assert.equal(config("-m", "x").loadMode, "concurrency");
@@ -400,6 +402,12 @@ Deno.test("open-loop modes: rate ranges are floats, modes exclude each other", (
   assert.match(
     usageErrors(() => config("-m", "x", "--max-inflight", "0", "--max-send-lag", "0")).join("\n"),
     /--max-inflight: expected an integer >= 1\n.*--max-send-lag: expected a number > 0/,
+  );
+  assert.match(
+    usageErrors(() => config("-m", "x", "--send-batching", "-1", "--stall-timeout", "-5")).join(
+      "\n",
+    ),
+    /--send-batching: expected a number >= 0\n.*--stall-timeout: expected an integer >= 0/,
   );
 });
 
