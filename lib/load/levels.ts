@@ -86,7 +86,7 @@ export interface LoadThreads {
   close(): void;
 }
 
-/** Open-loop levels whose send-lag p99 exceeded --max-send-lag: exit code 4. */
+/** Open-loop levels whose send-lag p99 exceeded --max-send-lag: exit code 2 (main.ts). */
 export class SendLagError extends Error {
   override name = "SendLagError";
   constructor(readonly levels: readonly LevelResult[], maxSendLagMs: number) {

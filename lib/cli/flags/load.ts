@@ -136,7 +136,7 @@ export const LOAD: readonly OptionDef[] = [
     group: "Load",
     valueName: "MS",
     help:
-      "Open loop: a level whose p99 send lag (dispatch minus intended time) exceeds this is untrustworthy; the run then exits with code 4.",
+      "Open loop: a level whose p99 send lag (dispatch minus intended time) exceeds this is untrustworthy; the run then exits with code 2 (the load was not held).",
   },
   {
     name: "ignore-send-lag",
