@@ -49,6 +49,38 @@ function assertNamedFailure(
   };
 }
 
+/** What a faulty --request-count run of REQUESTS must show. */
+interface FaultExpectation {
+  message: RegExp;
+  failed: number;
+  args?: string[];
+  /** Requests sent, when not all of REQUESTS (the run gave up on a stalled server). */
+  sent?: number;
+  /** Requests the server read, when not one per request sent. */
+  received?: number;
+}
+
+/**
+ * The run ended as a faulty run must (exit 3, or 0 without failures), and
+ * every request sent is counted once: successes and failures add up to the
+ * requests sent, which the server all received.
+ */
+function assertAccounted(
+  r: CliResult,
+  server: FaultServer,
+  options: FaultExpectation & { startedMs: number },
+): void {
+  const counts = assertNamedFailure(r, {
+    code: options.failed > 0 ? 3 : 0,
+    message: options.message,
+    maxMs: 15_000,
+    elapsedMs: performance.now() - options.startedMs,
+  });
+  const sent = options.sent ?? REQUESTS;
+  assert.deepEqual(counts, { succeeded: sent - options.failed, failed: options.failed });
+  assert.equal(server.infers, options.received ?? sent, "requests the server received");
+}
+
 /**
  * Runs REQUESTS requests one at a time against a KServe fault server whose
  * infer answers are `infer(n)`'s, and checks the accounting: successes and
@@ -56,16 +88,7 @@ function assertNamedFailure(
  */
 async function httpFault(
   infer: (n: number) => Answer,
-  options: {
-    message: RegExp;
-    failed: number;
-    args?: string[];
-    validated?: boolean;
-    /** Requests the server read, when not one per request sent. */
-    received?: number;
-    /** Requests sent, when not all of REQUESTS (the run gave up on a stalled server). */
-    sent?: number;
-  },
+  options: FaultExpectation & { validated?: boolean },
 ): Promise<FaultServer> {
   const server = kserveFaultServer(infer);
   const dir = await Deno.makeTempDir();
@@ -79,15 +102,7 @@ async function httpFault(
       ...(options.validated ? ["--input-data", data] : []),
       ...(options.args ?? []),
     ]);
-    const counts = assertNamedFailure(r, {
-      code: 3,
-      message: options.message,
-      maxMs: 15_000,
-      elapsedMs: performance.now() - started,
-    });
-    const sent = options.sent ?? REQUESTS;
-    assert.deepEqual(counts, { succeeded: sent - options.failed, failed: options.failed });
-    assert.equal(server.infers, options.received ?? sent, "requests the server received");
+    assertAccounted(r, server, { ...options, startedMs: started });
     return server;
   } finally {
     await server.stop();
@@ -391,15 +406,7 @@ Deno.test("HTTP/1.1 open loop: a server killed and restarted mid-level: failures
 /** As httpFault, over gRPC: REQUESTS ModelInfer calls one at a time. */
 async function grpcFault(
   infer: (n: number) => GrpcFault,
-  options: {
-    message: RegExp;
-    failed: number;
-    validated?: boolean;
-    streaming?: boolean;
-    args?: string[];
-    /** Requests sent, when not all of REQUESTS (the run gave up on a stalled server). */
-    sent?: number;
-  },
+  options: FaultExpectation & { validated?: boolean; streaming?: boolean },
 ): Promise<void> {
   const server = grpcFaultServer(infer);
   const dir = await Deno.makeTempDir();
@@ -420,15 +427,7 @@ async function grpcFault(
       ...(options.streaming ? ["--streaming"] : []),
       ...(options.args ?? []),
     ], { timeoutMs: 20_000 });
-    const counts = assertNamedFailure(r, {
-      code: 3,
-      message: options.message,
-      maxMs: 15_000,
-      elapsedMs: performance.now() - started,
-    });
-    const sent = options.sent ?? REQUESTS;
-    assert.deepEqual(counts, { succeeded: sent - options.failed, failed: options.failed });
-    assert.equal(server.infers, sent, "the server received every request once");
+    assertAccounted(r, server, { ...options, startedMs: started });
   } finally {
     await server.stop();
     await Deno.remove(dir, { recursive: true });
@@ -513,13 +512,7 @@ function sseAnswer(text: string, options: { cuts: number[]; close?: boolean; las
  */
 async function sseFault(
   answer: (n: number) => Answer,
-  options: {
-    message: RegExp;
-    failed: number;
-    args?: string[];
-    /** Requests sent, when not all of REQUESTS (the run gave up on a stalled server). */
-    sent?: number;
-  },
+  options: FaultExpectation,
 ): Promise<void> {
   const server = httpFaultServer(
     CHAT,
@@ -543,15 +536,7 @@ async function sseFault(
       `${REQUESTS}`,
       ...(options.args ?? []),
     ], { timeoutMs: 20_000 });
-    const counts = assertNamedFailure(r, {
-      code: options.failed > 0 ? 3 : 0,
-      message: options.message,
-      maxMs: 15_000,
-      elapsedMs: performance.now() - started,
-    });
-    const sent = options.sent ?? REQUESTS;
-    assert.deepEqual(counts, { succeeded: sent - options.failed, failed: options.failed });
-    assert.equal(server.infers, sent, "the server received every request once");
+    assertAccounted(r, server, { ...options, startedMs: started });
   } finally {
     await server.stop();
   }

@@ -3,7 +3,7 @@
  * nothing has completed for --stall-timeout the load gives up on them: it
  * closes their sessions, which fails each as abandoned.
  */
-import { settledOrStalled } from "../measure/stall.ts";
+import { abandonedMessage, settledOrStalled } from "../measure/stall.ts";
 
 /**
  * How long requests given up on may take to end once their sessions are
@@ -20,7 +20,36 @@ export async function drain(
   await settledOrStalled(settled, { lastMs: () => -Infinity, stallMs: ABANDON_WAIT_MS });
 }
 
-/** What a failed request is recorded with: `abandoned` when it was given up on, else its error. */
-export function failureMessage(error: unknown, abandoned: string | undefined): string {
-  return abandoned ?? (error instanceof Error ? error.message : String(error));
+/**
+ * Which requests a load gave up on. A request notes the epoch it was sent in;
+ * giving up starts a new one, so a request of an older epoch was abandoned,
+ * also one that answers after all (the C API cannot cancel).
+ */
+export class Abandonment {
+  #epoch = 0;
+  readonly #message: string;
+
+  constructor(stallMs: number) {
+    this.#message = abandonedMessage(stallMs);
+  }
+
+  /** The epoch of requests sent now. */
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /** Gives up on every request sent so far. */
+  giveUp(): void {
+    this.#epoch++;
+  }
+
+  /** The failure of a request sent in `epoch` that was given up on; undefined when it was not. */
+  of(epoch: number): string | undefined {
+    return epoch === this.#epoch ? undefined : this.#message;
+  }
+
+  /** What a request sent in `epoch` that failed with `error` is recorded with. */
+  failure(epoch: number, error: unknown): string {
+    return this.of(epoch) ?? (error instanceof Error ? error.message : String(error));
+  }
 }

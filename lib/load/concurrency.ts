@@ -3,12 +3,11 @@
  * the next request as soon as the previous one completes.
  */
 import type { RequestRecorder } from "../measure/recorder.ts";
-import { abandonedMessage } from "../measure/stall.ts";
 import { ConnectionError } from "../protocol/errors.ts";
 import type { InferenceClient, InferOptions, InferSession } from "../protocol/types.ts";
 import type { RequestTiming } from "../types/timing.ts";
 import type { RequestFeed } from "./feed.ts";
-import { drain, failureMessage } from "./_drain.ts";
+import { Abandonment, drain } from "./_drain.ts";
 
 /**
  * Pauses after connection failures in a row, doubling from the first to the
@@ -46,13 +45,11 @@ export class ConcurrencyLoad {
   #running = false;
   #budget = Infinity;
   #workers: Promise<void>[] = [];
-  #lastDoneMs = -Infinity;
-  /** Bumped when the requests in flight are given up on: a request of an older epoch was. */
-  #epoch = 0;
-  readonly #lastMs = () => this.#lastDoneMs;
+  readonly #abandonment: Abandonment;
+  readonly #lastMs = () => this.#recorder?.lastCompletedMs ?? -Infinity;
   readonly #abandon = () => {
     this.#running = false;
-    this.#epoch++;
+    this.#abandonment.giveUp();
     for (const session of this.#sessions) session?.close();
   };
 
@@ -60,6 +57,7 @@ export class ConcurrencyLoad {
     this.#client = client;
     this.#feed = options.feed;
     this.#stallMs = options.stallMs ?? 0;
+    this.#abandonment = new Abandonment(this.#stallMs);
   }
 
   /**
@@ -105,7 +103,8 @@ export class ConcurrencyLoad {
     const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
     const feed = this.#feed;
     const recorder = this.#recorder!;
-    const epoch = this.#epoch;
+    const abandonment = this.#abandonment;
+    const epoch = abandonment.epoch;
     let failures = 0;
     while (this.#running && this.#budget > 0) {
       this.#budget--;
@@ -115,20 +114,15 @@ export class ConcurrencyLoad {
         this.#sessions[lane] = session;
         const check = feed.check(request);
         const outputs = await session.infer(request, timing, check && DECODE);
-        this.#lastDoneMs = timing.end;
         // Given up on meanwhile (an API that cannot cancel answers late): failed as abandoned.
-        const mismatch = epoch === this.#epoch
-          ? check?.(outputs ?? [])
-          : abandonedMessage(this.#stallMs);
+        const mismatch = abandonment.of(epoch) ?? check?.(outputs ?? []);
         if (mismatch === undefined) recorder.record(timing);
         else recorder.recordError(mismatch, timing);
         failures = 0;
       } catch (e) {
-        this.#lastDoneMs = performance.now();
-        const abandoned = epoch !== this.#epoch ? abandonedMessage(this.#stallMs) : undefined;
         // A request that had a session was sent (or tried): its timing dates it in the export.
-        recorder.recordError(failureMessage(e, abandoned), session && timing);
-        if (e instanceof ConnectionError && epoch === this.#epoch) {
+        recorder.recordError(abandonment.failure(epoch, e), session && timing);
+        if (e instanceof ConnectionError && abandonment.of(epoch) === undefined) {
           await new Promise((r) => setTimeout(r, connectionBackoffMs(++failures)));
         } else {
           failures = 0;
@@ -137,6 +131,6 @@ export class ConcurrencyLoad {
     }
     this.#sessions[lane] = undefined;
     // Sessions closed when the requests were given up on are not reused.
-    if (session && epoch === this.#epoch) this.#idle.push(session);
+    if (session && abandonment.of(epoch) === undefined) this.#idle.push(session);
   }
 }

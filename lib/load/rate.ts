@@ -9,11 +9,10 @@
  * the wait cost.
  */
 import type { RequestRecorder } from "../measure/recorder.ts";
-import { abandonedMessage } from "../measure/stall.ts";
 import type { InferenceClient, InferOptions, InferSession } from "../protocol/types.ts";
 import type { RequestTiming } from "../types/timing.ts";
 import type { RequestFeed } from "./feed.ts";
-import { drain, failureMessage } from "./_drain.ts";
+import { Abandonment, drain } from "./_drain.ts";
 import { Alarm, type AlarmOptions } from "./alarm.ts";
 import { Pacer } from "./pacer.ts";
 import type { Schedule } from "./schedule.ts";
@@ -52,6 +51,8 @@ interface Slot {
   timing: RequestTiming;
   intendedMs: number;
   lane: number;
+  /** A request is in flight on it: giving up closes its session. */
+  busy: boolean;
 }
 
 function newSlot(): Slot {
@@ -61,6 +62,7 @@ function newSlot(): Slot {
     timing: { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 },
     intendedMs: 0,
     lane: 0,
+    busy: false,
   };
 }
 
@@ -73,17 +75,15 @@ export class RateLoad {
   readonly #stallMs: number;
   readonly #batchMs: number;
   readonly #idle: Slot[] = [];
-  /** Slots with a request in flight: what giving up closes. */
-  readonly #busy = new Set<Slot>();
-  #lastDoneMs = -Infinity;
-  /** Bumped when the requests in flight are given up on: a request of an older epoch was. */
-  #epoch = 0;
-  readonly #lastMs = () => this.#lastDoneMs;
+  /** Every slot made (at most --max-inflight), idle, spare or busy. */
+  readonly #slots: Slot[] = [];
+  readonly #abandonment: Abandonment;
+  readonly #lastMs = () => this.#recorder?.lastCompletedMs ?? -Infinity;
   readonly #abandon = () => {
     this.#pacer?.stop();
     this.#exhausted = true;
-    this.#epoch++;
-    for (const slot of this.#busy) slot.session?.close();
+    this.#abandonment.giveUp();
+    for (const slot of this.#slots) if (slot.busy) slot.session?.close();
   };
   /** Serial sequences: 1 while a lane has a request in flight. */
   readonly #laneBusy: Uint8Array;
@@ -93,7 +93,6 @@ export class RateLoad {
    * millisecond, more for TLS) stays off the send path and out of the send lag.
    */
   #spare: Slot | undefined;
-  #slots = 0;
   #inflight = 0;
   #lane = 0;
   #recorder: RequestRecorder | undefined;
@@ -123,6 +122,7 @@ export class RateLoad {
     this.#laneBusy = new Uint8Array(options.feed.lanes);
     this.#alarmOptions = options.alarm;
     this.#stallMs = options.stallMs ?? 0;
+    this.#abandonment = new Abandonment(this.#stallMs);
     this.#batchMs = options.batchMs ?? 0;
   }
 
@@ -193,16 +193,19 @@ export class RateLoad {
     this.#idle.length = 0;
     this.#spare?.opening?.then((session) => session.close(), () => {});
     this.#spare = undefined;
-    this.#slots = 0;
+    this.#slots.length = 0;
   }
 
   /** Starts opening a spare connection when no slot is idle and the limit leaves room. */
   #ensureSpare(): void {
-    if (this.#idle.length > 0 || this.#spare !== undefined || this.#slots >= this.#maxInflight) {
+    if (
+      this.#idle.length > 0 || this.#spare !== undefined ||
+      this.#slots.length >= this.#maxInflight
+    ) {
       return;
     }
     const spare = newSlot();
-    this.#slots++;
+    this.#slots.push(spare);
     this.#spare = spare;
     const opening = this.#client.openSession();
     spare.opening = opening;
@@ -217,12 +220,15 @@ export class RateLoad {
       // Dropped: the send that needs a connection next tries again and reports what fails.
       if (this.#spare !== spare) return;
       this.#spare = undefined;
-      this.#slots--;
+      this.#slots.splice(this.#slots.indexOf(spare), 1);
     });
   }
 
   #send(intendedMs: number): boolean {
-    if (this.#idle.length === 0 && this.#spare === undefined && this.#slots === this.#maxInflight) {
+    if (
+      this.#idle.length === 0 && this.#spare === undefined &&
+      this.#slots.length === this.#maxInflight
+    ) {
       return false;
     }
     const lane = this.#takeLane();
@@ -234,11 +240,11 @@ export class RateLoad {
     }
     if (slot === undefined) {
       slot = newSlot();
-      this.#slots++;
+      this.#slots.push(slot);
     }
     slot.intendedMs = intendedMs;
     slot.lane = lane;
-    this.#busy.add(slot);
+    slot.busy = true;
     this.#inflight++;
     if (--this.#budget <= 0) {
       this.#exhausted = true;
@@ -271,7 +277,8 @@ export class RateLoad {
   async #run(slot: Slot): Promise<void> {
     const recorder = this.#recorder!;
     const { intendedMs, lane } = slot;
-    const epoch = this.#epoch;
+    const abandonment = this.#abandonment;
+    const epoch = abandonment.epoch;
     const blocked = intendedMs <= this.#resumedMs;
     let sent = false;
     try {
@@ -285,24 +292,19 @@ export class RateLoad {
       recorder.recordSend(intendedMs, performance.now(), blocked);
       const check = this.#feed.check(request);
       const outputs = await slot.session.infer(request, slot.timing, check && DECODE);
-      this.#lastDoneMs = slot.timing.end;
       // Given up on meanwhile (an API that cannot cancel answers late): failed as abandoned.
-      const mismatch = epoch === this.#epoch
-        ? check?.(outputs ?? [])
-        : abandonedMessage(this.#stallMs);
+      const mismatch = abandonment.of(epoch) ?? check?.(outputs ?? []);
       if (mismatch === undefined) recorder.record(slot.timing, intendedMs);
       else recorder.recordError(mismatch, slot.timing);
     } catch (e) {
-      this.#lastDoneMs = performance.now();
       // A refused connection still counts as a send that left (and failed) now.
       if (!sent) recorder.recordSend(intendedMs, performance.now(), blocked);
       // A sent request's timing dates it in the export.
-      const abandoned = epoch !== this.#epoch ? abandonedMessage(this.#stallMs) : undefined;
-      recorder.recordError(failureMessage(e, abandoned), sent ? slot.timing : undefined);
+      recorder.recordError(abandonment.failure(epoch, e), sent ? slot.timing : undefined);
     }
-    this.#busy.delete(slot);
+    slot.busy = false;
     // Sessions closed when the requests were given up on are not reused.
-    if (epoch !== this.#epoch) slot.session = undefined;
+    if (abandonment.of(epoch) !== undefined) slot.session = undefined;
     this.#idle.push(slot);
     if (this.#serial) this.#laneBusy[lane] = 0;
     this.#inflight--;

@@ -95,7 +95,10 @@ function recordTokens(w: WindowData, timing: TokenTiming, intendedMs: number | u
 }
 
 /** What a load reports to: a Recorder, or a worker thread's batch of records for one. */
-export type RequestRecorder = Pick<Recorder, "record" | "recordSend" | "recordError">;
+export type RequestRecorder = Pick<
+  Recorder,
+  "record" | "recordSend" | "recordError" | "lastCompletedMs"
+>;
 
 export class Recorder {
   #window: WindowData;

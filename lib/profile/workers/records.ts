@@ -136,6 +136,7 @@ class SeenPacker {
 export class RecordBatch implements RequestRecorder {
   readonly #rows = new Float64Array(CAPACITY * COLUMNS);
   #count = 0;
+  #lastCompletedMs = -Infinity;
   #messages: string[] = [];
   readonly #messageIndex = new Map<string, number>();
   readonly #onFull: () => void;
@@ -160,7 +161,13 @@ export class RecordBatch implements RequestRecorder {
     return this.#count;
   }
 
+  /** When a request (valid or failed) last completed on this thread: performance.now() time. */
+  get lastCompletedMs(): number {
+    return this.#lastCompletedMs;
+  }
+
   record(timing: RequestTiming, intendedMs?: number): void {
+    this.#lastCompletedMs = timing.end;
     const row = this.#row(VALID, timing);
     const rows = this.#rows;
     rows[row + INTENDED] = intendedMs ?? NaN;
@@ -182,6 +189,7 @@ export class RecordBatch implements RequestRecorder {
   }
 
   recordError(message: string, timing?: RequestTiming): void {
+    this.#lastCompletedMs = performance.now();
     const row = this.#row(FAILED, timing);
     let index = this.#messageIndex.get(message);
     if (index === undefined) {

@@ -11,6 +11,7 @@ function noting(calls: unknown[]): RequestRecorder {
     recordSend: (intended, dispatched, blocked) =>
       calls.push(["send", intended, dispatched, blocked]),
     recordError: (message, t) => calls.push(["error", message, t && { ...t }]),
+    lastCompletedMs: -Infinity,
   };
 }
 
