@@ -199,22 +199,27 @@ function nativeCompletions(handlers: CompletionHandlers): Completions | undefine
     native.close();
     return undefined;
   }
-  const words = new BigInt64Array(memory);
-  const halves = new Uint32Array(memory);
+  // Read without BigInts: a drain allocates nothing but the pointer objects it hands on.
+  const ints = new Int32Array(memory);
+  const view = new Deno.UnsafePointerView(base);
   let taken = 0;
   let closed = false;
   /** Hands every published call to its handler, in order. */
   const drain = (): number => {
     let count = 0;
     for (;;) {
-      const word = (SLOTS_AT + (taken % SLOTS) * SLOT_BYTES) / 8;
-      // Atomic: the fields are read only after the slot is seen published.
-      if (Atomics.load(words, word + 3) !== BigInt(taken + 1)) return count;
-      const pointer = Deno.UnsafePointer.create(BigInt.asUintN(64, words[word]));
-      const flags = halves[word * 2 + 2];
-      const kind = halves[word * 2 + 3];
-      const userp = Deno.UnsafePointer.create(BigInt.asUintN(64, words[word + 2]));
-      Atomics.store(words, word + 3, 0n);
+      const at = SLOTS_AT + (taken % SLOTS) * SLOT_BYTES;
+      // The sequence number's low half, read atomically: the fields are read only after the
+      // slot is seen published. Slots are reused every SLOTS calls, so the low half tells.
+      const sequence = at / 4 + 6;
+      if (Atomics.load(ints, sequence) !== ((taken + 1) | 0)) return count;
+      const pointer = view.getPointer(at);
+      const flags = view.getUint32(at + 8);
+      const kind = view.getUint32(at + 12);
+      const userp = view.getPointer(at + 16);
+      // Freed: the high half first, so that a writer waiting on the whole word sees it zero.
+      ints[sequence + 1] = 0;
+      Atomics.store(ints, sequence, 0);
       taken++;
       count++;
       try {
