@@ -15,7 +15,6 @@ import {
 import type { InferOptions, InferSession, OutputTensors, PreparedRequest } from "./types.ts";
 import type { ModelInfo } from "../types/model.ts";
 import type { RequestTiming } from "../types/timing.ts";
-import type { Tensor } from "../types/tensor.ts";
 
 export interface HttpClientOptions {
   /** "host:port", "http://host:port[/base/path]" or "https://..."; default port 8000 (443 for https). */
@@ -160,7 +159,7 @@ export class HttpTarget {
 }
 
 /** Output tensors of a successful answer's body (a view valid until the next exchange). */
-export type BodyDecoder = (body: Uint8Array, head: ResponseHead) => Tensor[];
+export type BodyDecoder = (body: Uint8Array, head: ResponseHead) => OutputTensors;
 
 /** A request encoded once: the complete HTTP/1.1 request bytes. */
 export class PreparedHttpRequest implements PreparedRequest {

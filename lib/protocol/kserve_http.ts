@@ -8,6 +8,7 @@
 import { type Datatype, isDatatype } from "../types/datatype.ts";
 import { concatBytes, parseJsonExact, tensorFromJson, tensorToJson } from "../input/codec.ts";
 import { ProtocolError } from "./errors.ts";
+import { memoizeDecode } from "./_response_memo.ts";
 import { Http1Client, type HttpResponse, type ResponseHead } from "./http1/mod.ts";
 import {
   type HttpClientOptions,
@@ -356,7 +357,7 @@ export class KServeHttpClient
     return new PreparedHttpRequest(
       this.#target.post(path, { headers, body }),
       shared === undefined
-        ? decodeBody
+        ? memoizeDecode(decodeBody, { key: (head) => head.inferenceHeaderContentLength })
         : (body, head) => decodeInferResponse(body, head.inferenceHeaderContentLength, shared),
     );
   }

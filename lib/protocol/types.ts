@@ -9,8 +9,11 @@ import type { InferRequest, Tensor } from "../types/tensor.ts";
 import type { RequestTiming } from "../types/timing.ts";
 import type { ModelInfo, ModelStatistics, ServerInfo } from "../types/model.ts";
 
-/** A decoded output tensor (only produced when the caller asks for outputs). */
-export type OutputTensors = Tensor[];
+/**
+ * The decoded output tensors of a response (only produced when the caller
+ * asks for outputs). Read only: responses with the same bytes may share them.
+ */
+export type OutputTensors = readonly Readonly<Tensor>[];
 
 /** A request encoded once and sent many times; opaque to the load generator. */
 export interface PreparedRequest {

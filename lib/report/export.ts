@@ -284,6 +284,9 @@ export class ProfileExportWriter implements RequestTracer {
   #failure: WriteError | undefined;
   /** Reused for every write, so that flushes do not leave buffers behind for the collector. */
   #scratch = new Uint8Array(0);
+  /** The outputs last written and their JSON: clients return the same outputs for equal responses. */
+  #lastOutputs: OutputTensors | undefined;
+  #lastOutputsJson = "{}";
 
   constructor(path: string) {
     this.path = path;
@@ -516,7 +519,7 @@ export class ProfileExportWriter implements RequestTracer {
       }
       // Only the last response's outputs are kept: earlier responses are written as {}.
       json += `,"response_timestamps":[${times}]` +
-        `,"response_outputs":[${"{},".repeat(count - 1)}${outputs ? tensorsJson(outputs) : "{}"}]`;
+        `,"response_outputs":[${"{},".repeat(count - 1)}${this.#outputsJson(outputs)}]`;
       json += this.#tokens.json(i, { first: firstResponse, count });
     } else {
       json += `,"response_timestamps":[],"response_outputs":[],"error":${JSON.stringify(error)}`;
@@ -524,6 +527,15 @@ export class ProfileExportWriter implements RequestTracer {
     const intended = this.#intended[i];
     if (!Number.isNaN(intended)) json += `,"intended_timestamp":${wallClockText(intended)}`;
     return `${json}}`;
+  }
+
+  #outputsJson(outputs: OutputTensors | undefined): string {
+    if (outputs === undefined) return "{}";
+    if (outputs !== this.#lastOutputs) {
+      this.#lastOutputs = outputs;
+      this.#lastOutputsJson = tensorsJson(outputs);
+    }
+    return this.#lastOutputsJson;
   }
 
   #write(text: string): void {

@@ -287,7 +287,7 @@ export class RemoteRequests {
     const outputCount = numbers[n++];
     if (outputCount < 0) seen.outputs = undefined;
     else {
-      seen.outputs = [];
+      const outputs: Tensor[] = [];
       for (let i = 0; i < outputCount; i++) {
         const name = strings[numbers[n++]];
         const datatype = strings[numbers[n++]] as Tensor["datatype"];
@@ -295,8 +295,9 @@ export class RemoteRequests {
         n += 1 + shape.length;
         const data = bytes.subarray(this.#byte, this.#byte + numbers[n++]);
         this.#byte += data.byteLength;
-        seen.outputs.push({ name, datatype, shape, data });
+        outputs.push({ name, datatype, shape, data });
       }
+      seen.outputs = outputs;
     }
     this.#number = n;
     this.#writer.noteRemote(timing, seen);

@@ -55,14 +55,14 @@ export class PreparedGrpcRequest implements PreparedRequest {
   readonly decoupled: boolean;
   /** Header block of the unary call. */
   readonly block: Uint8Array;
-  readonly decode: (message: Uint8Array) => Tensor[];
+  readonly decode: (message: Uint8Array) => OutputTensors;
 
   constructor(
     readonly framed: Uint8Array,
     options: {
       decoupled: boolean;
       block: Uint8Array;
-      decode: (message: Uint8Array) => Tensor[];
+      decode: (message: Uint8Array) => OutputTensors;
     },
   ) {
     this.byteLength = framed.length;
@@ -212,7 +212,7 @@ export abstract class SessionBase implements InferSession, StreamHandler {
   protected timing: RequestTiming | undefined;
   protected decode = false;
   /** Output tensors of a response message of the request in flight. */
-  protected decodeResponse: (message: Uint8Array) => Tensor[] = decodeInferResponse;
+  protected decodeResponse: (message: Uint8Array) => OutputTensors = decodeInferResponse;
   protected onResponse: (() => void) | undefined;
   protected readonly state = newCallState();
   protected readonly reader = new MessageReader((message, compressed) =>
@@ -323,7 +323,7 @@ export abstract class SessionBase implements InferSession, StreamHandler {
 
   /** Settles the call in flight with the outputs of its last response message, when asked. */
   protected complete(message: Uint8Array | undefined): void {
-    let outputs: Tensor[] | undefined;
+    let outputs: OutputTensors | undefined;
     if (this.decode) {
       try {
         outputs = message === undefined ? [] : this.decodeResponse(message);

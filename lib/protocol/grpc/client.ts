@@ -11,6 +11,7 @@
 import { type Endpoint, formatAddress } from "../http1/connect.ts";
 import type { TlsOptions } from "../http1/mod.ts";
 import { InferError } from "../errors.ts";
+import { memoizeDecode } from "../_response_memo.ts";
 import type {
   InferenceClient,
   InferSession,
@@ -338,7 +339,7 @@ export class GrpcClient
       decoupled,
       block: this.unaryBlock,
       decode: shared === undefined
-        ? decodeInferResponse
+        ? memoizeDecode((message: Uint8Array, _head: void) => decodeInferResponse(message))
         : (response) => withSharedOutputs(decodeInferResponse(response), shared),
     });
   }
