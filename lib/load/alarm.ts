@@ -26,9 +26,16 @@ const FIRED = 1;
 const STATE = 2;
 const RUNNING = 1;
 const CLOSED = 2;
-/** Byte offset of the due time: float64, main-thread performance.now() milliseconds. */
-const DUE_OFFSET = 16;
-const BYTES = 24;
+/** 1 while the thread rests after firing, until the time in the REST_END slot. */
+const RESTING = 3;
+/**
+ * Byte offset of the float64 times, main-thread performance.now()
+ * milliseconds: the due time, then the end of the rest.
+ */
+const TIMES_OFFSET = 16;
+const DUE = 0;
+const REST_END = 1;
+const BYTES = 32;
 
 /**
  * The worker's whole program, sent as a data: URL so that bundles and
@@ -37,23 +44,40 @@ const BYTES = 24;
  */
 function alarmWorker(): void {
   addEventListener("message", (event) => {
-    const { buffer, originMs, port } = (event as MessageEvent).data;
-    const state = new Int32Array(buffer, 0, 3);
-    const due = new Float64Array(buffer, 16, 1);
+    const { buffer, originMs, port, restMs } = (event as MessageEvent).data;
+    const state = new Int32Array(buffer, 0, 4);
+    // [0]: the due time; [1]: the end of the rest after the last firing.
+    const times = new Float64Array(buffer, 16, 2);
     // Main-thread time = worker time + shift.
     const shiftMs = performance.timeOrigin - originMs;
+    let fired = NaN;
     Atomics.store(state, 2, 1);
     while (Atomics.load(state, 2) === 1) {
       const armed = Atomics.load(state, 0);
-      const waitMs = due[0] - (performance.now() + shiftMs);
+      if (armed === fired) {
+        // Nothing set since firing: rest, then wait for a setting.
+        const left = times[1] - (performance.now() + shiftMs);
+        if (left > 0) {
+          Atomics.store(state, 3, 1);
+          Atomics.wait(state, 0, armed, left);
+          Atomics.store(state, 3, 0);
+        } else {
+          Atomics.wait(state, 0, armed);
+        }
+        continue;
+      }
+      const due = times[0];
+      const waitMs = due - (performance.now() + shiftMs);
       if (waitMs > 0) {
         Atomics.wait(state, 0, armed, waitMs);
         continue;
       }
+      fired = armed;
+      // Written before the RESTING flag that makes the owner read it.
+      times[1] = due + restMs;
       Atomics.store(state, 1, armed);
       Atomics.notify(state, 1);
       port?.postMessage(armed);
-      Atomics.wait(state, 0, armed);
     }
     port?.close();
     close();
@@ -67,6 +91,8 @@ export interface AlarmSetup {
   buffer: SharedArrayBuffer;
   /** performance.timeOrigin of the thread that owns the alarm: due times are on its clock. */
   originMs: number;
+  /** AlarmOptions.restMs. */
+  restMs: number;
   /** Given when the owner is woken by messages instead of Atomics.waitAsync. */
   port?: MessagePort;
 }
@@ -82,6 +108,14 @@ export function startAlarmThread(setup: AlarmSetup): Worker {
 
 export interface AlarmOptions {
   /**
+   * The owner promises not to set the alarm sooner than this after a due
+   * time it fired for (as the pacer's send batching does). The thread then
+   * sleeps through that rest, and a setting at or after its end needs no
+   * signal to wake it: one wake-up of the thread per firing instead of two.
+   * Default 0.
+   */
+  restMs?: number;
+  /**
    * Has another thread start the alarm's thread (with startAlarmThread) and
    * makes it wake this one by message: for alarms inside Web Workers.
    * Default: this thread starts it and is woken through Atomics.waitAsync.
@@ -91,7 +125,7 @@ export interface AlarmOptions {
 
 export class Alarm implements Wakeup {
   readonly #state: Int32Array;
-  readonly #due: Float64Array;
+  readonly #times: Float64Array;
   /** The alarm's thread, when this thread started it. */
   readonly #worker: Worker | undefined;
   /** Where the alarm's thread wakes this one, when it wakes it by message. */
@@ -109,7 +143,7 @@ export class Alarm implements Wakeup {
     this.#waiting = false;
     this.#fired = Atomics.load(this.#state, FIRED);
     if (this.#closed || !this.#set) return;
-    if (performance.now() >= this.#due[0]) {
+    if (performance.now() >= this.#times[DUE]) {
       this.#set = false;
       this.#callback();
       return;
@@ -123,10 +157,10 @@ export class Alarm implements Wakeup {
 
   constructor(options: AlarmOptions = {}) {
     const buffer = new SharedArrayBuffer(BYTES);
-    this.#state = new Int32Array(buffer, 0, 3);
-    this.#due = new Float64Array(buffer, DUE_OFFSET, 1);
-    this.#due[0] = Infinity;
-    const setup = { buffer, originMs: performance.timeOrigin };
+    this.#state = new Int32Array(buffer, 0, 4);
+    this.#times = new Float64Array(buffer, TIMES_OFFSET, 2);
+    this.#times[DUE] = Infinity;
+    const setup = { buffer, originMs: performance.timeOrigin, restMs: options.restMs ?? 0 };
     if (options.spawn === undefined) {
       this.#worker = startAlarmThread(setup);
       return;
@@ -143,9 +177,9 @@ export class Alarm implements Wakeup {
   set(atMs: number, callback: () => void): void {
     if (this.#closed) return;
     this.#callback = callback;
-    this.#due[0] = atMs;
+    this.#times[DUE] = atMs;
     this.#set = true;
-    this.#armed = this.#arm();
+    this.#armed = this.#arm(atMs);
     if (this.#waiting) return;
     if (Atomics.load(this.#state, STATE) === RUNNING) this.#wait();
     else this.#poll();
@@ -154,8 +188,8 @@ export class Alarm implements Wakeup {
   clear(): void {
     if (!this.#set) return;
     this.#set = false;
-    this.#due[0] = Infinity;
-    this.#arm();
+    this.#times[DUE] = Infinity;
+    this.#arm(-Infinity);
   }
 
   /** Ends the worker; the alarm is unusable afterwards. */
@@ -164,18 +198,23 @@ export class Alarm implements Wakeup {
     this.#closed = true;
     this.#set = false;
     Atomics.store(this.#state, STATE, CLOSED);
-    this.#arm();
+    this.#arm(-Infinity);
     // Settles a pending waitAsync.
     Atomics.notify(this.#state, FIRED);
     this.#worker?.terminate();
     this.#port?.close();
   }
 
-  /** Tells the worker about a new setting; returns its ARMED value. */
-  #arm(): number {
+  /**
+   * Tells the worker about a new setting due at `atMs`; returns its ARMED
+   * value. A worker resting until `atMs` or sooner finds it when it wakes.
+   */
+  #arm(atMs: number): number {
     // Wraps as the Int32 slot does, so that it stays comparable with FIRED.
     const armed = (Atomics.add(this.#state, ARMED, 1) + 1) | 0;
-    Atomics.notify(this.#state, ARMED);
+    // Read after the flag: the worker wrote the rest's end before raising it.
+    const resting = Atomics.load(this.#state, RESTING) === 1 && atMs >= this.#times[REST_END];
+    if (!resting) Atomics.notify(this.#state, ARMED);
     return armed;
   }
 

@@ -53,3 +53,29 @@ Deno.test("an alarm whose thread another thread starts wakes its owner by messag
     for (const thread of threads) thread.terminate();
   }
 });
+
+Deno.test("restMs: settings at or after the rest's end and sooner ones both call back, never early", async () => {
+  const restMs = 2;
+  const alarm = new Alarm({ restMs });
+  const calls: number[] = [];
+  try {
+    // Past the start-up poll, so that the thread fires and rests.
+    await new Promise((r) => setTimeout(r, 50));
+    let at = performance.now() + 1;
+    for (let i = 0; i < 20; i++) {
+      const rang = await ringAt(alarm, at, calls);
+      assert.ok(rang >= at, `called back ${at - rang} ms early`);
+      // Alternately the end of the rest (no signal to the thread) and a time within it (a signal).
+      at += i % 2 === 0 ? restMs : restMs / 4;
+      at = Math.max(at, performance.now());
+    }
+    // Cleared within a rest: nothing more.
+    alarm.set(at + restMs, () => calls.push(-1));
+    alarm.clear();
+    await new Promise((r) => setTimeout(r, 3 * restMs + 5));
+    assert.equal(calls.length, 20);
+    assert.ok(calls.every((c) => c > 0));
+  } finally {
+    alarm.close();
+  }
+});

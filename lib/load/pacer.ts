@@ -29,11 +29,12 @@ export interface PacerOptions {
   /** Milliseconds on the clock the wakeup and the due times use. Default performance.now. */
   now?: () => number;
   /**
-   * Wake-ups come at least this far apart (default 0): a send due sooner
-   * after a wake-up waits for the next one and goes out with every other
-   * send due by then. Each wake-up of the alarm costs tens of microseconds of
-   * CPU whatever it sends, so batching trades up to this much send lag for a
-   * fraction of the wake-ups.
+   * Wake-ups are set at least this far apart (default 0): a send due sooner
+   * after the time of the last wake-up waits for the next one and goes out
+   * with every other send due by then. Each wake-up of the alarm costs tens
+   * of microseconds of CPU whatever it sends, so batching trades up to this
+   * much send lag for a fraction of the wake-ups. The wakeup is never set
+   * sooner than this after the time it was last set for (Alarm's restMs).
    */
   batchMs?: number;
 }
@@ -48,6 +49,8 @@ export class Pacer {
   #startMs = 0;
   /** Due time of the next send. */
   #dueMs = 0;
+  /** The time the wakeup was last set for. */
+  #wakeMs = -Infinity;
   #running = false;
   #paused = false;
   readonly #wake = () => this.#run();
@@ -70,6 +73,8 @@ export class Pacer {
   start(startMs = this.#now()): void {
     if (this.#running) throw new Error("The pacer is already running");
     this.#startMs = startMs;
+    // The start counts as a wake-up: the first batch collects what falls due in its first batchMs.
+    this.#wakeMs = startMs;
     this.#running = true;
     this.#advance();
     this.#run();
@@ -99,7 +104,6 @@ export class Pacer {
 
   #run(): void {
     let now = this.#now();
-    const earliestMs = now + this.#batchMs;
     while (this.#running && this.#dueMs <= now) {
       if (!this.#dispatch(this.#dueMs)) {
         this.#paused = this.#running;
@@ -109,6 +113,8 @@ export class Pacer {
       // Sending takes time: sends that fell due meanwhile go out in this batch too.
       if (this.#dueMs > now) now = this.#now();
     }
-    if (this.#running) this.#wakeup.set(Math.max(this.#dueMs, earliestMs), this.#wake);
+    if (!this.#running) return;
+    this.#wakeMs = Math.max(this.#dueMs, this.#wakeMs + this.#batchMs);
+    this.#wakeup.set(this.#wakeMs, this.#wake);
   }
 }

@@ -142,9 +142,8 @@ export class RateLoad {
     this.#exhausted = this.#budget <= 0;
     this.#resumedMs = -Infinity;
     this.#settled = Promise.withResolvers();
-    this.#alarm ??= new Alarm(this.#alarmOptions);
     this.#pacer = new Pacer(schedule, this.#dispatch, {
-      wakeup: this.#alarm,
+      wakeup: this.#startAlarm(),
       onEnd: this.#onEnd,
       batchMs: this.#batchMs,
     });
@@ -181,9 +180,15 @@ export class RateLoad {
    * unreachable server is reported by the sends.
    */
   async prepare(): Promise<void> {
-    this.#alarm ??= new Alarm(this.#alarmOptions);
+    this.#startAlarm();
     this.#ensureSpare();
     await this.#spare?.opening?.catch(() => {});
+  }
+
+  /** The alarm, started once per load: its thread takes a while to start. */
+  #startAlarm(): Alarm {
+    // The pacer never sets it sooner than a batch after its last wake-up.
+    return this.#alarm ??= new Alarm({ ...this.#alarmOptions, restMs: this.#batchMs });
   }
 
   close(): void {
