@@ -24,6 +24,8 @@ export interface CsvLevel {
   throughput: number;
   p50Us: number;
   p99Us: number;
+  /** Open-loop levels only. */
+  sendLagP99Us?: number;
 }
 
 /** The levels of a perf_analyzer-style CSV report (-f). */
@@ -38,11 +40,13 @@ export function parseCsv(text: string): CsvLevel[] {
   const throughput = column("Inferences/Second");
   const p50 = column("p50 latency");
   const p99 = column("p99 latency");
+  const lag = header.indexOf("Send Lag p99");
   return rows.map((cells) => ({
     value: Number(cells[value]),
     throughput: Number(cells[throughput]),
     p50Us: Number(cells[p50]),
     p99Us: Number(cells[p99]),
+    ...(lag >= 0 && cells[lag] !== "" ? { sendLagP99Us: Number(cells[lag]) } : {}),
   }));
 }
 

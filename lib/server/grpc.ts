@@ -24,6 +24,7 @@ import {
   type Compression,
   decompress,
   encodeGrpcMessage,
+  frameMessage,
   GrpcFramingError,
   MessageReader,
   SERVICE_PATH,
@@ -403,11 +404,8 @@ class ServerCall implements StreamHandler {
     }
     const compressed = this.#responseEncoding !== "none";
     const body = compressed ? compress(this.#responseEncoding, message) : message;
-    const prefix = new Uint8Array(5);
-    prefix[0] = compressed ? 1 : 0;
-    new DataView(prefix.buffer).setUint32(1, body.length);
-    session.sendData(stream, prefix, false);
-    session.sendData(stream, body, false);
+    // Prefix and message in one DATA frame, as gRPC's own servers send them.
+    session.sendData(stream, frameMessage(body, compressed), false);
   }
 
   #fail(error: GrpcStatusError): void {

@@ -520,11 +520,17 @@ export class StreamSession extends SessionBase {
     if (response.hasOutputs || !this.#decoupled) {
       if (timing.responses === 0) timing.firstResponse = now;
       timing.responses++;
-      if (this.decode && response.infer !== undefined) this.#last = response.infer.slice();
+      if (this.decode && response.infer !== undefined) this.#last = response.infer;
       this.onResponse?.();
     }
     const final = response.final ?? !this.#decoupled;
-    if (!final) return;
+    if (!final) {
+      // Kept past this message, whose bytes the reader may reuse: a copy.
+      if (this.#last !== undefined && this.#last === response.infer) {
+        this.#last = this.#last.slice();
+      }
+      return;
+    }
     timing.recvStart = now;
     if (timing.responses === 0) timing.firstResponse = now;
     this.complete(this.#last);
