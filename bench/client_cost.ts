@@ -85,11 +85,20 @@ export interface SteadyState {
   rssEndMb: number;
 }
 
-/** Figures between SKIP_MS after the first served request and the last sample taken under load. */
-export function steadyState(samples: readonly CountedSample[]): SteadyState | undefined {
-  const started = samples.findIndex((s) => s.count > 0);
+/**
+ * Figures between `skipMs` (default SKIP_MS) after the first served request
+ * and the last sample taken under load.
+ */
+export function steadyState(
+  samples: readonly CountedSample[],
+  options: { skipMs?: number } = {},
+): SteadyState | undefined {
+  // Counters that do not start at 0 (a server that served earlier runs) count from the first sample.
+  const base = samples[0]?.count ?? 0;
+  const started = samples.findIndex((s) => s.count > base);
   if (started < 0) return undefined;
-  const from = samples.findIndex((s) => s.timeMs >= samples[started].timeMs + SKIP_MS);
+  const skipMs = options.skipMs ?? SKIP_MS;
+  const from = samples.findIndex((s) => s.timeMs >= samples[started].timeMs + skipMs);
   const final = samples[samples.length - 1].count;
   const to = samples.findLastIndex((s) => s.count < final);
   if (from < 0 || to <= from) return undefined;

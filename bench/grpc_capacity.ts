@@ -8,14 +8,18 @@
  * messages flowing on long-lived streams, so it has no comparable figure.
  */
 import { GrpcClient } from "../lib/protocol/grpc/client.ts";
-import { startServerInWorker } from "../lib/server/mod.ts";
+import { steadyState } from "./client_cost.ts";
 import { grpcJsUnary } from "./grpc_js.ts";
 import * as inferperf from "./inferperf.ts";
-import { findExecutable, median, runCommand } from "./process.ts";
+import { type CountedSample, findExecutable, median, runSampled } from "./process.ts";
+import { startReferenceTarget } from "./targets.ts";
 import { type BenchRow, type CaseResult, ratio } from "./types.ts";
 
 /** gRPC message framing: compressed flag and length before each message. */
 const FRAME_HEADER_BYTES = 5;
+/** Start-up left out of the CPU per request (h2load runs only `seconds`). */
+const CPU_SKIP_MS = 1000;
+const SAMPLE_MS = 250;
 
 export interface GrpcCapacityOptions {
   /** Requests in flight. Default 64. */
@@ -36,8 +40,23 @@ export interface GrpcCapacityFigures {
   grpcJs: number;
   inferperfStreaming: number;
   /** Each round's figures, in order. */
-  rounds: Array<{ unary: number; h2load?: number; streaming: number }>;
+  rounds: Round[];
 }
+
+/** A client's rate, and its CPU per request (utime + stime) over the steady part of its run. */
+export interface ClientFigure {
+  rate: number;
+  cpuUsPerRequest: number | undefined;
+}
+
+interface Round {
+  unary: ClientFigure;
+  h2load?: ClientFigure;
+  streaming: ClientFigure;
+}
+
+const cpuPerRequest = (samples: readonly CountedSample[]) =>
+  steadyState(samples, { skipMs: CPU_SKIP_MS })?.cpuUsPerRequest;
 
 /** The framed ModelInfer request inferperf sends for `simple` (batch 1, zeros). */
 async function requestFrame(url: string): Promise<Uint8Array> {
@@ -59,7 +78,10 @@ async function requestFrame(url: string): Promise<Uint8Array> {
   }
 }
 
-/** h2load's unary rate replaying `frame` with `streams` streams on each of `connections`. */
+/**
+ * h2load's unary rate replaying `frame` with `streams` streams on each of
+ * `connections`; with `counter` (the server's requests), its CPU per request.
+ */
 export async function runH2load(
   h2load: string,
   options: {
@@ -68,12 +90,13 @@ export async function runH2load(
     seconds: number;
     connections: number;
     streams: number;
+    counter?: () => Promise<number>;
   },
-): Promise<number> {
+): Promise<ClientFigure> {
   const data = await Deno.makeTempFile({ prefix: "inferperf-grpc-", suffix: ".bin" });
   try {
     await Deno.writeFile(data, options.frame);
-    const result = await runCommand(h2load, [
+    const result = await runSampled(h2load, [
       "-D",
       String(options.seconds),
       "-c",
@@ -87,12 +110,12 @@ export async function runH2load(
       "-H",
       "te: trailers",
       `http://${options.url}/inference.GRPCInferenceService/ModelInfer`,
-    ]);
+    ], { intervalMs: SAMPLE_MS, ...(options.counter ? { counter: options.counter } : {}) });
     const match = /finished in [\d.]+\w*, ([\d.]+) req\/s/.exec(result.stdout);
     if (result.code !== 0 || match === null) {
       throw new Error(`h2load failed (${result.code}): ${result.stderr || result.stdout}`);
     }
-    return Number(match[1]);
+    return { rate: Number(match[1]), cpuUsPerRequest: cpuPerRequest(result.samples) };
   } finally {
     await Deno.remove(data);
   }
@@ -101,11 +124,17 @@ export async function runH2load(
 /** inferperf's throughput with `concurrency` requests in flight, unary or over streams. */
 async function inferperfRate(
   addr: string,
-  options: { concurrency: number; seconds: number; streaming: boolean },
-): Promise<number> {
+  options: {
+    concurrency: number;
+    seconds: number;
+    streaming: boolean;
+    counter: () => Promise<number>;
+  },
+): Promise<ClientFigure> {
   const args = ["-m", "simple", "-i", "grpc", "-u", addr];
   if (options.streaming) args.push("--streaming");
-  return (await inferperf.stableLevel(args, options)).throughput;
+  const run = await inferperf.stableLevel(args, options);
+  return { rate: run.levels[0].throughput, cpuUsPerRequest: cpuPerRequest(run.samples) };
 }
 
 /** Measures and returns the figures and the bench table rows. */
@@ -116,13 +145,16 @@ export async function grpcCapacity(
   const seconds = options.seconds ?? 3;
   const notes = [
     "Reference server in a worker thread of the bench process, each client in its own process, " +
-    "on the same 2 cores: every figure is bounded by the server.",
+    "on the same 2 cores: every rate is bounded by the server, and a client that costs the " +
+    "server more per request (h2load's framing does) gets fewer. The CPU rows are the clients' " +
+    "own cost.",
     "@grpc/grpc-js 1.14 under Deno: the same pre-encoded request, one channel, responses not " +
     "decoded (inferperf does not decode them either at this level).",
   ];
-  const server = await startServerInWorker();
+  const server = await startReferenceTarget();
   try {
     const addr = server.grpcAddr;
+    const counter = () => server.requestCount();
     const frame = await requestFrame(addr);
     const h2load = findExecutable("h2load");
     if (h2load === undefined) {
@@ -132,15 +164,21 @@ export async function grpcCapacity(
     const rounds: GrpcCapacityFigures["rounds"] = [];
     // Alternating, so that a slow stretch of the shared machine hits every tool alike.
     for (let round = 0; round < (options.rounds ?? 3); round++) {
-      const unary = await inferperfRate(addr, { concurrency, seconds, streaming: false });
+      const unary = await inferperfRate(addr, { concurrency, seconds, streaming: false, counter });
       const reference = h2load === undefined ? undefined : await runH2load(h2load, {
         url: addr,
         frame,
         seconds,
         connections,
         streams: Math.ceil(concurrency / connections),
+        counter,
       });
-      const streaming = await inferperfRate(addr, { concurrency, seconds, streaming: true });
+      const streaming = await inferperfRate(addr, {
+        concurrency,
+        seconds,
+        streaming: true,
+        counter,
+      });
       rounds.push({ unary, streaming, ...(reference === undefined ? {} : { h2load: reference }) });
     }
     const grpcJs = await grpcJsUnary({
@@ -149,9 +187,10 @@ export async function grpcCapacity(
       concurrency,
       seconds,
     });
-    const unary = median(rounds.map((r) => r.unary));
-    const streaming = median(rounds.map((r) => r.streaming));
-    const references = rounds.flatMap((r) => r.h2load === undefined ? [] : [r.h2load]);
+    const rateOf = (figure: ClientFigure) => figure.rate;
+    const unary = median(rounds.map((r) => r.unary.rate));
+    const streaming = median(rounds.map((r) => r.streaming.rate));
+    const references = rounds.flatMap((r) => r.h2load === undefined ? [] : [r.h2load.rate]);
     const figures: GrpcCapacityFigures = {
       concurrency,
       inferperf: unary,
@@ -161,10 +200,17 @@ export async function grpcCapacity(
       ...(references.length === 0 ? {} : { h2load: median(references) }),
     };
     /** The median over the rounds of a per-round ratio to h2load. */
-    const ratioToH2load = (of: (r: GrpcCapacityFigures["rounds"][number]) => number) =>
-      median(rounds.map((r) => of(r) / r.h2load!));
-    const perRound = (of: (r: GrpcCapacityFigures["rounds"][number]) => number) =>
-      `rounds: ${rounds.map((r) => `${of(r).toFixed(0)}/${r.h2load?.toFixed(0)}`).join(", ")}`;
+    const ratioToH2load = (of: (r: Round) => number | undefined, h2: (r: Round) => number) =>
+      median(rounds.map((r) => of(r)! / h2(r)));
+    const perRound = (
+      of: (r: Round) => number | undefined,
+      h2: (r: Round) => number | undefined,
+      digits = 0,
+    ) =>
+      `rounds: ${
+        rounds.map((r) => `${of(r)?.toFixed(digits)}/${h2(r)?.toFixed(digits)}`).join(", ")
+      }`;
+    const h2Rate = (r: Round) => r.h2load!.rate;
     const rows: BenchRow[] = [
       {
         name: `gRPC unary c=${concurrency}`,
@@ -173,10 +219,10 @@ export async function grpcCapacity(
         ...(figures.h2load === undefined ? {} : {
           reference: figures.h2load,
           referenceName: "h2load",
-          ratio: ratioToH2load((r) => r.unary),
+          ratio: ratioToH2load((r) => r.unary.rate, h2Rate),
           target: ">= 1.0 x h2load",
-          met: ratioToH2load((r) => r.unary) >= 1,
-          note: perRound((r) => r.unary),
+          met: ratioToH2load((r) => r.unary.rate, h2Rate) >= 1,
+          note: perRound((r) => rateOf(r.unary), (r) => r.h2load?.rate),
         }),
       },
       {
@@ -196,15 +242,43 @@ export async function grpcCapacity(
         ...(figures.h2load === undefined ? {} : {
           reference: figures.h2load,
           referenceName: "h2load unary",
-          ratio: ratioToH2load((r) => r.streaming),
+          ratio: ratioToH2load((r) => r.streaming.rate, h2Rate),
           target: ">= 1.2 x h2load unary",
-          met: ratioToH2load((r) => r.streaming) >= 1.2,
+          met: ratioToH2load((r) => r.streaming.rate, h2Rate) >= 1.2,
         }),
         note:
           `--streaming: ${concurrency} ModelStreamInfer streams, one request in flight on each; ` +
-          `${(streaming / unary).toFixed(2)} x unary; ${perRound((r) => r.streaming)}`,
+          `${(streaming / unary).toFixed(2)} x unary; ${
+            perRound((r) => rateOf(r.streaming), (r) => r.h2load?.rate)
+          }`,
       },
     ];
+    const measured = rounds.every((r) =>
+      r.unary.cpuUsPerRequest !== undefined && r.streaming.cpuUsPerRequest !== undefined &&
+      r.h2load?.cpuUsPerRequest !== undefined
+    );
+    if (measured) {
+      // The clients' own cost, which the server's share of the two cores does not bound.
+      const h2Cpu = (r: Round) => r.h2load!.cpuUsPerRequest!;
+      for (
+        const [kind, of] of [["unary", (r: Round) => r.unary], [
+          "streaming",
+          (r: Round) => r.streaming,
+        ]] as const
+      ) {
+        rows.push({
+          name: `gRPC ${kind} c=${concurrency}: client CPU`,
+          unit: "µs CPU/req",
+          inferperf: median(rounds.map((r) => of(r).cpuUsPerRequest!)),
+          reference: median(rounds.map(h2Cpu)),
+          referenceName: "h2load unary",
+          ratio: ratioToH2load((r) => of(r).cpuUsPerRequest, h2Cpu),
+          note: `utime + stime per request the server counted, after the first ${
+            CPU_SKIP_MS / 1000
+          } s; ${perRound((r) => of(r).cpuUsPerRequest, (r) => r.h2load?.cpuUsPerRequest, 1)}`,
+        });
+      }
+    }
     return {
       id: "grpc",
       title: "gRPC capacity",

@@ -85,11 +85,11 @@ export async function profile(
  * warmup requests, stable within 50 % (the bench measures capacity, not
  * stability), at most 5 windows.
  */
-export async function stableLevel(
+export function stableLevel(
   args: readonly string[],
-  options: { concurrency: number; seconds: number },
-): Promise<CsvLevel> {
-  const run = await profile([
+  options: { concurrency: number; seconds: number; counter?: () => Promise<number> },
+): Promise<InferperfRun> {
+  return profile([
     ...args,
     "--concurrency-range",
     String(options.concurrency),
@@ -101,8 +101,7 @@ export async function stableLevel(
     "50",
     "-r",
     "5",
-  ]);
-  return run.levels[0];
+  ], options.counter ? { counter: options.counter } : {});
 }
 
 /** One level at `concurrency` measured as one window of `requests` after `warmup` requests. */

@@ -156,7 +156,7 @@ async function measure(
       seconds,
       connections,
       streams: Math.ceil(concurrency / connections),
-    });
+    }).then((figure) => figure.rate);
     const grpcRate = { concurrency, seconds, rate: h2loadRate ?? 4 * grpcJs };
     const grpc: Level = {
       protocol: "grpc",

@@ -123,15 +123,23 @@ export interface InferCall {
   shared: (RegionRef | undefined)[];
 }
 
-function varint(value: number): Uint8Array {
-  const bytes: number[] = [];
+/** Bytes of `value` as a protobuf varint. */
+function varintSize(value: number): number {
+  let size = 1;
+  for (let rest = value; rest >= 0x80; rest = Math.floor(rest / 0x80)) size++;
+  return size;
+}
+
+/** Writes `value` as a protobuf varint at `offset`; returns the offset after it. */
+function writeVarint(out: Uint8Array, offset: number, value: number): number {
+  let at = offset;
   let rest = value;
   while (rest >= 0x80) {
-    bytes.push((rest % 0x80) | 0x80);
+    out[at++] = (rest % 0x80) | 0x80;
     rest = Math.floor(rest / 0x80);
   }
-  bytes.push(rest);
-  return Uint8Array.from(bytes);
+  out[at++] = rest;
+  return at;
 }
 
 /** The id of a request that could not be taken (a malformed one has none). */
@@ -423,11 +431,9 @@ export class InferenceService {
       });
     }
     // ModelStreamInferResponse.infer_response (field 2, length-delimited) around the encoded response.
-    const length = varint(infer!.length);
-    const out = new Uint8Array(1 + length.length + infer!.length);
+    const out = new Uint8Array(1 + varintSize(infer!.length) + infer!.length);
     out[0] = 0x12;
-    out.set(length, 1);
-    out.set(infer!, 1 + length.length);
+    out.set(infer!, writeVarint(out, 1, infer!.length));
     return out;
   }
 }

@@ -50,10 +50,23 @@ const BIGINT_ARRAYS: Partial<Record<Datatype, ArrayType<BigIntArray>>> = {
   UINT64: BigUint64Array,
 };
 
-/** A typed view of tensor bytes; copies only when the bytes are not aligned for it. */
-function view<T>(type: ArrayType<T>, data: Uint8Array): T {
-  const bytes = data.byteOffset % type.BYTES_PER_ELEMENT === 0 ? data : data.slice();
-  return new type(bytes.buffer, bytes.byteOffset, bytes.byteLength / type.BYTES_PER_ELEMENT);
+/**
+ * Aligned copies of tensor bytes that a typed array cannot view in place,
+ * reused from request to request (tensors arrive at any offset of a message).
+ */
+class Scratch {
+  #bytes = new Uint8Array(64);
+
+  /** A typed view of `data`: in place when aligned, else in this scratch (valid until its next use). */
+  view<T>(type: ArrayType<T>, data: Uint8Array): T {
+    let bytes = data;
+    if (data.byteOffset % type.BYTES_PER_ELEMENT !== 0) {
+      if (this.#bytes.byteLength < data.byteLength) this.#bytes = new Uint8Array(data.byteLength);
+      bytes = this.#bytes.subarray(0, data.byteLength);
+      bytes.set(data);
+    }
+    return new type(bytes.buffer, bytes.byteOffset, bytes.byteLength / type.BYTES_PER_ELEMENT);
+  }
 }
 
 function bytesOf(array: NumberArray | BigIntArray): Uint8Array {
@@ -65,19 +78,20 @@ function addSub(spec: ModelSpec): Behaviour {
   const numbers = NUMBER_ARRAYS[datatype];
   const bigints = BIGINT_ARRAYS[datatype];
   const names = spec.outputs.map((o) => o.name);
+  const [first, second] = [new Scratch(), new Scratch()];
   // Assignment to a typed array wraps like C integer arithmetic, as Triton's simple model does.
   const compute = numbers !== undefined
     ? (a: Uint8Array, b: Uint8Array, add: boolean): Uint8Array => {
-      const x = view(numbers, a);
-      const y = view(numbers, b);
+      const x = first.view(numbers, a);
+      const y = second.view(numbers, b);
       const out = new numbers(x.length);
       if (add) { for (let i = 0; i < x.length; i++) out[i] = x[i] + y[i]; }
       else for (let i = 0; i < x.length; i++) out[i] = x[i] - y[i];
       return bytesOf(out);
     }
     : (a: Uint8Array, b: Uint8Array, add: boolean): Uint8Array => {
-      const x = view(bigints!, a);
-      const y = view(bigints!, b);
+      const x = first.view(bigints!, a);
+      const y = second.view(bigints!, b);
       const out = new bigints!(x.length);
       if (add) { for (let i = 0; i < x.length; i++) out[i] = x[i] + y[i]; }
       else for (let i = 0; i < x.length; i++) out[i] = x[i] - y[i];
@@ -101,18 +115,20 @@ function accumulate(spec: ModelSpec): Behaviour {
   const numbers = NUMBER_ARRAYS[datatype];
   const bigints = BIGINT_ARRAYS[datatype];
   const name = spec.outputs[0].name;
+  const scratch = new Scratch();
   return (inputs, outputs, sequence) => {
     const input = inputs[0];
     const state = sequence ?? { value: undefined };
     const size = input.data.byteLength;
+    // Its own buffer, so always viewed in place.
     const sum = state.value?.byteLength === size ? state.value : new Uint8Array(size);
     if (numbers !== undefined) {
-      const x = view(numbers, input.data);
-      const total = view(numbers, sum);
+      const x = scratch.view(numbers, input.data);
+      const total = new numbers(sum.buffer, 0, x.length);
       for (let i = 0; i < x.length; i++) total[i] += x[i];
     } else {
-      const x = view(bigints!, input.data);
-      const total = view(bigints!, sum);
+      const x = scratch.view(bigints!, input.data);
+      const total = new bigints!(sum.buffer, 0, x.length);
       for (let i = 0; i < x.length; i++) total[i] += x[i];
     }
     state.value = sum;
