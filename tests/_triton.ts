@@ -16,8 +16,12 @@ export const TRITON_DIR = (FROM_ENV ??
   new URL("../../shared/tritonserver/", import.meta.url).pathname).replace(/\/+$/, "");
 const TRITON_MODELS = new URL("../fixtures/triton/models/", import.meta.url).pathname;
 const READY_TIMEOUT_MS = 30_000;
-/** SIGTERM, then SIGKILL after this long (Triton waits --exit-timeout-secs for streams). */
-const STOP_GRACE_MS = 3_000;
+/**
+ * SIGTERM, then SIGKILL after this long. Triton waits --exit-timeout-secs for
+ * its gRPC handlers even with no client left (it counts 3 when idle), then
+ * unloads its models: 2.4-2.5 s with 1 s on an idle 2-core machine.
+ */
+const STOP_GRACE_MS = 10_000;
 
 function findTriton(): { dir: string } | { reason: string } {
   const dir = TRITON_DIR;
@@ -37,8 +41,11 @@ export interface TritonServer {
   http: string;
   /** host:port of the gRPC endpoint. */
   grpc: string;
-  /** SIGTERM, SIGKILL after a grace period; resolves once the process is gone. */
-  stop(): Promise<void>;
+  /**
+   * SIGTERM, SIGKILL after a grace period; resolves once the process is
+   * gone, with whether it had to be killed and its log.
+   */
+  stop(): Promise<{ killed: boolean; log: string }>;
 }
 
 async function readyOrExit(
@@ -100,7 +107,7 @@ export async function startTriton(options: { args?: string[] } = {}): Promise<Tr
       stderr: "null",
     }).spawn();
     const http = `127.0.0.1:${httpPort}`;
-    let stopped: Promise<void> | undefined;
+    let stopped: Promise<{ killed: boolean; log: string }> | undefined;
     const stop = () =>
       stopped ??= (async () => {
         const kill = (signal: Deno.Signal) => {
@@ -112,10 +119,12 @@ export async function startTriton(options: { args?: string[] } = {}): Promise<Tr
         };
         kill("SIGTERM");
         const timer = setTimeout(() => kill("SIGKILL"), STOP_GRACE_MS);
-        await child.status;
+        const status = await child.status;
         clearTimeout(timer);
         removeEventListener("unload", killNow);
+        const text = await Deno.readTextFile(log).catch(() => "");
         await Deno.remove(logDir, { recursive: true });
+        return { killed: status.signal === "SIGKILL", log: text };
       })();
     // A test run that ends without stopping the server (a filter, a failure) must not leave it.
     const killNow = () => {

@@ -11,6 +11,7 @@ import { parseInputData } from "../lib/input/input_data.ts";
 import { buildRequests, type InputOptions } from "../lib/input/requests.ts";
 import { KServeHttpClient, type TensorFormat } from "../lib/protocol/kserve_http.ts";
 import type { RequestTiming } from "../lib/types/timing.ts";
+import type { OutputTensors } from "../lib/protocol/types.ts";
 import type { Tensor } from "../lib/types/tensor.ts";
 import { type RunningServer, startServer } from "../lib/server/mod.ts";
 import { DEFAULT_MODELS, type ModelConfig } from "../lib/server/config.ts";
@@ -62,12 +63,12 @@ async function sendAll(
   client: KServeHttpClient,
   model: string,
   options: InputOptions,
-): Promise<{ sent: Tensor[][]; received: Tensor[][]; problems: (string | undefined)[] }> {
+): Promise<{ sent: Tensor[][]; received: OutputTensors[]; problems: (string | undefined)[] }> {
   const info = await client.modelInfo(model, "");
   const plan = await buildRequests(info, options);
   const session = await client.openSession();
   const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
-  const received: Tensor[][] = [];
+  const received: OutputTensors[] = [];
   const problems: (string | undefined)[] = [];
   try {
     for (const [i, request] of plan.requests.entries()) {
@@ -83,7 +84,7 @@ async function sendAll(
 }
 
 /** Identity models answer OUTPUT<x> with INPUT<x>, byte for byte and in shape. */
-function assertEchoed(sent: Tensor[][], received: Tensor[][]): void {
+function assertEchoed(sent: Tensor[][], received: readonly OutputTensors[]): void {
   assert.equal(received.length, sent.length);
   sent.forEach((inputs, i) => {
     for (const input of inputs) {

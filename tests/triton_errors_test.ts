@@ -200,7 +200,7 @@ tritonTest("the server stopped mid-level: exit 3, the levels measured are kept",
   for (const protocol of ["http", "grpc"]) {
     const own = await startTriton();
     try {
-      let stopping: Promise<void> | undefined;
+      let stopping: Promise<unknown> | undefined;
       const cli = await runCli([
         "-m",
         "slow",

@@ -315,8 +315,12 @@ tritonTest(
   },
 );
 
-tritonTest("the server stops on SIGTERM once the runs are over (no stream left open)", async () => {
-  const started = performance.now();
-  await server!.stop();
-  assert.ok(performance.now() - started < 2_500, "within --exit-timeout-secs=1, not killed");
-});
+tritonTest(
+  "the server stops on SIGTERM once the runs are over (no inference left in flight)",
+  async () => {
+    const { killed, log } = await server!.stop();
+    assert.ok(!killed, "Triton stopped on its own");
+    // How long it takes is Triton's: it waits --exit-timeout-secs for its gRPC handlers even when idle.
+    assert.match(log, /Found 0 model versions that have in-flight inferences/);
+  },
+);
