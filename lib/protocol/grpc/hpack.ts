@@ -88,8 +88,14 @@ type Entry = readonly [string, string, number];
 
 /** One decoding context per connection direction (the dynamic table is connection state). */
 export class HpackDecoder {
-  /** Newest first. */
-  readonly #table: Entry[] = [];
+  /**
+   * The dynamic table as a ring, the newest entry at #head: servers that
+   * index a changing field (nginx's date) insert into it on every response,
+   * which an array's unshift made linear in the table's length.
+   */
+  readonly #ring: (Entry | undefined)[];
+  #head = 0;
+  #count = 0;
   #size = 0;
   #maxSize: number;
   /** The limit we announced (SETTINGS_HEADER_TABLE_SIZE); size updates may not exceed it. */
@@ -102,6 +108,8 @@ export class HpackDecoder {
   constructor(maxTableSize = 4096) {
     this.#maxSize = maxTableSize;
     this.#limit = maxTableSize;
+    // Every entry takes at least 32 octets of the table's size.
+    this.#ring = new Array(Math.floor(maxTableSize / 32) + 1);
   }
 
   /**
@@ -190,23 +198,27 @@ export class HpackDecoder {
   #entry(index: number): Entry | readonly [string, string] {
     if (index === 0) throw new HpackError("Header field index 0");
     if (index <= STATIC_TABLE.length) return STATIC_TABLE[index - 1];
-    const entry = this.#table[index - STATIC_TABLE.length - 1];
-    if (entry === undefined) throw new HpackError(`Header field index ${index} out of range`);
-    return entry;
+    const position = index - STATIC_TABLE.length - 1;
+    if (position >= this.#count) throw new HpackError(`Header field index ${index} out of range`);
+    return this.#ring[(this.#head + position) % this.#ring.length]!;
   }
 
   #insert(entry: Entry): void {
     const size = entry[2];
     this.#evict(size);
     if (size > this.#maxSize) return;
-    this.#table.unshift(entry);
+    this.#head = (this.#head + this.#ring.length - 1) % this.#ring.length;
+    this.#ring[this.#head] = entry;
+    this.#count++;
     this.#size += size;
   }
 
   /** Evicts the oldest entries until `room` more octets fit. */
   #evict(room: number): void {
-    while (this.#table.length > 0 && this.#size + room > this.#maxSize) {
-      this.#size -= this.#table.pop()![2];
+    while (this.#count > 0 && this.#size + room > this.#maxSize) {
+      const oldest = (this.#head + --this.#count) % this.#ring.length;
+      this.#size -= this.#ring[oldest]![2];
+      this.#ring[oldest] = undefined;
     }
   }
 }

@@ -25,10 +25,45 @@ Deno.test("the canonical Huffman code matches RFC 7541 Appendix B", () => {
   assert.equal(huffmanDecode(hex("a8eb 1064 9cbf")), "no-cache");
 });
 
+/** Huffman-codes `symbols` (bytes, or 256 for EOS) and pads with `padding` one bits. */
+function huffmanEncode(symbols: readonly number[], padding?: number): Uint8Array {
+  const codes = huffmanCodes();
+  const bits: number[] = [];
+  for (const s of symbols) {
+    const { code, length } = codes[s];
+    for (let bit = length - 1; bit >= 0; bit--) bits.push(Math.floor(code / 2 ** bit) % 2);
+  }
+  const pad = padding ?? (8 - bits.length % 8) % 8;
+  for (let i = 0; i < pad; i++) bits.push(1);
+  while (bits.length % 8 !== 0) bits.push(0);
+  return Uint8Array.from(
+    { length: bits.length / 8 },
+    (_, i) => bits.slice(8 * i, 8 * i + 8).reduce((byte, bit) => byte * 2 + bit, 0),
+  );
+}
+
+Deno.test("Huffman decoding returns every byte value, whatever the length and padding", () => {
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 256;
+  for (let round = 0; round < 300; round++) {
+    const text = Array.from({ length: round % 40 }, () => next() % 128);
+    assert.equal(huffmanDecode(huffmanEncode(text)), String.fromCharCode(...text));
+  }
+  const all = Array.from({ length: 256 }, (_, i) => i);
+  assert.deepEqual(
+    new TextEncoder().encode(huffmanDecode(huffmanEncode(all.filter((b) => b < 0x80)))),
+    Uint8Array.from(all.filter((b) => b < 0x80)),
+  );
+});
+
 Deno.test("invalid Huffman padding and EOS are rejected", () => {
   // "0" is 00000; padding with zeros instead of ones is invalid.
-  assert.throws(() => huffmanDecode(Uint8Array.of(0x00)), HpackError);
-  assert.throws(() => huffmanDecode(hex("ffff ffff")), HpackError);
+  assert.throws(() => huffmanDecode(Uint8Array.of(0x00)), /padding/);
+  assert.throws(() => huffmanDecode(hex("ffff ffff")), /EOS/);
+  // EOS between two symbols, and padding of 8 one bits (a whole byte of EOS's start).
+  assert.throws(() => huffmanDecode(huffmanEncode([0x61, 256, 0x61])), /EOS/);
+  assert.throws(() => huffmanDecode(huffmanEncode([0x61], 11)), /padding/);
+  assert.equal(huffmanDecode(huffmanEncode([0x61], 3)), "a");
 });
 
 Deno.test("RFC 7541 C.4: requests with Huffman coding share one dynamic table", () => {
@@ -74,6 +109,26 @@ Deno.test("RFC 7541 C.6: eviction keeps indexes right with a small table", () =>
     ["date", "Mon, 21 Oct 2013 20:13:21 GMT"],
     ["location", "https://www.example.com"],
   ]);
+});
+
+Deno.test("a dynamic table that evicts on every insertion keeps its indexes", () => {
+  // 128 octets hold three entries of 35-36 octets: each insertion evicts the oldest.
+  const decoder = new HpackDecoder(128);
+  const out: string[] = [];
+  const text = new TextEncoder();
+  for (let i = 0; i < 200; i++) {
+    const value = text.encode(`v${i}`);
+    // Literal with incremental indexing, new name "k".
+    decoder.decode(Uint8Array.of(0x40, 1, 0x6b, value.length, ...value), out);
+    if (i < 2) {
+      assert.throws(() => decoder.decode(Uint8Array.of(0x80 | (62 + i + 1)), out), HpackError);
+      continue;
+    }
+    decoder.decode(Uint8Array.of(0x80 | 62, 0x80 | 63, 0x80 | 64), out);
+    const expected = [i, i - 1, i - 2].map((n) => ["k", `v${n}`]);
+    assert.deepEqual(pairs(out), expected, `after ${i + 1} insertions`);
+  }
+  assert.throws(() => decoder.decode(Uint8Array.of(0x80 | 65), out), HpackError);
 });
 
 Deno.test("encoded blocks decode back and never touch the dynamic table", () => {
