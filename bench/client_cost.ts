@@ -11,7 +11,12 @@ import type { ModelConfig } from "../lib/server/mod.ts";
 import { captureRequest } from "./http_capacity.ts";
 import * as inferperf from "./inferperf.ts";
 import { type CountedSample, findExecutable, runSampled } from "./process.ts";
-import { type HttpTarget, startHttpTarget, startReferenceTarget } from "./targets.ts";
+import {
+  type HttpTarget,
+  startGrpcTarget,
+  startHttpTarget,
+  startReferenceTarget,
+} from "./targets.ts";
 import { type BenchRow, type CaseResult, ratio } from "./types.ts";
 import { wakeFloor } from "./wake_floor.ts";
 import { parseRawRequest } from "./wrk.ts";
@@ -168,11 +173,13 @@ async function planMode(
   const rateArgs = ["-m", "simple", "--request-rate-range", String(rate), "--ignore-send-lag"];
   rateArgs.push("--request-distribution", options.distribution);
   if (mode === "grpc-rate") {
-    const server = await startReferenceTarget();
+    const target = await startGrpcTarget();
     return {
-      target: { ...server, addr: server.grpcAddr },
+      target,
       args: ["-i", "grpc", ...rateArgs],
-      note: `grpc-rate: -i grpc --request-rate-range ${rate} against the reference server.`,
+      note: `grpc-rate: -i grpc --request-rate-range ${rate} against ${
+        target.kind === "nginx" ? "nginx's canned gRPC answers" : "the reference server"
+      }.`,
     };
   }
   if (mode === "rate") {

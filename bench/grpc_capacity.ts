@@ -12,7 +12,7 @@ import { steadyState } from "./client_cost.ts";
 import { grpcJsUnary } from "./grpc_js.ts";
 import * as inferperf from "./inferperf.ts";
 import { type CountedSample, findExecutable, median, runSampled } from "./process.ts";
-import { startReferenceTarget } from "./targets.ts";
+import { startNginx, startReferenceTarget } from "./targets.ts";
 import { type BenchRow, type CaseResult, ratio } from "./types.ts";
 
 /** gRPC message framing: compressed flag and length before each message. */
@@ -49,9 +49,32 @@ export interface ClientFigure {
   cpuUsPerRequest: number | undefined;
 }
 
-interface Round {
+/** One figure of a round (undefined when not measured). */
+type Figure<R> = (round: R) => number | undefined;
+
+/** The median over the rounds of a per-round ratio to h2load. */
+function medianRatio<R>(rounds: readonly R[], of: Figure<R>, h2: Figure<R>): number {
+  return median(rounds.map((r) => of(r)! / h2(r)!));
+}
+
+/** "rounds: a/b, ..." of a figure and h2load's. */
+function roundsNote<R>(
+  rounds: readonly R[],
+  options: { of: Figure<R>; h2: Figure<R>; digits: number },
+): string {
+  const { of, h2, digits } = options;
+  return `rounds: ${
+    rounds.map((r) => `${of(r)?.toFixed(digits)}/${h2(r)?.toFixed(digits)}`).join(", ")
+  }`;
+}
+
+/** inferperf unary and h2load, run one after the other. */
+interface UnaryPair {
   unary: ClientFigure;
   h2load?: ClientFigure;
+}
+
+interface Round extends UnaryPair {
   streaming: ClientFigure;
 }
 
@@ -137,6 +160,51 @@ async function inferperfRate(
   return { rate: run.levels[0].throughput, cpuUsPerRequest: cpuPerRequest(run.samples) };
 }
 
+/**
+ * Alternating rounds of inferperf unary and h2load against nginx's canned
+ * gRPC answers (not the bottleneck, unlike the reference server); none
+ * without nginx.
+ */
+async function againstNginx(
+  h2load: string,
+  options: {
+    frame: Uint8Array;
+    concurrency: number;
+    seconds: number;
+    connections: number;
+    rounds: number;
+  },
+): Promise<UnaryPair[]> {
+  const nginx = findExecutable("nginx");
+  if (nginx === undefined) return [];
+  const target = await startNginx(nginx, { grpc: true });
+  try {
+    const counter = () => target.requestCount();
+    const { concurrency, seconds, connections } = options;
+    const rounds: UnaryPair[] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      const unary = await inferperfRate(target.addr, {
+        concurrency,
+        seconds,
+        streaming: false,
+        counter,
+      });
+      const h2 = await runH2load(h2load, {
+        url: target.addr,
+        frame: options.frame,
+        seconds,
+        connections,
+        streams: Math.ceil(concurrency / connections),
+        counter,
+      });
+      rounds.push({ unary, h2load: h2 });
+    }
+    return rounds;
+  } finally {
+    await target.close();
+  }
+}
+
 /** Measures and returns the figures and the bench table rows. */
 export async function grpcCapacity(
   options: GrpcCapacityOptions = {},
@@ -187,6 +255,13 @@ export async function grpcCapacity(
       concurrency,
       seconds,
     });
+    const nginxRounds = h2load === undefined ? [] : await againstNginx(h2load, {
+      frame,
+      concurrency,
+      seconds,
+      connections,
+      rounds: options.rounds ?? 3,
+    });
     const rateOf = (figure: ClientFigure) => figure.rate;
     const unary = median(rounds.map((r) => r.unary.rate));
     const streaming = median(rounds.map((r) => r.streaming.rate));
@@ -199,17 +274,9 @@ export async function grpcCapacity(
       rounds,
       ...(references.length === 0 ? {} : { h2load: median(references) }),
     };
-    /** The median over the rounds of a per-round ratio to h2load. */
-    const ratioToH2load = (of: (r: Round) => number | undefined, h2: (r: Round) => number) =>
-      median(rounds.map((r) => of(r)! / h2(r)));
-    const perRound = (
-      of: (r: Round) => number | undefined,
-      h2: (r: Round) => number | undefined,
-      digits = 0,
-    ) =>
-      `rounds: ${
-        rounds.map((r) => `${of(r)?.toFixed(digits)}/${h2(r)?.toFixed(digits)}`).join(", ")
-      }`;
+    const ratioToH2load = (of: Figure<Round>, h2: Figure<Round>) => medianRatio(rounds, of, h2);
+    const perRound = (of: Figure<Round>, h2: Figure<Round>, digits = 0) =>
+      roundsNote(rounds, { of, h2, digits });
     const h2Rate = (r: Round) => r.h2load!.rate;
     const rows: BenchRow[] = [
       {
@@ -276,6 +343,44 @@ export async function grpcCapacity(
           note: `utime + stime per request the server counted, after the first ${
             CPU_SKIP_MS / 1000
           } s; ${perRound((r) => of(r).cpuUsPerRequest, (r) => r.h2load?.cpuUsPerRequest, 1)}`,
+        });
+      }
+    }
+    if (nginxRounds.length > 0) {
+      notes.push(
+        "nginx: its canned gRPC answers to `simple` over cleartext HTTP/2 (bench/targets.ts), " +
+          "headers Huffman-coded and indexed as gRPC servers send them; nginx cannot answer " +
+          "ModelStreamInfer, so only unary.",
+      );
+      const unaryRate = (r: UnaryPair) => r.unary.rate;
+      const h2Rate = (r: UnaryPair) => r.h2load?.rate;
+      const cpu = (r: UnaryPair) => r.unary.cpuUsPerRequest;
+      const h2Cpu = (r: UnaryPair) => r.h2load?.cpuUsPerRequest;
+      const medianOf = (of: Figure<UnaryPair>) => median(nginxRounds.map((r) => of(r)!));
+      const ratioOf = (of: Figure<UnaryPair>, h2: Figure<UnaryPair>) =>
+        medianRatio(nginxRounds, of, h2);
+      const roundsOf = (of: Figure<UnaryPair>, h2: Figure<UnaryPair>, digits: number) =>
+        roundsNote(nginxRounds, { of, h2, digits });
+      rows.push({
+        name: `gRPC unary c=${concurrency}, nginx`,
+        unit: "infer/s",
+        inferperf: medianOf(unaryRate),
+        reference: medianOf(h2Rate),
+        referenceName: "h2load",
+        ratio: ratioOf(unaryRate, h2Rate),
+        target: ">= 1.0 x h2load",
+        met: ratioOf(unaryRate, h2Rate) >= 1,
+        note: roundsOf(unaryRate, h2Rate, 0),
+      });
+      if (nginxRounds.every((r) => cpu(r) !== undefined && h2Cpu(r) !== undefined)) {
+        rows.push({
+          name: `gRPC unary c=${concurrency}, nginx: client CPU`,
+          unit: "µs CPU/req",
+          inferperf: medianOf(cpu),
+          reference: medianOf(h2Cpu),
+          referenceName: "h2load",
+          ratio: ratioOf(cpu, h2Cpu),
+          note: roundsOf(cpu, h2Cpu, 1),
         });
       }
     }

@@ -1,8 +1,16 @@
 /**
- * Servers the bench loads: nginx answering canned KServe v2 responses (never
- * the bottleneck), or the reference server when nginx is absent.
+ * Servers the bench loads: nginx answering canned KServe v2 responses over
+ * HTTP/1.1 or gRPC (never the bottleneck), or the reference server when
+ * nginx is absent.
  */
 import { DEFAULT_MODELS, type ModelConfig, startServerInWorker } from "../lib/server/mod.ts";
+import {
+  encodeMessage,
+  type Fields,
+  Messages,
+  type MessageType,
+} from "../lib/protocol/grpc/messages.ts";
+import { frameMessage, SERVICE_PATH } from "../lib/protocol/grpc/wire.ts";
 import { findExecutable, freePort, waitForPort } from "./process.ts";
 
 export interface CannedTensor {
@@ -23,7 +31,7 @@ export interface CannedResponse {
   method: "GET" | "POST";
   path: string;
   headers: Record<string, string>;
-  /** ASCII only: nginx config strings cannot carry arbitrary bytes. */
+  /** ASCII text (the infer body's data is ASCII "0"s). */
   body: string;
 }
 
@@ -118,16 +126,8 @@ export function cannedResponses(models: readonly CannedModel[]): CannedResponse[
 }
 
 /** nginx.conf for one worker on loopback: no logs, unlimited keep-alive, bodies read and discarded. */
-export function nginxConfig(options: { dir: string; port: number }): string {
-  const { dir, port } = options;
-  const locations = cannedResponses(CANNED_MODELS).map((r) => {
-    const headers = Object.entries(r.headers)
-      .filter(([name]) => name !== "Content-Type")
-      .map(([name, value]) => `      add_header ${name} ${value};\n`)
-      .join("");
-    return `    location = ${r.path} {\n      default_type ${r.headers["Content-Type"]};\n` +
-      `${headers}      return 200 '${r.body}';\n    }\n`;
-  }).join("");
+/** The nginx.conf around `servers`: one worker on loopback, no logs, unlimited keep-alive. */
+function nginxMain(dir: string, servers: string): string {
   const temp = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]
     .map((name) => `  ${name}_temp_path ${dir}/${name};\n`)
     .join("");
@@ -141,26 +141,141 @@ events {
 }
 http {
   access_log off;
+  server_tokens off;
   keepalive_requests 1000000000;
   keepalive_timeout 300s;
   client_max_body_size 64m;
   client_body_buffer_size 1m;
-${temp}  server {
-    listen 127.0.0.1:${port} backlog=4096;
-    location = ${STATUS_PATH} {
-      stub_status;
-    }
-${locations}  }
-}
+  http2_max_concurrent_streams 1024;
+  # "$" of a canned body: nginx has no escape for it in a string.
+  geo $inferperf_dollar {
+    default "$";
+  }
+${temp}${servers}}
 `;
 }
 
-/** Starts nginx as a child process (stopped by its PID on close) with the canned responses. */
-export async function startNginx(nginx: string): Promise<HttpTarget> {
+const STATUS_LOCATION = `    location = ${STATUS_PATH} {\n      stub_status;\n    }\n`;
+
+/** nginx.conf for one worker on loopback: no logs, unlimited keep-alive, bodies read and discarded. */
+export function nginxConfig(options: { dir: string; port: number }): string {
+  const { dir, port } = options;
+  const locations = cannedResponses(CANNED_MODELS).map((r) => {
+    const headers = Object.entries(r.headers)
+      .filter(([name]) => name !== "Content-Type")
+      .map(([name, value]) => `      add_header ${name} ${value};\n`)
+      .join("");
+    return `    location = ${r.path} {\n      default_type ${r.headers["Content-Type"]};\n` +
+      `${headers}      return 200 '${r.body}';\n    }\n`;
+  }).join("");
+  return nginxMain(
+    dir,
+    `  server {\n    listen 127.0.0.1:${port} backlog=4096;\n${STATUS_LOCATION}${locations}  }\n`,
+  );
+}
+
+/** A gRPC message as nginx config string content: quotes and backslashes escaped, "$" through a variable. */
+function configString(bytes: Uint8Array): string {
+  // Latin-1: one character per byte, written back as that byte.
+  let text = "";
+  for (const byte of bytes) {
+    const c = String.fromCharCode(byte);
+    text += c === "'" || c === "\\" ? `\\${c}` : c === "$" ? "${inferperf_dollar}" : c;
+  }
+  return text;
+}
+
+/**
+ * The framed gRPC answers of the KServe v2 service for CANNED_MODELS: server
+ * and model metadata, model configuration, and an infer response whose
+ * outputs are ASCII "0"s.
+ */
+export function cannedGrpcResponses(): Map<string, Uint8Array> {
+  const frame = (type: MessageType, fields: Fields) =>
+    frameMessage(encodeMessage(type, fields), false);
+  const answers = new Map<string, Uint8Array>();
+  answers.set(
+    "ServerMetadata",
+    frame(Messages.ServerMetadataResponse, { ...SERVER_METADATA, extensions: [] }),
+  );
+  // One model per method path: the request names it, and nginx cannot read it.
+  const model = CANNED_MODELS[0];
+  const shapeOf = (t: CannedTensor) => model.maxBatchSize > 0 ? [-1, ...t.dims] : t.dims;
+  answers.set(
+    "ModelMetadata",
+    frame(Messages.ModelMetadataResponse, {
+      name: model.name,
+      versions: ["1"],
+      platform: "canned",
+      inputs: model.inputs.map((t) => ({ name: t.name, datatype: t.datatype, shape: shapeOf(t) })),
+      outputs: model.outputs.map((t) => ({
+        name: t.name,
+        datatype: t.datatype,
+        shape: shapeOf(t),
+      })),
+    }),
+  );
+  answers.set(
+    "ModelConfig",
+    frame(Messages.ModelConfigResponse, {
+      config: { name: model.name, max_batch_size: model.maxBatchSize },
+    }),
+  );
+  answers.set(
+    "ModelInfer",
+    frame(Messages.ModelInferResponse, {
+      model_name: model.name,
+      model_version: "1",
+      outputs: model.outputs.map((t) => ({
+        name: t.name,
+        datatype: t.datatype,
+        shape: [1, ...t.dims],
+      })),
+      raw_output_contents: model.outputs.map((t) =>
+        new Uint8Array(4 * t.dims.reduce((n, d) => n * d, 1)).fill(0x30)
+      ),
+    }),
+  );
+  return answers;
+}
+
+/**
+ * nginx.conf answering gRPC over cleartext HTTP/2 (prior knowledge, as gRPC
+ * clients connect) with the canned answers of `simple`, whatever the request
+ * (ModelStreamInfer excepted), and stub_status over HTTP/1.1 on `statusPort`.
+ * nginx writes its own headers Huffman-coded and indexed, as gRPC servers do.
+ */
+export function nginxGrpcConfig(
+  options: { dir: string; port: number; statusPort: number },
+): string {
+  const locations = [...cannedGrpcResponses()].map(([method, bytes]) =>
+    `    location = ${SERVICE_PATH}${method} {\n      default_type application/grpc;\n` +
+    `      add_trailer grpc-status 0;\n      return 200 '${configString(bytes)}';\n    }\n`
+  ).join("");
+  return nginxMain(
+    options.dir,
+    `  server {\n    listen 127.0.0.1:${options.port} http2 backlog=4096;\n${locations}  }\n` +
+      `  server {\n    listen 127.0.0.1:${options.statusPort};\n${STATUS_LOCATION}  }\n`,
+  );
+}
+
+/**
+ * Starts nginx as a child process (stopped by its PID on close) with the
+ * canned responses: KServe v2 over HTTP/1.1, or with `grpc` over gRPC.
+ */
+export async function startNginx(
+  nginx: string,
+  options: { grpc?: boolean } = {},
+): Promise<HttpTarget> {
   const dir = await Deno.makeTempDir({ prefix: "inferperf-bench-nginx-" });
   const port = freePort();
+  const statusPort = options.grpc ? freePort() : port;
   const conf = `${dir}/nginx.conf`;
-  await Deno.writeTextFile(conf, nginxConfig({ dir, port }));
+  const text = options.grpc
+    ? nginxGrpcConfig({ dir, port, statusPort })
+    : nginxConfig({ dir, port });
+  // Latin-1: canned gRPC answers are bytes, one character each.
+  await Deno.writeFile(conf, Uint8Array.from(text, (c) => c.charCodeAt(0)));
   const child = new Deno.Command(nginx, {
     args: ["-p", dir, "-c", conf, "-e", `${dir}/error.log`],
     stdin: "null",
@@ -179,7 +294,7 @@ export async function startNginx(nginx: string): Promise<HttpTarget> {
   };
   try {
     await Promise.race([
-      waitForPort(port, { timeoutMs: 5000 }),
+      waitForPort(statusPort, { timeoutMs: 5000 }),
       exited.then(async (s) => {
         const log = await Deno.readTextFile(`${dir}/error.log`).catch(() => "");
         throw new Error(`nginx exited with code ${s.code} at start: ${log.trim()}`);
@@ -194,7 +309,7 @@ export async function startNginx(nginx: string): Promise<HttpTarget> {
     kind: "nginx",
     addr,
     async requestCount() {
-      const text = await (await fetch(`http://${addr}${STATUS_PATH}`)).text();
+      const text = await (await fetch(`http://127.0.0.1:${statusPort}${STATUS_PATH}`)).text();
       // "server accepts handled requests\n A H R": the third number on the third line.
       return Number(text.split("\n")[2].trim().split(/\s+/)[2]);
     },
@@ -225,4 +340,12 @@ export async function startReferenceTarget(
 export function startHttpTarget(): Promise<HttpTarget> {
   const nginx = findExecutable("nginx");
   return nginx ? startNginx(nginx) : startReferenceTarget();
+}
+
+/** nginx's canned gRPC answers when nginx is installed, else the reference server's gRPC. */
+export async function startGrpcTarget(): Promise<HttpTarget> {
+  const nginx = findExecutable("nginx");
+  if (nginx) return startNginx(nginx, { grpc: true });
+  const server = await startReferenceTarget();
+  return { ...server, addr: server.grpcAddr };
 }
