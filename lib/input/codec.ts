@@ -22,6 +22,13 @@ export function byteSizeOf(datatype: Datatype, shape: readonly number[]): number
   return size * elementCount(shape);
 }
 
+/** Whether `a` and `b` hold the same bytes. */
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** The parts one after the other (a single part is returned as it is). */
 export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0];

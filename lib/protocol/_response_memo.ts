@@ -7,6 +7,7 @@
  * allocations per response of Triton's `simple` model. Comparing the bytes
  * with those of the last response decoded costs a tenth of that.
  */
+import { equalBytes } from "../input/codec.ts";
 import type { OutputTensors } from "./types.ts";
 
 /**
@@ -14,12 +15,6 @@ import type { OutputTensors } from "./types.ts";
  * costs about as much as copying them out.
  */
 export const MEMO_MAX_BYTES = 4096;
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.byteLength !== b.byteLength) return false;
-  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 /**
  * `decode` with its last result reused when the next response has the same
@@ -37,7 +32,7 @@ export function memoizeDecode<H>(
   let lastOutputs: OutputTensors | undefined;
   return (bytes, head) => {
     const key = keyOf === undefined ? 0 : keyOf(head);
-    if (lastOutputs !== undefined && key === lastKey && sameBytes(bytes, lastBytes)) {
+    if (lastOutputs !== undefined && key === lastKey && equalBytes(bytes, lastBytes)) {
       return lastOutputs;
     }
     const outputs = decode(bytes, head);

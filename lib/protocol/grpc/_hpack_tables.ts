@@ -75,8 +75,11 @@ export const STATIC_TABLE: ReadonlyArray<readonly [string, string]> = [
 
 /** Static index of the first entry with each name, for literal fields with an indexed name. */
 export const STATIC_NAME_INDEX = new Map<string, number>();
-STATIC_TABLE.forEach(([name], i) => {
+/** Static index of each entry with a value, by "name: value" (":status: 200" is 8). */
+export const STATIC_FIELD_INDEX = new Map<string, number>();
+STATIC_TABLE.forEach(([name, value], i) => {
   if (!STATIC_NAME_INDEX.has(name)) STATIC_NAME_INDEX.set(name, i + 1);
+  if (value !== "") STATIC_FIELD_INDEX.set(`${name}: ${value}`, i + 1);
 });
 
 /**

@@ -11,9 +11,11 @@ import {
   decodeText,
   HpackError,
   huffmanDecode,
+  STATIC_FIELD_INDEX,
   STATIC_NAME_INDEX,
   STATIC_TABLE,
 } from "./_hpack_tables.ts";
+import { equalBytes } from "../../input/codec.ts";
 
 export { HpackError, huffmanCodes, huffmanDecode } from "./_hpack_tables.ts";
 
@@ -65,13 +67,21 @@ function writeString(out: ByteWriter, text: string): void {
 }
 
 /**
- * Encodes header fields (lowercase names) as literals without indexing, the
- * name indexed when the static table has it. Values are not Huffman-coded:
- * the blocks are encoded once, so size matters less than simplicity.
+ * Encodes header fields (lowercase names): a field the static table holds
+ * whole (":status: 200", ":method: POST") as its index, which the peer
+ * decodes without reading a string; others as literals without indexing,
+ * the name indexed when the static table has it. Values are not
+ * Huffman-coded: the blocks are encoded once, so size matters less than
+ * simplicity.
  */
 export function encodeHeaders(fields: ReadonlyArray<readonly [string, string]>): Uint8Array {
   const out = new ByteWriter();
   for (const [name, value] of fields) {
+    const whole = STATIC_FIELD_INDEX.get(`${name}: ${value}`);
+    if (whole !== undefined) {
+      writeInteger(out, whole, { bits: 7, flags: 0x80 });
+      continue;
+    }
     const index = STATIC_NAME_INDEX.get(name);
     if (index !== undefined) writeInteger(out, index, { bits: 4, flags: 0 });
     else {
@@ -82,6 +92,10 @@ export function encodeHeaders(fields: ReadonlyArray<readonly [string, string]>):
   }
   return out.bytes.slice(0, out.length);
 }
+
+/** Blocks of at most this many bytes are remembered, this many at a time. */
+const KNOWN_MAX_BYTES = 256;
+const KNOWN_BLOCKS = 4;
 
 /** Name, value and octet size (RFC 7541 section 4.1: name and value octets plus 32). */
 type Entry = readonly [string, string, number];
@@ -104,6 +118,15 @@ export class HpackDecoder {
   #block: Uint8Array = new Uint8Array(0);
   /** Octets of the string #string() returned last. */
   #octets = 0;
+  /** The block being decoded left the dynamic table alone (no reference, insertion or resize). */
+  #static = true;
+  /**
+   * Blocks that left the dynamic table alone, with their fields: such a block
+   * decodes the same every time, and a server sends the same few (its
+   * response headers, its OK trailers) with every response.
+   */
+  readonly #known: { block: Uint8Array; fields: string[] }[] = [];
+  #nextKnown = 0;
 
   constructor(maxTableSize = 4096) {
     this.#maxSize = maxTableSize;
@@ -119,8 +142,24 @@ export class HpackDecoder {
    */
   decode(block: Uint8Array, out: string[]): void {
     out.length = 0;
+    for (const known of this.#known) {
+      if (equalBytes(known.block, block)) {
+        for (const text of known.fields) out.push(text);
+        return;
+      }
+    }
     this.#block = block;
     this.#pos = 0;
+    this.#static = true;
+    this.#decodeFields(out);
+    if (this.#static && block.length <= KNOWN_MAX_BYTES) {
+      this.#known[this.#nextKnown] = { block: block.slice(), fields: out.slice() };
+      this.#nextKnown = (this.#nextKnown + 1) % KNOWN_BLOCKS;
+    }
+  }
+
+  #decodeFields(out: string[]): void {
+    const block = this.#block;
     let fieldSeen = false;
     while (this.#pos < block.length) {
       const first = block[this.#pos];
@@ -143,6 +182,7 @@ export class HpackDecoder {
         const value = this.#string();
         out.push(name, value);
         this.#insert([name, value, nameOctets + this.#octets + 32]);
+        this.#static = false;
         fieldSeen = true;
       } else if (first & 0x20) {
         if (fieldSeen) throw new HpackError("Dynamic table size update after a header field");
@@ -152,6 +192,7 @@ export class HpackDecoder {
         }
         this.#maxSize = size;
         this.#evict(0);
+        this.#static = false;
       } else {
         // Literal without indexing (0000) or never indexed (0001).
         const index = this.#integer(4);
@@ -198,6 +239,7 @@ export class HpackDecoder {
   #entry(index: number): Entry | readonly [string, string] {
     if (index === 0) throw new HpackError("Header field index 0");
     if (index <= STATIC_TABLE.length) return STATIC_TABLE[index - 1];
+    this.#static = false;
     const position = index - STATIC_TABLE.length - 1;
     if (position >= this.#count) throw new HpackError(`Header field index ${index} out of range`);
     return this.#ring[(this.#head + position) % this.#ring.length]!;

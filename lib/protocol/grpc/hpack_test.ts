@@ -131,6 +131,24 @@ Deno.test("a dynamic table that evicts on every insertion keeps its indexes", ()
   assert.throws(() => decoder.decode(Uint8Array.of(0x80 | 65), out), HpackError);
 });
 
+Deno.test("a repeated block decodes the same; one that refers to the dynamic table follows it", () => {
+  const decoder = new HpackDecoder();
+  const out: string[] = [];
+  const block = encodeHeaders([[":status", "200"], ["content-type", "application/grpc"]]);
+  for (let i = 0; i < 3; i++) {
+    decoder.decode(block, out);
+    assert.deepEqual(pairs(out), [[":status", "200"], ["content-type", "application/grpc"]]);
+  }
+  const text = new TextEncoder();
+  for (const value of ["v1", "v2"]) {
+    const bytes = text.encode(value);
+    decoder.decode(Uint8Array.of(0x40, 1, 0x6b, bytes.length, ...bytes), out);
+    // The same bytes each time, a different field: the newest entry.
+    decoder.decode(Uint8Array.of(0x80 | 62), out);
+    assert.deepEqual(pairs(out), [["k", value]]);
+  }
+});
+
 Deno.test("encoded blocks decode back and never touch the dynamic table", () => {
   const fields: Array<[string, string]> = [
     [":method", "POST"],
