@@ -100,6 +100,16 @@ const KNOWN_BLOCKS = 4;
 /** Name, value and octet size (RFC 7541 section 4.1: name and value octets plus 32). */
 type Entry = readonly [string, string, number];
 
+/** A decoded block: its bytes, fields and insertions, and whether it read the dynamic table then. */
+interface KnownBlock {
+  block: Uint8Array;
+  fields: string[];
+  inserts: Entry[];
+  readsTable: boolean;
+  /** The table's generation before the block: what it read depends on it. */
+  generation: number;
+}
+
 /** One decoding context per connection direction (the dynamic table is connection state). */
 export class HpackDecoder {
   /**
@@ -118,14 +128,19 @@ export class HpackDecoder {
   #block: Uint8Array = new Uint8Array(0);
   /** Octets of the string #string() returned last. */
   #octets = 0;
-  /** The block being decoded left the dynamic table alone (no reference, insertion or resize). */
-  #static = true;
+  /** Bumped by every change to the dynamic table. */
+  #generation = 0;
+  // What the block being decoded did with the dynamic table.
+  #readsTable = false;
+  #resized = false;
+  #inserted: Entry[] = [];
   /**
-   * Blocks that left the dynamic table alone, with their fields: such a block
-   * decodes the same every time, and a server sends the same few (its
-   * response headers, its OK trailers) with every response.
+   * Recent blocks and what they decoded to. A server sends the same few
+   * blocks with every response (its response headers, its OK trailers): the
+   * same bytes decode the same, with the same insertions, unless they read
+   * the dynamic table and it changed meanwhile.
    */
-  readonly #known: { block: Uint8Array; fields: string[] }[] = [];
+  readonly #known: KnownBlock[] = [];
   #nextKnown = 0;
 
   constructor(maxTableSize = 4096) {
@@ -143,17 +158,27 @@ export class HpackDecoder {
   decode(block: Uint8Array, out: string[]): void {
     out.length = 0;
     for (const known of this.#known) {
-      if (equalBytes(known.block, block)) {
-        for (const text of known.fields) out.push(text);
-        return;
-      }
+      if (known.readsTable && known.generation !== this.#generation) continue;
+      if (!equalBytes(known.block, block)) continue;
+      for (const text of known.fields) out.push(text);
+      for (const entry of known.inserts) this.#insert(entry);
+      return;
     }
+    const generation = this.#generation;
     this.#block = block;
     this.#pos = 0;
-    this.#static = true;
+    this.#readsTable = false;
+    this.#resized = false;
+    this.#inserted = [];
     this.#decodeFields(out);
-    if (this.#static && block.length <= KNOWN_MAX_BYTES) {
-      this.#known[this.#nextKnown] = { block: block.slice(), fields: out.slice() };
+    if (!this.#resized && block.length <= KNOWN_MAX_BYTES) {
+      this.#known[this.#nextKnown] = {
+        block: block.slice(),
+        fields: out.slice(),
+        inserts: this.#inserted,
+        readsTable: this.#readsTable,
+        generation,
+      };
       this.#nextKnown = (this.#nextKnown + 1) % KNOWN_BLOCKS;
     }
   }
@@ -181,8 +206,9 @@ export class HpackDecoder {
         }
         const value = this.#string();
         out.push(name, value);
-        this.#insert([name, value, nameOctets + this.#octets + 32]);
-        this.#static = false;
+        const entry: Entry = [name, value, nameOctets + this.#octets + 32];
+        this.#insert(entry);
+        this.#inserted.push(entry);
         fieldSeen = true;
       } else if (first & 0x20) {
         if (fieldSeen) throw new HpackError("Dynamic table size update after a header field");
@@ -192,7 +218,8 @@ export class HpackDecoder {
         }
         this.#maxSize = size;
         this.#evict(0);
-        this.#static = false;
+        this.#generation++;
+        this.#resized = true;
       } else {
         // Literal without indexing (0000) or never indexed (0001).
         const index = this.#integer(4);
@@ -239,13 +266,14 @@ export class HpackDecoder {
   #entry(index: number): Entry | readonly [string, string] {
     if (index === 0) throw new HpackError("Header field index 0");
     if (index <= STATIC_TABLE.length) return STATIC_TABLE[index - 1];
-    this.#static = false;
+    this.#readsTable = true;
     const position = index - STATIC_TABLE.length - 1;
     if (position >= this.#count) throw new HpackError(`Header field index ${index} out of range`);
     return this.#ring[(this.#head + position) % this.#ring.length]!;
   }
 
   #insert(entry: Entry): void {
+    this.#generation++;
     const size = entry[2];
     this.#evict(size);
     if (size > this.#maxSize) return;

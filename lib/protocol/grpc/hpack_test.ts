@@ -147,6 +147,11 @@ Deno.test("a repeated block decodes the same; one that refers to the dynamic tab
     decoder.decode(Uint8Array.of(0x80 | 62), out);
     assert.deepEqual(pairs(out), [["k", value]]);
   }
+  // A repeated block that indexes a field (as nginx's do) inserts it every time.
+  const indexing = Uint8Array.of(0x40, 1, 0x78, 1, 0x79);
+  for (let i = 0; i < 3; i++) decoder.decode(indexing, out);
+  decoder.decode(Uint8Array.of(0x80 | 62, 0x80 | 63, 0x80 | 64, 0x80 | 65), out);
+  assert.deepEqual(pairs(out), [["x", "y"], ["x", "y"], ["x", "y"], ["k", "v2"]]);
 });
 
 Deno.test("encoded blocks decode back and never touch the dynamic table", () => {
