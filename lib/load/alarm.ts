@@ -212,7 +212,9 @@ export class Alarm implements Wakeup {
   #arm(atMs: number): number {
     // Wraps as the Int32 slot does, so that it stays comparable with FIRED.
     const armed = (Atomics.add(this.#state, ARMED, 1) + 1) | 0;
-    // Read after the flag: the worker wrote the rest's end before raising it.
+    // No wake-up is lost: the flag is read after ARMED changed, and the thread lowers it before
+    // reading ARMED again, so a thread seen resting will see this setting when its rest ends,
+    // and one that stopped resting is signalled. The rest's end was written before the flag.
     const resting = Atomics.load(this.#state, RESTING) === 1 && atMs >= this.#times[REST_END];
     if (!resting) Atomics.notify(this.#state, ARMED);
     return armed;
