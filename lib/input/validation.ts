@@ -9,7 +9,13 @@
  * one for large values; NaN matches NaN. Integers, BOOL and BYTES stay exact.
  */
 import type { Tensor } from "../types/tensor.ts";
-import { bf16BitsToF32, decodeBytesElements, f16BitsToF32, tensorToJson } from "./codec.ts";
+import {
+  bf16BitsToF32,
+  decodeBytesElements,
+  equalBytes,
+  f16BitsToF32,
+  tensorToJson,
+} from "./codec.ts";
 import { type Datatype, elementSize } from "../types/datatype.ts";
 
 /** Checks a response's outputs; returns why they do not match, or undefined. */
@@ -46,10 +52,6 @@ function firstDifference(a: Uint8Array, b: Uint8Array, size: number): number {
   }
   while (i < n && a[i] === b[i]) i++;
   return i === n ? -1 : Math.floor(i / size);
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.byteLength === b.byteLength && firstDifference(a, b, 1) === -1;
 }
 
 function readFloat(datatype: Datatype, view: DataView, index: number): number {
@@ -118,7 +120,7 @@ function compareOutput(
       return `${PREFIX} ${name} has ${have.length} elements, expected ${want.length} (${all})`;
     }
     elements = want.length;
-    index = want.findIndex((w, i) => !sameBytes(w, have[i]));
+    index = want.findIndex((w, i) => !equalBytes(w, have[i]));
     value = (data, i) => {
       const text = JSON.stringify(utf8.decode(decodeBytesElements(data)[i]));
       return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}...` : text;
