@@ -45,6 +45,12 @@ export interface LevelCoordinator {
   begin(): Promise<void>;
   /** Just before the first window: the windows end at the same times on every rank from here. */
   ready(): Promise<void>;
+  /**
+   * A --request-count window drained on this rank: resolves once every rank
+   * that shares the load (--shard) has drained too, so that the server's
+   * statistics read next count all of the window's requests.
+   */
+  drained(): Promise<void>;
   /** The window stability judges: this rank's own, or (--shard) every rank's merged. */
   window(window: WindowData): Promise<WindowData>;
   /** Stable when every rank is, stop when any rank stops (perf_analyzer's multi-model rule). */
@@ -207,6 +213,7 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
     await interrupt.race(load.drained());
     const own = recorder.rotate();
     await load.stop();
+    await coordinator?.drained();
     const after = await snapshot(options);
     if (before && after) own.serverStats = statisticsDelta(before, after);
     const window = coordinator ? await coordinator.window(own) : own;

@@ -42,6 +42,11 @@ export class MpiCoordinator implements LevelCoordinator {
     return this.comm.barrier();
   }
 
+  /** Sharded, rank 0's server statistics count every rank's requests; others measure their own. */
+  drained(): Promise<void> {
+    return this.shard ? this.comm.barrier() : Promise.resolve();
+  }
+
   async window(own: WindowData): Promise<WindowData> {
     if (!this.shard) return own;
     const gathered = await this.comm.gather(encodeWindow(own));
