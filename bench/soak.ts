@@ -66,8 +66,9 @@ export async function soak(options: SoakOptions): Promise<CaseResult> {
         concurrency === undefined ? "simple" : "delay",
         "-u",
         target.addr,
-        "--request-rate-range",
-        `${options.rate}`,
+        ...(concurrency === undefined
+          ? ["--request-rate-range", `${options.rate}`]
+          : ["--concurrency-range", `${concurrency}`]),
         "-p",
         `${options.windowMs}`,
         "--max-trials",
