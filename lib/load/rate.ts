@@ -42,17 +42,6 @@ export interface RateLoadOptions {
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
-/**
- * Connections opened at once, at most. A send that finds every connection
- * busy opens another, but when the event loop is behind (cold code at the
- * start, a stall), connections look busy only because their responses are
- * still unread, and each connect costs more of this thread than the gap
- * between sends: unbounded, every send opened a connection, up to
- * --max-inflight (200-1,000 sockets in the first seconds at 5,000 req/s
- * against nginx on loopback). Beyond this many, a send waits for a
- * connection to open or to come back; its lag shows the wait.
- */
-const MAX_OPENING = 4;
 
 /** One in-flight request's state, reused so that a send allocates nothing of its own. */
 interface Slot {
@@ -113,15 +102,8 @@ export class RateLoad {
   #budget = Infinity;
   /** The schedule (or the limit) has no more sends. */
   #exhausted = false;
-  /**
-   * When capacity last returned after sends were held (the in-flight limit,
-   * busy sequences): sends due before then were blocked.
-   */
+  /** When capacity last returned after sends were held: sends due before then were blocked. */
   #resumedMs = -Infinity;
-  /** The pacer was paused for capacity, not for connections still opening. */
-  #heldAtLimit = false;
-  /** Connections being opened (the spare's included). */
-  #opening = 0;
   #settled: PromiseWithResolvers<void> | undefined;
   readonly #dispatch = (intendedMs: number): boolean => this.#send(intendedMs);
   readonly #onEnd = (): void => {
@@ -159,7 +141,6 @@ export class RateLoad {
     this.#budget = options.limit ?? Infinity;
     this.#exhausted = this.#budget <= 0;
     this.#resumedMs = -Infinity;
-    this.#heldAtLimit = false;
     this.#settled = Promise.withResolvers();
     this.#pacer = new Pacer(schedule, this.#dispatch, {
       wakeup: this.#startAlarm(),
@@ -224,14 +205,14 @@ export class RateLoad {
   #ensureSpare(): void {
     if (
       this.#idle.length > 0 || this.#spare !== undefined ||
-      this.#slots.length >= this.#maxInflight || this.#opening >= MAX_OPENING
+      this.#slots.length >= this.#maxInflight
     ) {
       return;
     }
     const spare = newSlot();
     this.#slots.push(spare);
     this.#spare = spare;
-    const opening = this.#open();
+    const opening = this.#client.openSession();
     spare.opening = opening;
     // A spare taken meanwhile is the send's, which awaits `opening` itself.
     opening.then((session) => {
@@ -248,31 +229,15 @@ export class RateLoad {
     });
   }
 
-  /** Opens a connection, counted while it opens; a waiting send may go once it has. */
-  #open(): Promise<InferSession> {
-    this.#opening++;
-    const opened = () => {
-      this.#opening--;
-      if (!this.#heldAtLimit) this.#pacer?.resume();
-    };
-    const opening = this.#client.openSession();
-    opening.then(opened, opened);
-    return opening;
-  }
-
   #send(intendedMs: number): boolean {
-    if (this.#idle.length === 0 && this.#spare === undefined) {
-      if (this.#slots.length === this.#maxInflight) {
-        this.#heldAtLimit = true;
-        return false;
-      }
-      if (this.#opening >= MAX_OPENING) return false;
-    }
-    const lane = this.#takeLane();
-    if (lane < 0) {
-      this.#heldAtLimit = true;
+    if (
+      this.#idle.length === 0 && this.#spare === undefined &&
+      this.#slots.length === this.#maxInflight
+    ) {
       return false;
     }
+    const lane = this.#takeLane();
+    if (lane < 0) return false;
     let slot = this.#idle.pop();
     if (slot === undefined && this.#spare !== undefined) {
       slot = this.#spare;
@@ -324,7 +289,7 @@ export class RateLoad {
     try {
       const request = this.#feed.next(lane);
       if (slot.session === undefined) {
-        const opening = slot.opening ?? this.#open();
+        const opening = slot.opening ?? this.#client.openSession();
         slot.opening = undefined;
         slot.session = await opening;
       }
@@ -350,8 +315,7 @@ export class RateLoad {
     this.#inflight--;
     const pacer = this.#pacer;
     if (pacer?.paused) {
-      if (this.#heldAtLimit) this.#resumedMs = performance.now();
-      this.#heldAtLimit = false;
+      this.#resumedMs = performance.now();
       pacer.resume();
     }
     this.#checkSettled();
