@@ -12,6 +12,7 @@ import { isTokenTiming, type TokenTiming } from "../../types/timing.ts";
 import type { InferRequest, Tensor } from "../../types/tensor.ts";
 import type { RequestTiming } from "../../types/timing.ts";
 import type { ProfileExportWriter, SeenRequest } from "../../report/export.ts";
+import type { OutputTensors } from "../../protocol/types.ts";
 
 const VALID = 0;
 const FAILED = 1;
@@ -52,9 +53,9 @@ export interface RecordMessage {
  * (packed rather than cloned per request, and output bytes copied out of the
  * response buffers they view). `numbers` holds per row: inputs id (-1:
  * unknown), sequence id (0: none), sent (1/0), the response count and times,
- * the output count (-1: none) and per output its name and datatype (indices
- * in `strings`), rank, dims and byte length, whose bytes follow each other in
- * `bytes`.
+ * the output count (-1: none; -2: the outputs of the last row that had some)
+ * and per output its name and datatype (indices in `strings`), rank, dims and
+ * byte length, whose bytes follow each other in `bytes`.
  */
 export interface SeenMessage {
   numbers: Float64Array<ArrayBuffer>;
@@ -63,6 +64,9 @@ export interface SeenMessage {
   /** The inputs first used in this batch, by id: sent once, the rows name them by id. */
   inputs: [number, Tensor[]][];
 }
+
+/** Output count of a row whose outputs are those of the last row that had some. */
+const SAME_OUTPUTS = -2;
 
 /** Packs what a worker's client saw (ProfileExportWriter.seen) into a SeenMessage. */
 class SeenPacker {
@@ -73,6 +77,13 @@ class SeenPacker {
   #inputs: [number, Tensor[]][] = [];
   /** Every inputs array met so far (the plan's, shared by its sequences' requests), by id. */
   readonly #inputIds = new Map<readonly Tensor[], number>();
+  /**
+   * The outputs last packed in this batch. The client hands the same object
+   * for a response with the same bytes (lib/protocol/_response_memo.ts), so
+   * a repeat costs one number here, and the main thread gets one object
+   * again, whose JSON the export then reuses.
+   */
+  #lastOutputs: OutputTensors | undefined;
 
   pack(seen: SeenRequest | undefined, options: { outputs: boolean }): void {
     const numbers = this.#numbers;
@@ -87,6 +98,11 @@ class SeenPacker {
     numbers.push(times.length);
     for (let i = 0; i < times.length; i++) numbers.push(times[i]);
     const outputs = options.outputs ? seen?.outputs : undefined;
+    if (outputs !== undefined && outputs === this.#lastOutputs) {
+      numbers.push(SAME_OUTPUTS);
+      return;
+    }
+    if (outputs !== undefined) this.#lastOutputs = outputs;
     numbers.push(outputs === undefined ? -1 : outputs.length);
     for (const tensor of outputs ?? []) {
       numbers.push(this.#string(tensor.name));
@@ -109,6 +125,7 @@ class SeenPacker {
     this.#strings = [];
     this.#stringIndex.clear();
     this.#inputs = [];
+    this.#lastOutputs = undefined;
     return message;
   }
 
@@ -257,6 +274,8 @@ export class RemoteRequests {
     outputs: undefined,
   };
   #message: SeenMessage | undefined;
+  /** The outputs of the last row that had some, for the rows that repeat them. */
+  #lastOutputs: Tensor[] | undefined;
   #number = 0;
   #byte = 0;
 
@@ -285,7 +304,8 @@ export class RemoteRequests {
     times.length = numbers[n++];
     for (let i = 0; i < times.length; i++) times[i] = numbers[n++] + offsetMs;
     const outputCount = numbers[n++];
-    if (outputCount < 0) seen.outputs = undefined;
+    if (outputCount === SAME_OUTPUTS) seen.outputs = this.#lastOutputs;
+    else if (outputCount < 0) seen.outputs = undefined;
     else {
       const outputs: Tensor[] = [];
       for (let i = 0; i < outputCount; i++) {
@@ -297,7 +317,7 @@ export class RemoteRequests {
         this.#byte += data.byteLength;
         outputs.push({ name, datatype, shape, data });
       }
-      seen.outputs = outputs;
+      seen.outputs = this.#lastOutputs = outputs;
     }
     this.#number = n;
     this.#writer.noteRemote(timing, seen);

@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import type { RequestRecorder } from "../../measure/recorder.ts";
 import type { TokenTiming } from "../../types/timing.ts";
 import type { RequestTiming } from "../../types/timing.ts";
-import { RecordBatch, replay } from "./records.ts";
+import type { SeenRequest } from "../../report/export.ts";
+import type { Tensor } from "../../types/tensor.ts";
+import { RecordBatch, RemoteRequests, replay } from "./records.ts";
 
 /** Notes every call as the Recorder would receive it. */
 function noting(calls: unknown[]): RequestRecorder {
@@ -63,4 +65,46 @@ Deno.test("a full batch asks to be taken", () => {
   for (let i = 0; i < 5000; i++) batch.recordSend(i, i, false);
   assert.equal(taken, 4096 * 12);
   assert.equal(batch.size, 5000 - 4096);
+});
+
+Deno.test("outputs repeated from row to row cross once and arrive as one object", () => {
+  const tensor = (byte: number): Tensor => ({
+    name: "OUT",
+    datatype: "UINT8",
+    shape: [2],
+    data: new Uint8Array([byte, byte]),
+  });
+  // What the client hands the export: the same object for a response with the same bytes.
+  const a = [tensor(1)];
+  const b = [tensor(2)];
+  const sequence = [a, a, b, b, a];
+  const timings = sequence.map((_, i): RequestTiming => ({
+    start: i,
+    sendEnd: i,
+    recvStart: i,
+    end: i + 1,
+    responses: 1,
+  }));
+  const seen = new Map(timings.map((t, i): [RequestTiming, SeenRequest] => [t, {
+    request: undefined,
+    sent: true,
+    responsesMs: [],
+    outputs: sequence[i],
+  }]));
+  const batch = new RecordBatch(() => assert.fail("not full"), { seen: (t) => seen.get(t) });
+  const received: (readonly Readonly<Tensor>[] | undefined)[] = [];
+  const remote = new RemoteRequests({ noteRemote: (_t, s) => received.push(s.outputs) });
+  const replayBatch = () => replay(batch.take(), { recorder: noting([]), offsetMs: 0, remote });
+  timings.slice(0, 4).forEach((t) => batch.record(t));
+  const message = batch.take();
+  assert.equal(message.seen!.bytes.length, 4, "a's and b's bytes, once each");
+  replay(message, { recorder: noting([]), offsetMs: 0, remote });
+  // A new batch packs its first outputs again.
+  batch.record(timings[4]);
+  replayBatch();
+  assert.deepEqual(received.map((o) => o?.[0].data[0]), [1, 1, 2, 2, 1]);
+  assert.equal(received[0], received[1]);
+  assert.equal(received[2], received[3]);
+  assert.notEqual(received[1], received[2]);
+  assert.notEqual(received[4], received[0]);
 });
