@@ -414,7 +414,12 @@ Deno.test("openai: without usage the tokenizer counts; Triton's generate; embedd
       assert.equal(run.llm.time_to_first_token_ms, undefined);
       assert.equal(run.llm.request_count, 4);
       assert.equal((run.llm.input_sequence_length_tokens as Statistics).avg, 550);
-      within((run.llm.request_latency_ms as Statistics).avg, TTFT_MS, "embeddings latency");
+      // One request at a time, so nothing queues: the latency can only exceed the model's, by
+      // the first request's connection and cold code and by the server's timers firing late
+      // on the loaded cores (a full CI run saw 206 ms, 3.03 % over, as the other answers do).
+      const latency = (run.llm.request_latency_ms as Statistics).avg;
+      assert.ok(latency >= TTFT_MS, `embeddings latency ${latency} ms under the model's`);
+      within(latency, TTFT_MS, "embeddings latency", BURST.toEnd);
     });
   }));
 
