@@ -94,14 +94,16 @@ Deno.test("outputs repeated from row to row cross once and arrive as one object"
   const batch = new RecordBatch(() => assert.fail("not full"), { seen: (t) => seen.get(t) });
   const received: (readonly Readonly<Tensor>[] | undefined)[] = [];
   const remote = new RemoteRequests({ noteRemote: (_t, s) => received.push(s.outputs) });
-  const replayBatch = () => replay(batch.take(), { recorder: noting([]), offsetMs: 0, remote });
+  const replayTaken = () => {
+    const message = batch.take();
+    replay(message, { recorder: noting([]), offsetMs: 0, remote });
+    return message;
+  };
   timings.slice(0, 4).forEach((t) => batch.record(t));
-  const message = batch.take();
-  assert.equal(message.seen!.bytes.length, 4, "a's and b's bytes, once each");
-  replay(message, { recorder: noting([]), offsetMs: 0, remote });
+  assert.equal(replayTaken().seen!.bytes.length, 4, "a's and b's bytes, once each");
   // A new batch packs its first outputs again.
   batch.record(timings[4]);
-  replayBatch();
+  replayTaken();
   assert.deepEqual(received.map((o) => o?.[0].data[0]), [1, 1, 2, 2, 1]);
   assert.equal(received[0], received[1]);
   assert.equal(received[2], received[3]);
