@@ -62,6 +62,9 @@ export const TF_DATA_TYPES: Readonly<Record<string, number>> =
 
 export type MessageType = protobuf.Type;
 
+/** inference.ModelConfig: what config.pbtxt holds (lib/protocol/model_config.ts reads and writes it). */
+export const MODEL_CONFIG_TYPE: MessageType = type("ModelConfig");
+
 /** inference.DataType enum values by name ("TYPE_FP32": 11). */
 export const DATA_TYPES: Readonly<Record<string, number>> = root.lookupEnum("inference.DataType")
   .values;
