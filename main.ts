@@ -2,9 +2,10 @@
  * inferperf entry point: parse -> validate -> run -> exit code. The only
  * place that turns outcomes and errors into exit codes: 0 ok, 1 usage (flags,
  * config, input data, report paths), 2 the load could not be held (the first
- * level did not stabilize, as perf_analyzer's 2, or an open-loop level sent
- * too late), 3 the server failed (unreachable, lost, failed requests, a
- * window without a valid request, as perf_analyzer's 3), 99 anything else
+ * level did not stabilize, as perf_analyzer's 2, or, with --max-send-lag
+ * given, an open-loop level fell behind schedule), 3 the server failed
+ * (unreachable, lost, failed requests, a window without a valid request, as
+ * perf_analyzer's 3), 99 anything else
  * (perf_analyzer's catch-all), 130 interrupted with the partial results
  * written.
  */

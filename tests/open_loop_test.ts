@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { type ModelConfig, startServerInWorker } from "../lib/server/mod.ts";
 import { parseProfileExport } from "../lib/report/export.ts";
 import { ACCUMULATE_MODEL, FP32_16, parseCsv, runCli } from "./_helpers.ts";
+import { loadSchema, validate } from "./_json_schema.ts";
 
 /** A 200 ms stall 300 ms after the first request; one model per run (the stall happens once). */
 function stalling(name: string): ModelConfig {
@@ -23,6 +24,7 @@ const MODELS: ModelConfig[] = [
   { name: "fast", kind: "identity", compute_ms: 1, instances: 4, ...FP32_16 },
   stalling("stall_open"),
   stalling("stall_capped"),
+  stalling("stall_failing"),
   ACCUMULATE_MODEL,
 ];
 
@@ -162,26 +164,63 @@ Deno.test("open-loop load end to end", async (t) => {
       );
 
       await t.step(
-        "a stall behind an in-flight cap: only the corrected latency shows it",
+        "a stall behind an in-flight cap: only the corrected latency shows it, every report " +
+          "marks the level behind schedule and, as perf_analyzer, the run passes",
         async () => {
+          const out = (name: string) => `${dir}/capped.${name}`;
           const run = await runCli([
             ..."-m stall_capped --request-rate-range 200 --request-count 200".split(" "),
-            ...["--max-inflight", "1", "-u", url],
+            ...["--max-inflight", "1", "-u", url, "-f", out("csv")],
+            ...["--summary-json", out("json"), "--report-html", out("html")],
+            ...["--profile-export-file", out("export.json")],
           ]);
           // Coordinated omission: the sends waited behind the stalled request.
-          assert.equal(run.code, 2, run.stderr + run.stdout);
+          assert.equal(run.code, 0, run.stderr + run.stdout);
           assert.ok(usec(run.stdout, "Corrected p99 latency") >= 150_000, run.stdout);
           assert.ok(usec(run.stdout, "p99 latency") < 50_000, run.stdout);
           assert.ok(blocked(run.stdout) >= 30, run.stdout);
           assert.ok(sendLagP99(run.stdout) >= 100_000, run.stdout);
-          assert.match(run.stdout, /\[UNTRUSTWORTHY\] The p99 send lag/);
           assert.match(
             run.stdout,
-            /\[UNTRUSTWORTHY\] Send lag over --max-send-lag at request rate 200/,
+            /\[WARNING\] Perf Analyzer was not able to keep up with the desired request rate\./,
           );
-          assert.match(run.stderr, /error: 1 load level is untrustworthy/);
+          assert.match(run.stdout, /\[BEHIND SCHEDULE\] The p99 send lag/);
+          assert.match(
+            run.stdout,
+            /\[BEHIND SCHEDULE\] Send lag over --max-send-lag at request rate 200/,
+          );
+          assert.match(
+            run.stderr,
+            /^warning: 1 load level is behind schedule: .*--max-send-lag MS/m,
+          );
+          assert.doesNotMatch(run.stderr, /error:/);
+          const [header, row] = parseCsv(await Deno.readTextFile(out("csv")));
+          assert.equal(row[header.indexOf("Trustworthy")], "no");
+          const summary = JSON.parse(await Deno.readTextFile(out("json")));
+          assert.equal(summary.levels[0].open_loop.trustworthy, false);
+          assert.deepEqual(validate(summary, await loadSchema("summary.schema.json")), []);
+          assert.match(
+            await Deno.readTextFile(out("html")),
+            /Behind schedule at request rate 200: /,
+          );
+          const exported = parseProfileExport(await Deno.readTextFile(out("export.json")));
+          assert.equal(exported.experiments[0].inferperf_behind_schedule, true);
+          assert.deepEqual(validate(exported, await loadSchema("profile_export.schema.json")), []);
         },
       );
+
+      await t.step("--max-send-lag given: a level behind schedule fails the run", async () => {
+        const run = await runCli([
+          ..."-m stall_failing --request-rate-range 200 --request-count 200".split(" "),
+          ...["--max-inflight", "1", "--max-send-lag", "1", "-u", url],
+        ]);
+        assert.equal(run.code, 2, run.stderr + run.stdout);
+        assert.match(run.stdout, /\[BEHIND SCHEDULE\] The p99 send lag/);
+        assert.match(
+          run.stderr,
+          /^error: 1 load level is behind schedule: .*--ignore-send-lag to accept/m,
+        );
+      });
 
       await t.step("sequences pass the server's protocol checks in both modes", async () => {
         // Each run leaves its last sequences live on the server: the next one takes other ids.

@@ -67,7 +67,7 @@ function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
     sendBatchMs: r.bounded("send-batching", (n) => n >= 0, "a number >= 0"),
     workers: r.bounded("workers", (n) => n >= 1, "an integer >= 1"),
     maxSendLagMs: r.bounded("max-send-lag", (n) => n > 0, "a number > 0"),
-    ignoreSendLag: r.flag("ignore-send-lag"),
+    sendLagFails: raw.has("max-send-lag") && !r.flag("ignore-send-lag"),
     sequences: {
       count: r.bounded("num-of-sequences", (n) => n >= 1, "an integer >= 1"),
       length: r.bounded("sequence-length", (n) => n >= 1, "an integer >= 1"),

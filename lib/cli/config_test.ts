@@ -370,7 +370,12 @@ Deno.test("open-loop modes: rate ranges are floats, modes exclude each other", (
   assert.equal(c.sendBatchMs, 0.5);
   assert.equal(c.stallTimeoutMs, 300_000);
   assert.equal(c.maxSendLagMs, 1);
-  assert.equal(c.ignoreSendLag, false);
+  // perf_analyzer only warns of a late client; an explicit bound fails the run.
+  assert.equal(c.sendLagFails, false);
+  const bound = ["-m", "x", "--request-rate-range", "9", "--max-send-lag", "2"];
+  assert.equal(config(...bound).sendLagFails, true);
+  assert.equal(config(...bound).maxSendLagMs, 2);
+  assert.equal(config(...bound, "--ignore-send-lag").sendLagFails, false);
   assert.equal(config("-m", "x").loadMode, "concurrency");
   assert.equal(config("-m", "x", "--request-intervals", "i.txt").loadMode, "custom_intervals");
   assert.deepEqual(

@@ -9,7 +9,7 @@ export type Outcome =
   | "ok"
   /** Reports were written, but requests (or sweep points) failed. */
   | "failed"
-  /** An open-loop level sent too late to be trusted (--max-send-lag). */
+  /** An open-loop level fell behind schedule and --max-send-lag asked to fail then. */
   | "send_lag"
   /** Ctrl-C: what was measured was written, the rest was abandoned. */
   | "interrupted";
@@ -22,4 +22,9 @@ export interface CommandContext {
 /** One line on stderr; a message may carry a server's text, so it is made printable. */
 export function printError(message: string): void {
   console.error(`error: ${printableLine(message)}`);
+}
+
+/** One line on stderr about results that stand but need care. */
+export function printWarning(message: string): void {
+  console.error(`warning: ${printableLine(message)}`);
 }

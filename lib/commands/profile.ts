@@ -2,7 +2,7 @@
 import { buildProfileConfig } from "../cli/config.ts";
 import type { ProfilePlan } from "../profile/plan.ts";
 import type { RawOptions } from "../cli/options.ts";
-import { sendLagError } from "../load/levels.ts";
+import { behindScheduleMessage } from "../load/levels.ts";
 import { loadMode } from "../load/modes/mod.ts";
 import { Interrupt } from "../measure/interrupt.ts";
 import { ReportSession } from "../profile/report_session.ts";
@@ -12,7 +12,7 @@ import { type RunEvents, runProfile } from "../profile/run.ts";
 import { reportedWindows } from "../report/components.ts";
 import type { MpiSession } from "../mpi/session.ts";
 import type { CodedWindow } from "../mpi/window_codec.ts";
-import { type CommandContext, type Outcome, printError } from "./outcome.ts";
+import { type CommandContext, type Outcome, printError, printWarning } from "./outcome.ts";
 
 /** Options `inferperf demo` sets unless the user gives them. */
 const DEMO_DEFAULTS: Array<[string, string]> = [
@@ -83,11 +83,11 @@ async function profileRank(
   }
   const failed = report.failedRequests;
   if (failed > 0) printError(`${failed} requests failed; see "Failed requests" in the report`);
-  const lagging = sendLagError(report.results, config);
-  if (lagging) printError(lagging.message);
+  const lagging = behindScheduleMessage(report.results, config);
+  if (lagging) (config.sendLagFails ? printError : printWarning)(lagging);
   if (interrupt.soft) return "interrupted";
   if (failed > 0) return "failed";
-  return lagging ? "send_lag" : "ok";
+  return lagging && config.sendLagFails ? "send_lag" : "ok";
 }
 
 /** What mpirun's SIGTERM to the surviving ranks means. */

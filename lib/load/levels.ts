@@ -86,28 +86,25 @@ export interface LoadThreads {
   close(): void;
 }
 
-/** Open-loop levels whose send-lag p99 exceeded --max-send-lag: exit code 2 (main.ts). */
-export class SendLagError extends Error {
-  override name = "SendLagError";
-  constructor(readonly levels: readonly LevelResult[], maxSendLagMs: number) {
-    const worst = Math.max(...levels.map((l) => l.openLoop?.sendLagP99Us ?? 0));
-    super(
-      `${levels.length} load ${levels.length === 1 ? "level is" : "levels are"} untrustworthy: ` +
-        `the p99 send lag (up to ${Math.round(worst)} usec) exceeded --max-send-lag ` +
-        `${maxSendLagMs} msec, so the client did not send on schedule. Lower the rate, raise ` +
-        "--max-inflight, or pass --ignore-send-lag to accept the results.",
-    );
-  }
-}
-
-/** The SendLagError of open-loop levels that sent too late, unless --ignore-send-lag. */
-export function sendLagError(
+/**
+ * The one line that ends a run with open-loop levels behind schedule (their
+ * send-lag p99 over --max-send-lag): an error when the plan fails such runs
+ * (exit code 2, main.ts), else a warning, as perf_analyzer only warns.
+ */
+export function behindScheduleMessage(
   results: readonly LevelResult[],
-  config: Pick<LoadPlan, "ignoreSendLag" | "maxSendLagMs">,
-): SendLagError | undefined {
-  if (config.ignoreSendLag) return undefined;
-  const late = results.filter((r) => r.openLoop !== undefined && !r.openLoop.trustworthy);
-  return late.length > 0 ? new SendLagError(late, config.maxSendLagMs) : undefined;
+  config: Pick<LoadPlan, "sendLagFails" | "maxSendLagMs">,
+): string | undefined {
+  const late = results.filter((r) => r.openLoop?.behindSchedule);
+  if (late.length === 0) return undefined;
+  const worst = Math.max(...late.map((l) => l.openLoop!.sendLagP99Us));
+  return `${late.length} load ${late.length === 1 ? "level is" : "levels are"} behind ` +
+    `schedule: the p99 send lag (up to ${Math.round(worst)} usec) exceeded --max-send-lag ` +
+    `${config.maxSendLagMs} msec, so latencies from the send understate the server's (the ` +
+    "corrected ones include the lag). Lower the rate or raise --max-inflight" +
+    (config.sendLagFails
+      ? ", or pass --ignore-send-lag to accept the results."
+      : "; pass --max-send-lag MS to fail such runs.");
 }
 
 /**

@@ -39,7 +39,13 @@ export interface LoadPlan {
   sendBatchMs: number;
   /** --workers: threads that drive the load (1: the main thread alone). */
   workers: number;
+  /** --max-send-lag (default 1): a level whose send-lag p99 exceeds it is behind schedule. */
   maxSendLagMs: number;
-  ignoreSendLag: boolean;
+  /**
+   * A level behind schedule fails the run (exit code 2): --max-send-lag given
+   * explicitly, without --ignore-send-lag. By default it is a warning, as in
+   * perf_analyzer.
+   */
+  sendLagFails: boolean;
   sequences: SequenceConfig;
 }

@@ -79,7 +79,7 @@ export interface LevelOptions extends MeasurementOptions {
   requestSink?: RequestSink;
   /** Makes each window's latency histogram (for exports); without it windows have none. */
   newHistogram?: () => Histogram;
-  /** Open-loop modes: --max-send-lag, the send-lag p99 above which a level is untrustworthy. */
+  /** Open-loop modes: --max-send-lag, the send-lag p99 above which a level is behind schedule. */
   maxSendLagMs?: number;
   /** Token-streaming runs: the tokenizer and --goodput objectives of the LLM summary. */
   tokens?: Omit<TokenSummaryOptions, "percentiles">;

@@ -10,7 +10,7 @@ import type { OpenLoopSummary, WindowData } from "../types/results.ts";
 export interface OpenLoopOptions {
   /** Percentiles besides 50, 90, 95 and 99 (the --percentile value). */
   percentiles?: readonly number[];
-  /** --max-send-lag: a send-lag p99 above it makes the level untrustworthy. */
+  /** --max-send-lag: a send-lag p99 above it puts the level behind schedule. */
   maxSendLagMs: number;
 }
 
@@ -44,6 +44,6 @@ export function summarizeOpenLoop(
     sendLagMaxUs: lags.length > 0 ? lags[lags.length - 1] : 0,
     blockedCount,
     maxSendLagUs,
-    trustworthy: sendLagP99Us <= maxSendLagUs,
+    behindSchedule: sendLagP99Us > maxSendLagUs,
   };
 }

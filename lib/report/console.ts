@@ -226,9 +226,9 @@ function openLoopLines(o: OpenLoopSummary, options: LevelFormatOptions): string[
       `max ${wholeUs(o.sendLagMaxUs)} usec`,
     `    Sends held back by the in-flight limit: ${o.blockedCount}`,
   );
-  if (!o.trustworthy) {
+  if (o.behindSchedule) {
     out.push(
-      `    [UNTRUSTWORTHY] The p99 send lag (${wholeUs(o.sendLagP99Us)} usec) exceeds ` +
+      `    [BEHIND SCHEDULE] The p99 send lag (${wholeUs(o.sendLagP99Us)} usec) exceeds ` +
         `--max-send-lag (${wholeUs(o.maxSendLagUs)} usec): the client sent late, so latencies ` +
         "from the send understate the server's; the corrected latencies include the lag.",
     );
@@ -448,11 +448,11 @@ export function formatSummaryTable(
         `latency ${wholeUs(stabilizingUs(r.client, percentile))} usec`,
     );
   }
-  const untrustworthy = results.filter((r) => r.openLoop && !r.openLoop.trustworthy);
-  if (untrustworthy.length > 0) {
+  const late = results.filter((r) => r.openLoop?.behindSchedule);
+  if (late.length > 0) {
     out.push(
-      `[UNTRUSTWORTHY] Send lag over --max-send-lag at request rate ${
-        untrustworthy.map((r) => formatGeneral(r.value)).join(", ")
+      `[BEHIND SCHEDULE] Send lag over --max-send-lag at request rate ${
+        late.map((r) => formatGeneral(r.value)).join(", ")
       }`,
     );
   }

@@ -120,7 +120,7 @@ function openLoopCells(
     wholeUs(o.sendLagP99Us),
     wholeUs(o.sendLagMaxUs),
     o.blockedCount,
-    o.trustworthy ? "yes" : "no",
+    o.behindSchedule ? "no" : "yes",
   ];
 }
 

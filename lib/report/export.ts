@@ -268,7 +268,9 @@ export class ProfileExportWriter implements RequestTracer {
   #timer: ReturnType<typeof setInterval> | undefined;
   #finished = false;
   /** The experiment being written: requests so far (for the separating commas) and windows. */
-  #experiment: { requests: number; boundaries: string[]; histograms: string[] } | undefined;
+  #experiment:
+    | { requests: number; boundaries: string[]; histograms: string[]; behindSchedule?: true }
+    | undefined;
   #experiments = 0;
   // Pending records, one column per field, cleared by each flush.
   #start: number[] = [];
@@ -412,6 +414,11 @@ export class ProfileExportWriter implements RequestTracer {
     experiment.histograms.push(windowHistogram(window).encode());
   }
 
+  /** The current experiment's send-lag p99 exceeded --max-send-lag (an open-loop level). */
+  markBehindSchedule(): void {
+    if (this.#experiment) this.#experiment.behindSchedule = true;
+  }
+
   /** Writes the pending requests. */
   flush(): void {
     const experiment = this.#experiment;
@@ -488,7 +495,8 @@ export class ProfileExportWriter implements RequestTracer {
     this.#experiment = undefined;
     this.#write(
       `],"window_boundaries":[${experiment.boundaries.join(",")}],` +
-        `"window_latency_histograms":${JSON.stringify(experiment.histograms)}}`,
+        `"window_latency_histograms":${JSON.stringify(experiment.histograms)}` +
+        (experiment.behindSchedule ? `,"${BEHIND_SCHEDULE_FIELD}":true}` : "}"),
     );
   }
 
@@ -576,7 +584,12 @@ export interface ExportedExperiment {
   window_boundaries: bigint[];
   /** HdrHistogram compressed base64, one per window (inferperf only). */
   window_latency_histograms?: string[];
+  /** inferperf only: present (true) when the level's send-lag p99 exceeded --max-send-lag. */
+  inferperf_behind_schedule?: true;
 }
+
+/** The experiment's field that marks a level behind schedule; named so that no tool takes it for its own. */
+export const BEHIND_SCHEDULE_FIELD = "inferperf_behind_schedule";
 
 export interface ProfileExport {
   experiments: ExportedExperiment[];

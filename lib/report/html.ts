@@ -44,6 +44,8 @@ export interface HtmlReportData {
     value: number;
     label: string;
     stable: boolean;
+    /** Open-loop levels: the send-lag p99 exceeded --max-send-lag. */
+    behindSchedule?: boolean;
     throughput: number;
     latencyMs: number;
     componentsMs: number[];
@@ -84,6 +86,7 @@ export function htmlReportData(
         value: r.value,
         label: formatGeneral(r.value),
         stable: r.stable,
+        ...(r.openLoop ? { behindSchedule: r.openLoop.behindSchedule } : {}),
         throughput: r.client.throughput,
         latencyMs: ms(
           context.percentile === undefined
@@ -114,16 +117,28 @@ export function htmlReportData(
 }
 
 function levelTable(data: HtmlReportData, unit: string): string {
+  const openLoop = data.mode !== "concurrency";
   const rows = data.levels.map((l) =>
     `<tr><td>${escapeHtml(l.label)}</td><td>${formatGeneral(l.throughput)}</td>` +
     `<td>${formatGeneral(l.latencyMs)}</td>` +
     `<td>${l.distributionMs.map((v) => formatGeneral(v)).join(" / ")}</td>` +
-    `<td>${l.stable ? "yes" : "no"}</td></tr>`
+    `<td>${l.stable ? "yes" : "no"}</td>` +
+    (openLoop ? `<td>${l.behindSchedule ? "yes" : "no"}</td>` : "") + "</tr>"
   );
   return `<table><thead><tr><th>${unit}</th><th>Throughput (infer/sec)</th>` +
     `<th>${escapeHtml(data.latencyLabel)} (ms)</th>` +
-    `<th>p${DISTRIBUTION_PERCENTILES.join(" / p")} (ms)</th><th>Stable</th></tr></thead>` +
+    `<th>p${DISTRIBUTION_PERCENTILES.join(" / p")} (ms)</th><th>Stable</th>` +
+    (openLoop ? "<th>Behind schedule</th>" : "") + "</tr></thead>" +
     `<tbody>${rows.join("")}</tbody></table>\n`;
+}
+
+/** Open loop: the levels whose client sent late, named above the charts. */
+function behindScheduleNote(data: HtmlReportData): string {
+  const late = data.levels.filter((l) => l.behindSchedule).map((l) => l.label);
+  if (late.length === 0) return "";
+  return `<p class="note">Behind schedule at request rate ${escapeHtml(late.join(", "))}: ` +
+    "the p99 send lag exceeded --max-send-lag, so latencies from the send understate the " +
+    "server's (the corrected latencies in the console, CSV and JSON include the lag).</p>\n";
 }
 
 /** The complete HTML document. */
@@ -142,6 +157,7 @@ export function renderHtmlReport(
     [
       `<div class="meta">${meta}</div>\n`,
       context.note ? `<p class="note">${escapeHtml(context.note)}</p>\n` : "",
+      behindScheduleNote(data),
       section(
         "throughput-latency",
         "Throughput vs latency",

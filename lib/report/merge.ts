@@ -7,6 +7,7 @@
  * from the runs' HDR histograms merged.
  */
 import { LatencyHistogram } from "../measure/histogram.ts";
+import { BEHIND_SCHEDULE_FIELD } from "./export.ts";
 
 // deno-lint-ignore no-explicit-any
 type Doc = Record<string, any>;
@@ -285,6 +286,8 @@ export function mergeExports(docs: readonly Doc[]): Doc {
       },
       requests,
     };
+    // One run that sent late puts the merged level behind schedule.
+    if (runs.some((r) => r[BEHIND_SCHEDULE_FIELD])) experiment[BEHIND_SCHEDULE_FIELD] = true;
     if (windows > 0) {
       experiment.window_latency_histograms = Array.from(
         { length: windows },

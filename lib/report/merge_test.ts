@@ -94,6 +94,22 @@ Deno.test("exports merge: requests by time with nanoseconds kept, histograms mer
   assert.match(sharded, /313118\},\{"timestamp":1795612772847313119/);
 });
 
+Deno.test("exports merge: one run behind schedule puts the merged level behind schedule", () => {
+  const run = (mark: string) =>
+    parseExact(
+      `{"experiments":[{"experiment":{"mode":"request_rate","value":9},"requests":[],` +
+        `"window_boundaries":[1,2]${mark}}],"version":"v"}`,
+    );
+  const late = run(',"inferperf_behind_schedule":true');
+  for (const runs of [[late, run("")], [run(""), late]]) {
+    assert.equal(mergeExports(runs).experiments[0].inferperf_behind_schedule, true);
+  }
+  assert.equal(
+    mergeExports([run(""), run("")]).experiments[0].inferperf_behind_schedule,
+    undefined,
+  );
+});
+
 Deno.test("merge refuses files that are neither summaries nor exports", () => {
   assert.throws(() => mergeKind({ foo: 1 }, "x.json"), /x.json is neither a summary JSON/);
 });

@@ -16,7 +16,7 @@ function openLoop(overrides: Partial<OpenLoopSummary> = {}): OpenLoopSummary {
     sendLagMaxUs: 900,
     blockedCount: 0,
     maxSendLagUs: 1000,
-    trustworthy: true,
+    behindSchedule: false,
     ...overrides,
   };
 }
@@ -46,11 +46,11 @@ Deno.test("rate levels keep perf_analyzer's lines and add the corrected figures 
     Sends held back by the in-flight limit: 0
 `,
   );
-  assert.doesNotMatch(formatSummaryTable([result]), /UNTRUSTWORTHY/);
+  assert.doesNotMatch(formatSummaryTable([result]), /BEHIND SCHEDULE/);
 });
 
-Deno.test("an untrustworthy level is marked in the level, the summary and the CSV", () => {
-  const late = openLoop({ sendLagP99Us: 5000, blockedCount: 7, trustworthy: false });
+Deno.test("a level behind schedule is marked in the level, the summary and the CSV", () => {
+  const late = openLoop({ sendLagP99Us: 5000, blockedCount: 7, behindSchedule: true });
   const result = {
     ...level("request_rate", 20, client({ errorCount: 1, errors: [["x", 1]] })),
     openLoop: late,
@@ -58,11 +58,11 @@ Deno.test("an untrustworthy level is marked in the level, the summary and the CS
   const text = formatLevel(result, { protocol: "http" });
   assert.match(
     text,
-    /Sends held back by the in-flight limit: 7\n {4}\[UNTRUSTWORTHY\] The p99 send lag \(5000 usec\) exceeds --max-send-lag \(1000 usec\).*\n {4}Failed requests: 1\n/,
+    /Sends held back by the in-flight limit: 7\n {4}\[BEHIND SCHEDULE\] The p99 send lag \(5000 usec\) exceeds --max-send-lag \(1000 usec\).*\n {4}Failed requests: 1\n/,
   );
   assert.match(
     formatSummaryTable([result]),
-    /\[UNTRUSTWORTHY\] Send lag over --max-send-lag at request rate 20\n$/,
+    /\[BEHIND SCHEDULE\] Send lag over --max-send-lag at request rate 20\n$/,
   );
   const [header, row] = formatCsv([result], { mode: "request_rate" }).trim().split("\n")
     .map((line) => line.split(","));

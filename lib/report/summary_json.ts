@@ -99,7 +99,7 @@ function openLoopJson(o: OpenLoopSummary): Json {
     send_lag_max_us: o.sendLagMaxUs,
     blocked_count: o.blockedCount,
     max_send_lag_us: o.maxSendLagUs,
-    trustworthy: o.trustworthy,
+    trustworthy: !o.behindSchedule,
   };
 }
 

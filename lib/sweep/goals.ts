@@ -177,7 +177,7 @@ export function judge<T>(
     const reasons: string[] = [];
     if (!result.stable) reasons.push("unstable");
     if (result.client.errorCount > 0) reasons.push(`${result.client.errorCount} failed requests`);
-    if (result.openLoop && !result.openLoop.trustworthy) {
+    if (result.openLoop && result.openLoop.behindSchedule) {
       reasons.push("send lag over --max-send-lag");
     }
     if (goals.objective.value(result) === undefined) {

@@ -242,8 +242,11 @@ export interface OpenLoopSummary {
   blockedCount: number;
   /** --max-send-lag in microseconds: the bound sendLagP99Us was judged by. */
   maxSendLagUs: number;
-  /** False when sendLagP99Us exceeds maxSendLagUs: latencies then describe a late client. */
-  trustworthy: boolean;
+  /**
+   * True when sendLagP99Us exceeds maxSendLagUs: the client did not keep the
+   * schedule, so latencies from the send describe a late client.
+   */
+  behindSchedule: boolean;
 }
 
 export interface GpuMetrics {

@@ -136,13 +136,13 @@ export const LOAD: readonly OptionDef[] = [
     group: "Load",
     valueName: "MS",
     help:
-      "Open loop: a level whose p99 send lag (dispatch minus intended time) exceeds this is untrustworthy; the run then exits with code 2 (the load was not held).",
+      "Open loop: a level whose p99 send lag (dispatch minus intended time) exceeds this is marked behind schedule in every report, with a warning. Given explicitly, such a level fails the run with exit code 2 (the load was not held).",
   },
   {
     name: "ignore-send-lag",
     type: "boolean",
     group: "Load",
-    help: "Open loop: report untrustworthy levels but exit 0 (not 4).",
+    help: "Open loop: with --max-send-lag, report levels behind schedule but exit 0 (not 2).",
   },
   {
     name: "async",

@@ -34,7 +34,7 @@ const PLAN: LevelsPlan = {
   sendBatchMs: 0,
   workers: 1,
   maxSendLagMs: 1,
-  ignoreSendLag: false,
+  sendLagFails: false,
   sequences: {
     count: 4,
     length: 20,

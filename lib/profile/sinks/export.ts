@@ -15,6 +15,9 @@ export const exportSink: SinkDef = {
     return {
       levelStart: (value) => writer.beginExperiment(mode, value),
       window: (window) => writer.addWindow(window),
+      level: (result) => {
+        if (result.openLoop?.behindSchedule) writer.markBehindSchedule();
+      },
       requests: writer,
       // First: after a hard interrupt this is all that gets written before the process exits.
       finish: () =>
