@@ -146,19 +146,11 @@ export async function startTriton(options: { args?: string[] } = {}): Promise<Tr
 }
 
 /**
- * Arguments that send identity_fp32 through system shared memory with
- * `outputBytes` per output slot (the CLI needs -A for /dev/shm).
+ * Arguments that send identity_fp32 through system shared memory (its output
+ * slot sized from the model; the CLI needs -A for /dev/shm).
  */
-export function sharedMemoryArgs(target: readonly string[], outputBytes: number): string[] {
-  return [
-    "-m",
-    "identity_fp32",
-    ...target,
-    "--shared-memory",
-    "system",
-    "--output-shared-memory-size",
-    String(outputBytes),
-  ];
+export function sharedMemoryArgs(target: readonly string[]): string[] {
+  return ["-m", "identity_fp32", ...target, "--shared-memory", "system"];
 }
 
 let warned = false;

@@ -187,7 +187,7 @@ tritonTest(
     for (const target of [http, grpc, [...grpc, "--streaming"]]) {
       // Deno grants /dev/shm only to --allow-all programs.
       const cli = await ok([
-        ...sharedMemoryArgs(target, 64),
+        ...sharedMemoryArgs(target),
         "--input-data",
         data("identity_fp32.json"),
         "--request-count",

@@ -15,7 +15,10 @@ import { InputError } from "./errors.ts";
 import { formatShape, type ResolvedShape, resolveShape, type ShapeOptions } from "./shape.ts";
 
 export interface DataStep {
-  /** One tensor per model input, in model order; shapes exclude the batch dimension. */
+  /**
+   * One tensor per model input, in model order, but for optional inputs the
+   * data leaves out; shapes exclude the batch dimension.
+   */
   inputs: Tensor[];
   /** Expected outputs (validation data), in model order; only the outputs the data gives. */
   outputs: Tensor[];
@@ -144,21 +147,38 @@ export function sizedTensor(
   return { name: spec.name, datatype: spec.datatype, shape, data };
 }
 
+/** The inputs a step gives, for messages. */
+function inputNames(step: DataStep): string {
+  return step.inputs.map((t) => t.name).join(", ") || "no input";
+}
+
 /**
- * Joins steps into one request's tensors. Inputs must have the same shape in
- * every step; a single step is used as is (no copy).
+ * Joins steps into one request's tensors. Every step must give the same
+ * inputs (optional ones may be left out) with the same shapes, as
+ * perf_analyzer requires; a single step is used as is (no copy).
  */
 export function makeBatch(steps: readonly DataStep[], options: { batched: boolean }): Batch {
   const first = steps[0];
   const prefix = options.batched ? [steps.length] : [];
+  for (const step of steps) {
+    if (inputNames(step) !== inputNames(first)) {
+      throw new InputError(
+        "For batch sizes larger than 1, the same set of inputs must be specified for each " +
+          "batch. You cannot use different set of optional inputs for each individual batch. " +
+          `In one batch of ${steps.length}, ${first.where} gives ${inputNames(first)} and ` +
+          `${step.where} gives ${inputNames(step)}`,
+      );
+    }
+  }
   const inputs = first.inputs.map((tensor, i) => {
     for (const step of steps) {
       const shape = step.inputs[i].shape;
       if (formatShape(shape) !== formatShape(tensor.shape)) {
         throw new InputError(
-          `${step.where}: can not batch tensors with different shapes together (input ` +
-            `"${tensor.name}" has shape ${formatShape(tensor.shape)} in ${first.where} and ` +
-            `${formatShape(shape)} here)`,
+          "can not batch tensors with different shapes together (input " +
+            `'${tensor.name}' expected shape ${formatShape(tensor.shape)} and received ` +
+            `${formatShape(shape)}): ${first.where} has ${formatShape(tensor.shape)} and ` +
+            `${step.where} has ${formatShape(shape)}`,
         );
       }
     }

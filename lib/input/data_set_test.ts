@@ -39,19 +39,32 @@ Deno.test("steps of different shapes do not batch; outputs only when every step 
     () => makeBatch([step(0, "a"), step(1, "b", [3])], { batched: true }),
     (e) =>
       e instanceof InputError &&
-      e.message === 'b: can not batch tensors with different shapes together (input "IN" has ' +
-          "shape [2] in a and [3] here)",
+      e.message === "can not batch tensors with different shapes together (input 'IN' " +
+          "expected shape [2] and received [3]): a has [2] and b has [3]",
   );
   const bare = { ...step(1, "b"), outputs: [] };
   assert.deepEqual(makeBatch([step(0, "a"), bare], { batched: true }).outputs, []);
 });
 
+Deno.test("a batch of steps that differ in the optional inputs they give is refused", () => {
+  const both = step(0, "a");
+  both.inputs.push({ ...both.inputs[0], name: "OPT" });
+  const one = step(1, "b");
+  assert.equal(makeBatch([one, step(2, "c")], { batched: true }).inputs.length, 1);
+  assert.throws(
+    () => makeBatch([both, one], { batched: true }),
+    (e) =>
+      e instanceof InputError &&
+      e.message === "For batch sizes larger than 1, the same set of inputs must be specified " +
+          "for each batch. You cannot use different set of optional inputs for each individual " +
+          "batch. In one batch of 2, a gives IN, OPT and b gives IN",
+  );
+});
+
 Deno.test("shapes: data, then --shape, then the model, then one variable dim from the size", () => {
   const spec = { name: "X", datatype: "FP32" as const, dims: [-1, 3] };
-  assert.deepEqual(resolveShape(spec, { given: [2, 3], option: [4, 3] }), {
-    shape: [2, 3],
-    source: "the data",
-  });
+  assert.deepEqual(resolveShape(spec, { given: [2, 3] }), { shape: [2, 3], source: "the data" });
+  assert.deepEqual(resolveShape(spec, { given: [4, 3], option: [4, 3] }).source, "the data");
   assert.deepEqual(resolveShape(spec, { option: [4, 3], elements: 6 }).shape, [4, 3]);
   assert.deepEqual(resolveShape(spec, { elements: 9 }), { shape: [3, 3], source: "the data size" });
   assert.throws(
@@ -61,9 +74,24 @@ Deno.test("shapes: data, then --shape, then the model, then one variable dim fro
   assert.throws(() => resolveShape(spec, {}), /See the --shape option\.$/);
   assert.throws(
     () => resolveShape(spec, { option: [4, 4] }),
-    /The supplied shape of \[4,4\] for input "X" \(from --shape\) is incompatible with the model's input shape of \[-1,3\]/,
+    (e) =>
+      e instanceof InputError &&
+      e.message === 'The supplied shape of [4,4] for input "X" is incompatible with the ' +
+          "model's input shape of [-1,3] (given with --shape)",
   );
   assert.ok(fitsDims([5, 3], [-1, 3]) && !fitsDims([5], [-1, 3]));
+});
+
+Deno.test("with --shape, the data's own shape must equal it (perf_analyzer's model shape)", () => {
+  const spec = { name: "INPUT0", datatype: "FP32" as const, dims: [-1] };
+  assert.throws(
+    () => resolveShape(spec, { given: [1], option: [2] }),
+    (e) =>
+      e instanceof InputError &&
+      e.message === 'The supplied shape of [1] for input "INPUT0" is incompatible with the ' +
+          "model's input shape of [2] (the shape given with the data; --shape INPUT0:2 stands " +
+          "in for the model's dims [-1])",
+  );
 });
 
 Deno.test("sized tensors: exact byte counts; outputs of unknown shape are taken flat", () => {

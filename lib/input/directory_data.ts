@@ -63,6 +63,7 @@ export async function loadDirectoryData(dir: string, options: LoadOptions): Prom
     const path = join(dir, spec.name);
     if (!files.has(spec.name)) {
       const filled = locate(`"${path}"`, () => options.fill?.(spec));
+      if (filled === undefined && spec.optional) continue;
       if (filled === undefined) {
         const form = spec.datatype === "BYTES" ? "one string per line" : "raw bytes";
         throw new InputError(`${where}: ${missingTensor(spec)}: no file "${path}" (${form})`);

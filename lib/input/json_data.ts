@@ -150,7 +150,7 @@ function readTimestamp(value: unknown): number {
   return ms;
 }
 
-/** The tensors of one step in model order, and its timestamp. */
+/** The tensors of one step in model order (optional inputs it leaves out left out), and its timestamp. */
 function decodeStep(
   value: unknown,
   context: StepContext,
@@ -181,6 +181,8 @@ function decodeStep(
     }
     if (role === "output") continue;
     const filled = locate(at, () => options.fill?.(spec));
+    // perf_analyzer sends a request without an optional input its step leaves out.
+    if (filled === undefined && spec.optional) continue;
     if (filled === undefined) throw new InputError(`${where}: ${missingTensor(spec)}`);
     tensors.push(filled);
   }
@@ -210,7 +212,8 @@ function readStep(
 
 function misaligned(source: string, what: string): InputError {
   return new InputError(
-    `"${source}": The 'validation_data' field doesn't align with 'data' field (${what})`,
+    `The 'validation_data' field doesn't align with 'data' field in the json file "${source}" ` +
+      `(${what})`,
   );
 }
 
@@ -255,7 +258,7 @@ export function parseJsonData(
     if (Array.isArray(entry) !== nested) {
       throw new InputError(
         `"${source}" data[${i}]: Inconsistency in input-data provided. Can not have a ` +
-          "combination of objects and arrays inside of the data array",
+          "combination of objects and arrays inside of the Data array",
       );
     }
   });
@@ -274,7 +277,11 @@ export function parseJsonData(
     if (
       validation !== undefined && (!Array.isArray(expected) || expected.length !== stream.length)
     ) {
-      throw misaligned(source, `stream ${s}`);
+      const has = Array.isArray(expected) ? `${expected.length} steps` : "no array";
+      throw misaligned(
+        source,
+        `data[${s}] has ${stream.length} steps, validation_data[${s}] ${has}`,
+      );
     }
     return stream.map((entry, k) =>
       readStep(source, { data: entry, validation: (expected as unknown[] | undefined)?.[k] }, {

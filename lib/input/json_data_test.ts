@@ -66,7 +66,7 @@ Deno.test("nested data arrays are one stream per sequence (the seed's STRING exa
   assert.match(data.streams[1][2].where, /data\[1\]\[2\]$/);
 });
 
-Deno.test("tensors: flat arrays, b64, content with shape overriding --shape", () => {
+Deno.test("tensors: flat arrays, b64, content with a shape; with --shape the shapes must equal it", () => {
   const model = { name: "v", inputs: [spec("INPUT", "INT32", [-1, -1])], outputs: [] };
   const b64 = btoa(String.fromCharCode(...new Uint8Array(new Int32Array([1, 2, 3, 4]).buffer)));
   const file = parse(
@@ -75,14 +75,25 @@ Deno.test("tensors: flat arrays, b64, content with shape overriding --shape", ()
         { INPUT: { content: ones, shape: [2, 8] } },
         { INPUT: { content: { b64 }, shape: [1, 4] } },
         { INPUT: { b64, shape: [4, 1] } },
-        { INPUT: [[1, 2], [3, 4]] },
       ],
     },
     model,
-    new Map([["INPUT", [2, 2]]]),
   );
-  assert.deepEqual(file.streams[0].map((s) => s.inputs[0].shape), [[2, 8], [1, 4], [4, 1], [2, 2]]);
+  assert.deepEqual(file.streams[0].map((s) => s.inputs[0].shape), [[2, 8], [1, 4], [4, 1]]);
   assert.deepEqual(tensorToJson("INT32", file.streams[0][1].inputs[0].data), [1, 2, 3, 4]);
+  const shapes = new Map([["INPUT", [1, 4]]]);
+  const given = parse(
+    { data: [{ INPUT: { b64, shape: [1, 4] } }, { INPUT: [[1, 2, 3, 4]] }] },
+    model,
+    shapes,
+  );
+  assert.deepEqual(given.streams[0].map((s) => s.inputs[0].shape), [[1, 4], [1, 4]]);
+  assert.equal(
+    inputError(() => parse({ data: [{ INPUT: { b64, shape: [4, 1] } }] }, model, shapes)),
+    '"d.json" data[0].INPUT: The supplied shape of [4,1] for input "INPUT" is incompatible ' +
+      "with the model's input shape of [1,4] (the shape given with the data; --shape " +
+      "INPUT:1,4 stands in for the model's dims [-1,-1])",
+  );
 });
 
 Deno.test("a single variable dim without any shape is taken from the data size", () => {
@@ -175,8 +186,8 @@ Deno.test("each data problem is one line saying where", () => {
     ],
     [
       { data: [{ ...step, INPUT0: { content: ones, shape: [2, 8] } }] },
-      '"d.json" data[0].INPUT0: The supplied shape of [2,8] for input "INPUT0" (from the data) ' +
-      "is incompatible with the model's input shape of [4,4]",
+      '"d.json" data[0].INPUT0: The supplied shape of [2,8] for input "INPUT0" is incompatible ' +
+      "with the model's input shape of [4,4] (the shape given with the data)",
     ],
     [
       { data: [{ ...step, INPUT0: [...ones.slice(1), 1.5] }] },
@@ -188,12 +199,13 @@ Deno.test("each data problem is one line saying where", () => {
     ],
     [
       { data: [step, step], validation_data: [{}] },
-      `"d.json": The 'validation_data' field doesn't align with 'data' field (1 entries for 2)`,
+      `The 'validation_data' field doesn't align with 'data' field in the json file "d.json" ` +
+      "(1 entries for 2)",
     ],
     [
       { data: [step, [step]] },
       '"d.json" data[1]: Inconsistency in input-data provided. Can not have a combination of ' +
-      "objects and arrays inside of the data array",
+      "objects and arrays inside of the Data array",
     ],
     [{ data: [] }, '"d.json": "data" is empty'],
     [
@@ -249,4 +261,20 @@ Deno.test("BYTES: strings, b64 with length prefixes, and a clear message when ab
 Deno.test("a step timestamp (fixed schedules) is kept", () => {
   const file = parse({ data: [{ INPUT0: ones, INPUT1: ones, timestamp: [250] }] });
   assert.equal(file.streams[0][0].timestampMs, 250);
+});
+
+Deno.test("a step may leave out an input the model marks optional; no other", () => {
+  const model: DataModel = {
+    ...PAIR,
+    inputs: [PAIR.inputs[0], { ...PAIR.inputs[1], optional: true }],
+  };
+  const file = parse({ data: [{ INPUT0: ones }, { INPUT0: ones, INPUT1: ones }] }, model);
+  assert.deepEqual(
+    file.streams[0].map((s) => s.inputs.map((t) => t.name)),
+    [["INPUT0"], ["INPUT0", "INPUT1"]],
+  );
+  assert.equal(
+    inputError(() => parse({ data: [{ INPUT1: ones }] }, model)),
+    '"d.json" data[0]: missing tensor INPUT0',
+  );
 });

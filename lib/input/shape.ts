@@ -34,16 +34,19 @@ export function fitsDims(shape: readonly number[], dims: readonly number[]): boo
   return shape.length === dims.length && shape.every((d, i) => dims[i] === -1 || dims[i] === d);
 }
 
+/**
+ * Refuses `shape` where it does not fit `model` (the model's dims, or --shape
+ * standing in for them), in perf_analyzer's words with where each came from.
+ */
 function checkFits(
   spec: TensorSpec,
-  shape: readonly number[],
-  options: { source: ShapeSource; role: string },
+  options: { shape: readonly number[]; model: readonly number[]; detail: string; role: string },
 ): void {
-  if (!fitsDims(shape, spec.dims)) {
+  const { shape, model, role } = options;
+  if (!fitsDims(shape, model)) {
     throw new InputError(
-      `The supplied shape of ${formatShape(shape)} for ${options.role} "${spec.name}" (from ` +
-        `${options.source}) is incompatible with the model's ${options.role} shape of ` +
-        formatShape(spec.dims),
+      `The supplied shape of ${formatShape(shape)} for ${role} "${spec.name}" is incompatible ` +
+        `with the model's ${role} shape of ${formatShape(model)} (${options.detail})`,
     );
   }
 }
@@ -59,25 +62,37 @@ function inferDim(dims: readonly number[], elements: number): number[] | undefin
 /**
  * The shape of one tensor, in order of precedence: the data's own shape,
  * --shape, the model's dims when fixed, and (beyond perf_analyzer) a single
- * variable dim computed from the data size. Throws an InputError when the
- * shape does not fit the model or is not fully defined.
+ * variable dim computed from the data size. As in perf_analyzer, --shape
+ * stands for the model's shape: the data's shape must then equal it. Throws
+ * an InputError when a shape does not fit or is not fully defined.
  */
 export function resolveShape(spec: TensorSpec, options: ShapeOptions): ResolvedShape {
   const { given, option, elements } = options;
   const role = options.role ?? "input";
+  const dims = formatShape(spec.dims);
+  if (option !== undefined) {
+    checkFits(spec, { shape: option, model: spec.dims, role, detail: "given with --shape" });
+  }
   if (given !== undefined) {
-    checkFits(spec, given, { source: "the data", role });
+    checkFits(spec, {
+      shape: given,
+      model: option ?? spec.dims,
+      role,
+      detail: option === undefined
+        ? "the shape given with the data"
+        : `the shape given with the data; --shape ${spec.name}:${
+          option.join(",")
+        } stands in for the ` +
+          `model's dims ${dims}`,
+    });
     return { shape: [...given], source: "the data" };
   }
-  if (option !== undefined) {
-    checkFits(spec, option, { source: "--shape", role });
-    return { shape: [...option], source: "--shape" };
-  }
+  if (option !== undefined) return { shape: [...option], source: "--shape" };
   if (!spec.dims.includes(-1)) return { shape: [...spec.dims], source: "the model" };
   const inferred = elements === undefined ? undefined : inferDim(spec.dims, elements);
   if (inferred !== undefined) return { shape: inferred, source: "the data size" };
   throw new InputError(
-    `The variable-sized tensor "${spec.name}" with model shape ${formatShape(spec.dims)} ` +
+    `The variable-sized tensor "${spec.name}" with model shape ${dims} ` +
       "needs to have its shape fully defined. See the --shape option.",
   );
 }

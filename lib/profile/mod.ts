@@ -10,6 +10,7 @@
  * @module
  */
 export * from "./inputs.ts";
+export * from "./model.ts";
 export * from "./periodic.ts";
 export type * from "./plan.ts";
 export * from "./report_session.ts";

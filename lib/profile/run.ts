@@ -22,6 +22,7 @@ import type { RequestTracer } from "../report/export.ts";
 import type { ModelInfo, ModelStatistics, ServerInfo } from "../types/model.ts";
 import type { Histogram, LevelResult, WindowData } from "../types/results.ts";
 import { loadInputs } from "./inputs.ts";
+import { discoverModel } from "./model.ts";
 import { runPeriodic } from "./periodic.ts";
 import type { ProfilePlan } from "./plan.ts";
 import { openSharedMemory, type SharedMemorySession } from "./shared_memory.ts";
@@ -134,10 +135,13 @@ export async function runProfile(
     const server = await client.serverInfo();
     const trace = await updateTraceSettings(client, { config, server });
     if (trace) events.traceSettings?.(trace);
-    const model = await client.modelInfo(config.model, config.modelVersion);
+    const model = await discoverModel(client, {
+      model: { name: config.model, version: config.modelVersion },
+      composing: config.composingModels,
+    });
     const plan = await buildServiceRequests(model, config);
     // Every request is built from the plan's tensor data, so the plan's requests place them all.
-    shared = await openSharedMemory(client, { config, server, requests: plan.requests });
+    shared = await openSharedMemory(client, { config, server, model, requests: plan.requests });
     const inputs = loadInputs(client, { config, model, plan, place: shared?.place.bind(shared) });
     await scraper?.start();
     events.ready?.({ server, model });

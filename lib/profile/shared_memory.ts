@@ -6,8 +6,9 @@ import type { ProfilePlan } from "./plan.ts";
 import { UsageError } from "../types/errors.ts";
 import { hasSharedMemoryControl, SystemSharedMemory } from "../protocol/shm.ts";
 import type { InferenceClient } from "../protocol/types.ts";
+import { elementCount, elementSize } from "../types/datatype.ts";
 import type { InferRequest } from "../types/tensor.ts";
-import type { ServerInfo } from "../types/model.ts";
+import type { ModelInfo, ServerInfo } from "../types/model.ts";
 
 /** The shared memory of a run: requests placed in it, released at the end. */
 export interface SharedMemorySession {
@@ -18,14 +19,36 @@ export interface SharedMemorySession {
 }
 
 /**
+ * The bytes of each output's slot, as perf_analyzer sizes them: a fixed-size
+ * output's batch-1 size from the model times the batch size; outputs of
+ * variable size (a -1 dim, BYTES) take --output-shared-memory-size per batch
+ * element instead.
+ */
+export function outputSlotBytes(
+  model: Pick<ModelInfo, "outputs" | "maxBatchSize">,
+  options: { batchSize: number; variableBytes: number },
+): (output: string) => number {
+  const batch = model.maxBatchSize > 0 ? options.batchSize : 1;
+  const sizes = new Map(model.outputs.map((spec) => {
+    const fixed = elementSize(spec.datatype) > 0 && !spec.dims.includes(-1);
+    const bytes = fixed
+      ? elementSize(spec.datatype) * elementCount(spec.dims)
+      : options.variableBytes;
+    return [spec.name, bytes * batch];
+  }));
+  return (output) => sizes.get(output) ?? options.variableBytes * batch;
+}
+
+/**
  * --shared-memory system: writes the inputs of `requests` into shared memory
  * and registers the regions; undefined without the option.
  */
 export async function openSharedMemory(
   client: InferenceClient,
   options: {
-    config: Pick<ProfilePlan, "sharedMemory" | "url" | "outputSharedMemorySize">;
+    config: Pick<ProfilePlan, "sharedMemory" | "url" | "outputSharedMemorySize" | "batchSize">;
     server: ServerInfo;
+    model: ModelInfo;
     requests: readonly InferRequest[];
   },
 ): Promise<SharedMemorySession | undefined> {
@@ -40,7 +63,10 @@ export async function openSharedMemory(
   let memory: SystemSharedMemory;
   try {
     memory = new SystemSharedMemory(options.requests, {
-      outputByteSize: config.outputSharedMemorySize,
+      outputByteSize: outputSlotBytes(options.model, {
+        batchSize: config.batchSize,
+        variableBytes: config.outputSharedMemorySize,
+      }),
     });
   } catch (error) {
     throw new UsageError([(error as Error).message]);

@@ -31,7 +31,13 @@ import type {
   TraceSettings,
 } from "./types.ts";
 import type { InferRequest, ParameterValue, Tensor, TensorSpec } from "../types/tensor.ts";
-import type { ModelInfo, ModelStatistics, ServerInfo, StatDuration } from "../types/model.ts";
+import {
+  markOptional,
+  type ModelInfo,
+  type ModelStatistics,
+  type ServerInfo,
+  type StatDuration,
+} from "../types/model.ts";
 import { traceSettingsFromJson, traceSettingsToJson } from "./trace.ts";
 import {
   placementOf,
@@ -230,12 +236,17 @@ export function modelInfoFromJson(
     .map((step) => isObject(step) ? step.model_name : undefined)
     .filter((name): name is string => typeof name === "string");
   const cache = isObject(config.response_cache) ? config.response_cache : {};
+  const optional = new Set(
+    (Array.isArray(config.input) ? config.input : [])
+      .filter((input) => isObject(input) && input.optional === true)
+      .map((input) => String(input.name)),
+  );
   return {
     name: asString(metadata.name ?? model, "model name"),
     version,
     platform: typeof metadata.platform === "string" ? metadata.platform : "",
     versions: asArray(metadata.versions, "versions").map(String),
-    inputs: parseTensorSpecs(metadata.inputs, "inputs", maxBatchSize > 0),
+    inputs: markOptional(parseTensorSpecs(metadata.inputs, "inputs", maxBatchSize > 0), optional),
     outputs: parseTensorSpecs(metadata.outputs, "outputs", maxBatchSize > 0),
     maxBatchSize,
     decoupled: policy.decoupled === true,

@@ -126,19 +126,19 @@ function bytesPrefix(data: Uint8Array, count: number): Uint8Array {
 
 /**
  * The shared-memory objects of one run: the inputs of every request written
- * once (identical tensor data shared), and an output slot of `outputByteSize`
- * bytes per requested output of each distinct request (sparse until the
- * server writes).
+ * once (identical tensor data shared), and an output slot of
+ * `outputByteSize(name)` bytes per requested output of each distinct request
+ * (sparse until the server writes).
  */
 export class SystemSharedMemory {
   readonly regions: readonly SharedMemoryRegion[];
   readonly #input: SharedMemoryRegion;
   readonly #output: SharedMemoryRegion;
-  readonly #outputByteSize: number;
+  readonly #outputByteSize: (output: string) => number;
   readonly #paths: string[];
   /** Where each distinct tensor data lives in the input object. */
   readonly #offsets = new Map<Uint8Array, number>();
-  /** The first output slot of each distinct request, by its inputs' offsets. */
+  /** Where the output slots of each distinct request start, by its inputs' offsets. */
   readonly #slots = new Map<string, number>();
   readonly #readOutput = this.#read.bind(this);
   #outputFile: Deno.FsFile | undefined;
@@ -152,11 +152,11 @@ export class SystemSharedMemory {
    */
   constructor(
     requests: readonly InferRequest[],
-    options: { outputByteSize: number; directory?: string },
+    options: { outputByteSize: (output: string) => number; directory?: string },
   ) {
     const id = `inferperf_${Deno.pid}_${++created}`;
     let inputBytes = 0;
-    let slots = 0;
+    let outputBytes = 0;
     for (const request of requests) {
       for (const t of request.inputs) {
         if (this.#offsets.has(t.data)) continue;
@@ -165,8 +165,10 @@ export class SystemSharedMemory {
       }
       const key = this.#key(request)!;
       if (!this.#slots.has(key)) {
-        this.#slots.set(key, slots);
-        slots += request.outputs.length;
+        this.#slots.set(key, outputBytes);
+        for (const name of request.outputs) {
+          outputBytes = align(outputBytes + options.outputByteSize(name));
+        }
       }
     }
     this.#outputByteSize = options.outputByteSize;
@@ -180,7 +182,7 @@ export class SystemSharedMemory {
       name: `${id}_output`,
       key: `/${id}_output`,
       offset: 0,
-      byteSize: slots * options.outputByteSize || 1,
+      byteSize: outputBytes || 1,
     };
     this.regions = [this.#input, this.#output];
     this.#paths = [this.#input.key, this.#output.key].map((key) =>
@@ -219,19 +221,21 @@ export class SystemSharedMemory {
    */
   place(request: InferRequest): InferRequest {
     const key = this.#key(request);
-    const slot = key === undefined ? undefined : this.#slots.get(key);
-    if (slot === undefined) return request;
+    const start = key === undefined ? undefined : this.#slots.get(key);
+    if (start === undefined) return request;
+    let offset = start;
     const sharedMemory: SharedMemoryPlacement = {
       inputs: request.inputs.map((t) => ({
         region: this.#input.name,
         offset: this.#offsets.get(t.data)!,
         byteSize: t.data.byteLength,
       })),
-      outputs: request.outputs.map((_, i) => ({
-        region: this.#output.name,
-        offset: (slot + i) * this.#outputByteSize,
-        byteSize: this.#outputByteSize,
-      })),
+      outputs: request.outputs.map((name) => {
+        const byteSize = this.#outputByteSize(name);
+        const ref = { region: this.#output.name, offset, byteSize };
+        offset = align(offset + byteSize);
+        return ref;
+      }),
       readOutput: this.#readOutput,
     };
     return { ...request, sharedMemory } as SharedMemoryRequest;

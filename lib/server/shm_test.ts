@@ -55,7 +55,7 @@ Deno.test("requests name regions; the server reads the inputs from the very file
   await withClients(async (client, { directory, protocol }) => {
     const values = Array.from({ length: 1024 }, (_, i) => i);
     const original = request(values);
-    const memory = new SystemSharedMemory([original], { outputByteSize: 8192, directory });
+    const memory = new SystemSharedMemory([original], { outputByteSize: () => 8192, directory });
     assert.equal((await Array.fromAsync(Deno.readDir(directory))).length, 2);
     await memory.register(client);
     const prepared = client.prepare(memory.place(original), target);
@@ -99,7 +99,7 @@ Deno.test("registering checks the object; outputs must fit their regions", async
     );
     await Deno.remove(`${directory}/small`);
     const small = request([1, 2, 3]);
-    const memory = new SystemSharedMemory([small], { outputByteSize: 8, directory });
+    const memory = new SystemSharedMemory([small], { outputByteSize: () => 8, directory });
     await memory.register(client);
     await assert.rejects(
       client.registerSystemSharedMemory(memory.regions[0]),

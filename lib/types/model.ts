@@ -44,3 +44,9 @@ export interface ModelStatistics {
   cacheHit: StatDuration;
   cacheMiss: StatDuration;
 }
+
+/** `inputs` with those named in `optional` (the configuration's `optional: true`) marked so. */
+export function markOptional(inputs: TensorSpec[], optional: ReadonlySet<string>): TensorSpec[] {
+  if (optional.size === 0) return inputs;
+  return inputs.map((spec) => optional.has(spec.name) ? { ...spec, optional: true } : spec);
+}

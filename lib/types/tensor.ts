@@ -34,4 +34,6 @@ export interface TensorSpec {
   datatype: Datatype;
   /** Dimensions without the batch dimension; -1 marks a variable dimension. */
   dims: number[];
+  /** An input the model configuration marks `optional: true`: requests may leave it out. */
+  optional?: boolean;
 }

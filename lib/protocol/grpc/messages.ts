@@ -7,7 +7,13 @@ import protobuf from "protobufjs/light.js";
 import { type Datatype, isDatatype } from "../../types/datatype.ts";
 import { encodeBytesElements, tensorFromJson } from "../../input/codec.ts";
 import { ProtocolError } from "../errors.ts";
-import type { ModelInfo, ModelStatistics, ServerInfo, StatDuration } from "../../types/model.ts";
+import {
+  markOptional,
+  type ModelInfo,
+  type ModelStatistics,
+  type ServerInfo,
+  type StatDuration,
+} from "../../types/model.ts";
 import type { ParameterValue, TensorSpec } from "../../types/tensor.ts";
 import { DESCRIPTOR } from "./_descriptor.ts";
 
@@ -218,12 +224,15 @@ export function toModelInfo(
 ): ModelInfo {
   const maxBatchSize = Number(config?.max_batch_size ?? 0);
   const steps = (config?.ensemble_scheduling?.step ?? []) as Fields[];
+  const optional = new Set(
+    ((config?.input ?? []) as Fields[]).filter((i) => i.optional === true).map((i) => i.name),
+  );
   return {
     name: metadata.name,
     version,
     platform: metadata.platform,
     versions: [...metadata.versions],
-    inputs: tensorSpecs(metadata.inputs, "inputs", maxBatchSize > 0),
+    inputs: markOptional(tensorSpecs(metadata.inputs, "inputs", maxBatchSize > 0), optional),
     outputs: tensorSpecs(metadata.outputs, "outputs", maxBatchSize > 0),
     maxBatchSize,
     decoupled: config?.model_transaction_policy?.decoupled === true,
