@@ -10,7 +10,13 @@ import { STABILITY_WINDOWS } from "../lib/measure/stability.ts";
 import type { ModelConfig } from "../lib/server/mod.ts";
 import { captureRequest } from "./http_capacity.ts";
 import * as inferperf from "./inferperf.ts";
-import { type CountedSample, findExecutable, runSampled } from "./process.ts";
+import {
+  findExecutable,
+  runSampled,
+  STEADY_SKIP_MS,
+  type SteadyState,
+  steadyState,
+} from "./process.ts";
 import {
   type HttpTarget,
   startGrpcTarget,
@@ -36,8 +42,6 @@ const TARGET_OPEN_CPU_US = 40;
 const TARGET_FLOOR_RATIO = 2.2;
 const TARGET_SEND_LAG_US = 1000;
 const TARGET_RSS_MB = 150;
-/** Start-up and JIT warmup left out of the steady-state figures. */
-const SKIP_MS = 2000;
 const SAMPLE_MS = 500;
 /** h2load's --rps is per client: the rate is split over this many connections. */
 const H2LOAD_CLIENTS = 10;
@@ -77,46 +81,6 @@ export function delayModel(latencyMs: number, instances: number): ModelConfig {
     instances,
     inputs: [{ name: "INPUT0", datatype: "INT32", dims: [16] }],
     outputs: [{ name: "OUTPUT0", datatype: "INT32", dims: [16] }],
-  };
-}
-
-export interface SteadyState {
-  seconds: number;
-  requests: number;
-  rate: number;
-  cpuUsPerRequest: number;
-  /** Resident memory when the steady state began and ended. */
-  rssStartMb: number;
-  rssEndMb: number;
-}
-
-/**
- * Figures between `skipMs` (default SKIP_MS) after the first served request
- * and the last sample taken under load.
- */
-export function steadyState(
-  samples: readonly CountedSample[],
-  options: { skipMs?: number } = {},
-): SteadyState | undefined {
-  // Counters that do not start at 0 (a server that served earlier runs) count from the first sample.
-  const base = samples[0]?.count ?? 0;
-  const started = samples.findIndex((s) => s.count > base);
-  if (started < 0) return undefined;
-  const skipMs = options.skipMs ?? SKIP_MS;
-  const from = samples.findIndex((s) => s.timeMs >= samples[started].timeMs + skipMs);
-  const final = samples[samples.length - 1].count;
-  const to = samples.findLastIndex((s) => s.count < final);
-  if (from < 0 || to <= from) return undefined;
-  const a = samples[from];
-  const b = samples[to];
-  const requests = b.count - a.count;
-  return {
-    seconds: (b.timeMs - a.timeMs) / 1000,
-    requests,
-    rate: (requests * 1000) / (b.timeMs - a.timeMs),
-    cpuUsPerRequest: ((b.cpuMs - a.cpuMs) * 1000) / requests,
-    rssStartMb: a.rssKb / 1024,
-    rssEndMb: b.rssKb / 1024,
   };
 }
 
@@ -280,7 +244,7 @@ async function measureMode(
         inferperf: peakMb,
         target: `< ${TARGET_RSS_MB}`,
         met: peakMb < TARGET_RSS_MB,
-        note: `RSS ${steady.rssStartMb.toFixed(0)} MB after ${SKIP_MS / 1000} s, ${
+        note: `RSS ${steady.rssStartMb.toFixed(0)} MB after ${STEADY_SKIP_MS / 1000} s, ${
           steady.rssEndMb.toFixed(0)
         } MB near the end`,
       },

@@ -8,10 +8,9 @@
  * messages flowing on long-lived streams, so it has no comparable figure.
  */
 import { GrpcClient } from "../lib/protocol/grpc/client.ts";
-import { steadyState } from "./client_cost.ts";
 import { grpcJsUnary } from "./grpc_js.ts";
 import * as inferperf from "./inferperf.ts";
-import { type CountedSample, findExecutable, median, runSampled } from "./process.ts";
+import { type CountedSample, findExecutable, median, runSampled, steadyState } from "./process.ts";
 import { startNginx, startReferenceTarget } from "./targets.ts";
 import { type BenchRow, type CaseResult, ratio } from "./types.ts";
 

@@ -9,7 +9,7 @@
  * CONCURRENCY SECONDS` prints `{"rate": infer/s, "requests": n}`.
  */
 import * as grpc from "@grpc/grpc-js";
-import { REPO_ROOT } from "./inferperf.ts";
+import { BENCH_ROOT } from "./inferperf.ts";
 import { runCommand } from "./process.ts";
 
 const METHOD = "/inference.GRPCInferenceService/ModelInfer";
@@ -76,7 +76,7 @@ export async function grpcJsUnary(options: GrpcJsOptions): Promise<number> {
       file,
       String(options.concurrency),
       String(options.seconds),
-    ], { cwd: REPO_ROOT });
+    ], { cwd: BENCH_ROOT });
     if (result.code !== 0) {
       throw new Error(`The grpc-js client failed (${result.code}): ${result.stderr.trim()}`);
     }

@@ -3,7 +3,7 @@
  * same request bytes, both against a server that is never the bottleneck.
  */
 import * as inferperf from "./inferperf.ts";
-import { median, type ProcessSample } from "./process.ts";
+import { type CountedSample, median, type ProcessSample, steadyState } from "./process.ts";
 import { startProbe } from "./probe.ts";
 import type { HttpTarget } from "./targets.ts";
 import type { BenchRow, CaseResult } from "./types.ts";
@@ -16,6 +16,8 @@ const TARGET_RATIO = 0.8;
 /** Warmup before inferperf's measured requests: JIT, connections and worker threads settle. */
 const WARMUP_SECONDS = 1;
 const MIN_REQUESTS = 200;
+/** Start-up left out of the CPU per request: the runs last only `seconds`. */
+const CPU_SKIP_MS = 1000;
 
 /** The small request: Triton's `simple` with zeros. */
 export const SMALL_REQUEST_ARGS: readonly string[] = ["-m", "simple", "--input-data", "zero"];
@@ -85,10 +87,22 @@ interface Round {
     requests: number;
     warmup: number;
     cpuPercent: number;
+    /** utime + stime per request the server counted, after the first CPU_SKIP_MS. */
+    cpuUsPerRequest: number;
     peakRssKb: number;
   };
-  wrk: { throughput: number; p50Us: number; p99Us: number; errors: number; cpuPercent: number };
+  wrk: {
+    throughput: number;
+    p50Us: number;
+    p99Us: number;
+    errors: number;
+    cpuPercent: number;
+    cpuUsPerRequest: number;
+  };
 }
+
+const cpuPerRequest = (samples: readonly CountedSample[]) =>
+  steadyState(samples, { skipMs: CPU_SKIP_MS })?.cpuUsPerRequest ?? NaN;
 
 /** wrk, then inferperf for about as long, back to back so both see the same machine load. */
 async function measureRound(
@@ -101,12 +115,14 @@ async function measureRound(
     connections: variant.concurrency,
     threads: options.wrkThreads,
     seconds: options.seconds,
+    counter: () => target.requestCount(),
   });
   const { warmup, requests } = requestCounts(wrkRun.requestsPerSecond, options.seconds);
   const run = await inferperf.countedRun(["-u", target.addr, ...variant.args], {
     concurrency: variant.concurrency,
     warmup,
     requests,
+    counter: () => target.requestCount(),
   });
   const level = run.levels[0];
   return {
@@ -118,6 +134,7 @@ async function measureRound(
       requests,
       warmup,
       cpuPercent: cpuPercent(run.samples),
+      cpuUsPerRequest: cpuPerRequest(run.samples),
       peakRssKb: Math.max(...run.samples.map((s) => s.hwmKb)),
     },
     wrk: {
@@ -126,6 +143,7 @@ async function measureRound(
       p99Us: wrkRun.p99Us,
       errors: wrkRun.errors,
       cpuPercent: cpuPercent(wrkRun.samples),
+      cpuUsPerRequest: cpuPerRequest(wrkRun.samples),
     },
   };
 }
@@ -135,7 +153,7 @@ async function measureVariant(
   target: HttpTarget,
   variant: Variant,
   options: { seconds: number; rounds: number; wrk: string; wrkThreads: number },
-): Promise<{ row: BenchRow; details: unknown }> {
+): Promise<{ rows: BenchRow[]; details: unknown }> {
   const request = parseRawRequest(await captureRequest(variant.args));
   const rounds: Round[] = [];
   for (let i = 0; i < options.rounds; i++) {
@@ -151,7 +169,8 @@ async function measureVariant(
   const inferperfRate = mid((x) => x.inferperf.throughput);
   const wrkRate = mid((x) => x.wrk.throughput);
   // CPU time per request holds up better than throughput when other work competes for the cores.
-  const cpuUs = (percent: number, rate: number) => ((percent / 100) * 1e6 / rate).toFixed(1);
+  const inferperfUs = mid((x) => x.inferperf.cpuUsPerRequest);
+  const wrkUs = mid((x) => x.wrk.cpuUsPerRequest);
   const row: BenchRow = {
     name: `HTTP ${variant.label} c=${variant.concurrency}`,
     unit: "infer/s",
@@ -162,12 +181,28 @@ async function measureVariant(
     ...(variant.targeted ? { target: `>= ${TARGET_RATIO} x wrk`, met: r >= TARGET_RATIO } : {}),
     note: `ratio ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)} ` +
       `over ${rounds.length} rounds; p50 ${ms(mid((x) => x.inferperf.p50Us))} vs ` +
-      `${ms(mid((x) => x.wrk.p50Us))} ms; CPU ${cpuUs(inferperfCpu, inferperfRate)} vs ` +
-      `${cpuUs(wrkCpu, wrkRate)} µs/req (${inferperfCpu.toFixed(0)}% vs ${wrkCpu.toFixed(0)}% ` +
+      `${ms(mid((x) => x.wrk.p50Us))} ms; CPU ${inferperfUs.toFixed(1)} vs ` +
+      `${wrkUs.toFixed(1)} µs/req (${inferperfCpu.toFixed(0)}% vs ${wrkCpu.toFixed(0)}% ` +
       `of a core)` + (errors > 0 ? `; wrk errors ${errors}` : ""),
   };
+  const cpuRow: BenchRow = {
+    name: `HTTP ${variant.label} c=${variant.concurrency}: client CPU`,
+    unit: "µs CPU/req",
+    inferperf: inferperfUs,
+    reference: wrkUs,
+    referenceName: "wrk",
+    ratio: median(rounds.map((x) => x.inferperf.cpuUsPerRequest / x.wrk.cpuUsPerRequest)),
+    note: `utime + stime per request the server counted, after the first ${
+      CPU_SKIP_MS / 1000
+    } s; rounds: ${
+      rounds.map((x) =>
+        `${x.inferperf.cpuUsPerRequest.toFixed(1)}/${x.wrk.cpuUsPerRequest.toFixed(1)}`
+      )
+        .join(", ")
+    }`,
+  };
   return {
-    row,
+    rows: variant.targeted ? [row, cpuRow] : [row],
     details: {
       variant: variant.label,
       concurrency: variant.concurrency,
@@ -205,7 +240,7 @@ export async function httpCapacity(
   const details: unknown[] = [];
   for (const variant of variants) {
     const measured = await measureVariant(target, variant, { seconds, rounds, wrk, wrkThreads });
-    rows.push(measured.row);
+    rows.push(...measured.rows);
     details.push(measured.details);
   }
   return {

@@ -1,8 +1,20 @@
 /** Runs the inferperf CLI as a child process, the way users run it, and reads its CSV report. */
 import { runCommand, runSampled, type SampledResult, type SampleOptions } from "./process.ts";
 
-/** The repository root: the child finds deno.json and node_modules from there. */
-export const REPO_ROOT = new URL("..", import.meta.url).pathname;
+/** This repository's root: the child finds deno.json and node_modules from there. */
+export const BENCH_ROOT = new URL("..", import.meta.url).pathname;
+
+let root = BENCH_ROOT;
+
+/** The checkout whose inferperf the cases run: this one, or a baseline's (`--baseline`). */
+export function inferperfRoot(): string {
+  return root;
+}
+
+/** Runs the cases against the inferperf of the checkout at `path` from now on. */
+export function useInferperfRoot(path: string): void {
+  root = path;
+}
 /** What `deno task start` passes: its V8 flag (bounds memory, see BENCHMARKS.md) and grants. */
 const PERMISSIONS = [
   "--v8-flags=--max-semi-space-size=4",
@@ -67,7 +79,7 @@ export async function profile(
     const result = await runSampled(Deno.execPath(), inferperfArgs([...args, "-f", csv]), {
       intervalMs: 250,
       ...options,
-      cwd: REPO_ROOT,
+      cwd: root,
     });
     if (result.code !== 0) {
       throw new Error(
@@ -107,7 +119,12 @@ export function stableLevel(
 /** One level at `concurrency` measured as one window of `requests` after `warmup` requests. */
 export function countedRun(
   args: readonly string[],
-  options: { concurrency: number; warmup: number; requests: number },
+  options: {
+    concurrency: number;
+    warmup: number;
+    requests: number;
+    counter?: () => Promise<number>;
+  },
 ): Promise<InferperfRun> {
   return profile([
     ...args,
@@ -117,13 +134,13 @@ export function countedRun(
     String(options.warmup),
     "--request-count",
     String(options.requests),
-  ]);
+  ], options.counter ? { counter: options.counter } : {});
 }
 
 /** Runs `inferperf --version` once; the elapsed time is the start-up cost. */
 export async function version(): Promise<{ elapsedMs: number; text: string }> {
   const result = await runCommand(Deno.execPath(), inferperfArgs(["--version"]), {
-    cwd: REPO_ROOT,
+    cwd: root,
   });
   if (result.code !== 0) throw new Error(`inferperf --version failed: ${result.stderr.trim()}`);
   return { elapsedMs: result.elapsedMs, text: result.stdout.trim() };

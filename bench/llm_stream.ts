@@ -6,9 +6,8 @@
  * ITL p99 (per request, and of every gap) minus the server's own, computed
  * from when the server actually wrote each token.
  */
-import { steadyState } from "./client_cost.ts";
 import * as inferperf from "./inferperf.ts";
-import { freePort, runSampled, waitForPort } from "./process.ts";
+import { freePort, runSampled, steadyState, waitForPort } from "./process.ts";
 import type { BenchRow, CaseResult } from "./types.ts";
 
 export interface LlmStreamOptions {
@@ -58,7 +57,7 @@ export async function llmStream(options: LlmStreamOptions): Promise<CaseResult> 
       ]),
       {
         intervalMs: SAMPLE_MS,
-        cwd: inferperf.REPO_ROOT,
+        cwd: inferperf.inferperfRoot(),
         counter: async () => Number(await (await fetch(`${url}/tokens`)).text()),
       },
     );

@@ -4,15 +4,24 @@
  * writes bench/results.json. Never part of the test suite.
  */
 import { parseArgs } from "node:util";
+import {
+  addWorktree,
+  compareCase,
+  defaultBaselineFlag,
+  resolveBaseline,
+  roundOrder,
+  type Worktree,
+} from "./baseline.ts";
 import { clientCost, type CostMode } from "./client_cost.ts";
 import { httpCapacity } from "./http_capacity.ts";
 import * as inferperf from "./inferperf.ts";
+import { BENCH_ROOT, useInferperfRoot } from "./inferperf.ts";
 import { llmStream } from "./llm_stream.ts";
 import { loadAverage, machineInfo } from "./machine.ts";
 import { grpcCapacity } from "./grpc_capacity.ts";
 import { mpiRanks } from "./mpi.ts";
 import { multicore } from "./multicore.ts";
-import { findExecutable } from "./process.ts";
+import { describePinning, findExecutable, pin, type Pinning } from "./process.ts";
 import { rateAccuracy } from "./rate_accuracy.ts";
 import { soak } from "./soak.ts";
 import { startup } from "./startup.ts";
@@ -49,6 +58,14 @@ const USAGE = `Usage: deno task bench [options]
   --soak-rate N           soak: requests/s (default 5000)
   --soak-concurrency N    soak: N requests in flight instead of a rate
   --soak-window N         soak: time window, ms (default 5000, perf_analyzer's)
+  --baseline [REF]        also run every case for REF's code (a commit, tag or branch, checked
+                          out into a temporary git worktree sharing node_modules), in --rounds
+                          paired rounds alternating in both orders (ABBA...); each figure gets
+                          "× baseline": this code's / REF's, median and range over the rounds.
+                          Without REF: the latest release tag (v*), else the main commit this
+                          code started from (main~1 on main, the merge base on a branch)
+  --pin on|off            servers on CPU 0, clients on CPU 1 (taskset; default on with
+                          --baseline when there are 2 CPUs or more); never multicore and mpi
   --out FILE              results file (default bench/results.json)
 
 Needs wrk, nginx, h2load and mpirun (bench/setup.sh installs them); without nginx the
@@ -108,6 +125,8 @@ function parseOptions(args: string[]) {
       "soak-rate": { type: "string", default: "5000" },
       "soak-concurrency": { type: "string" },
       "soak-window": { type: "string", default: "5000" },
+      baseline: { type: "string" },
+      pin: { type: "string" },
       out: { type: "string", default: new URL("results.json", import.meta.url).pathname },
       help: { type: "boolean", default: false },
     },
@@ -119,6 +138,9 @@ function parseOptions(args: string[]) {
   const badModes = costModes?.filter((m) => !["rate", "concurrency", "grpc-rate"].includes(m)) ??
     [];
   if (badModes.length > 0) throw new RangeError(`Unknown cost modes: ${badModes.join(", ")}`);
+  if (values.pin !== undefined && !["on", "off"].includes(values.pin)) {
+    throw new RangeError(`Option --pin takes on or off, got "${values.pin}"`);
+  }
   return {
     help: values.help,
     cases,
@@ -148,6 +170,9 @@ function parseOptions(args: string[]) {
       ? undefined
       : positiveInt("soak-concurrency", values["soak-concurrency"]),
     soakWindowMs: positiveInt("soak-window", values["soak-window"]),
+    /** "" for the default baseline. */
+    baseline: values.baseline,
+    pin: values.pin === undefined ? values.baseline !== undefined : values.pin === "on",
     out: values.out,
   };
 }
@@ -264,10 +289,78 @@ const RUNNERS: Record<string, (options: Options) => Promise<CaseResult>> = {
     }),
 };
 
+/** Cases whose clients use several CPUs: never pinned to one. */
+const UNPINNED_CASES = new Set(["multicore", "mpi"]);
+
+/** Servers on CPU 0 and clients on CPU 1 when asked for and possible; why not otherwise. */
+function pinning(wanted: boolean): Pinning | string {
+  if (!wanted) return "not pinned";
+  const taskset = findExecutable("taskset");
+  if (navigator.hardwareConcurrency < 2) {
+    return `not pinned: ${navigator.hardwareConcurrency} CPU`;
+  }
+  if (taskset === undefined) return "not pinned: taskset is not installed (util-linux)";
+  return { taskset, server: 0, client: 1 };
+}
+
+/** Runs case `id`, pinned as asked unless its clients need several CPUs. */
+async function runCase(id: string, options: Options, pinTo: Pinning | undefined) {
+  const pinned = UNPINNED_CASES.has(id) ? undefined : pinTo;
+  await pin(pinned);
+  const result = await RUNNERS[id](options);
+  if (pinTo !== undefined && pinned === undefined) {
+    result.notes.push("Not pinned: its clients use several CPUs.");
+  }
+  return result;
+}
+
+/** Case `id` in paired rounds of this code and the baseline's, or undefined for a side that failed. */
+async function runPaired(
+  id: string,
+  options: Options & { worktree: Worktree; pinTo: Pinning | undefined },
+): Promise<{ result: CaseResult; failures: string[] }> {
+  const sides = {
+    current: [] as (CaseResult | undefined)[],
+    baseline: [] as (CaseResult | undefined)[],
+  };
+  const failures: string[] = [];
+  // One round of each case's own alternation (tool against reference) per side and paired round.
+  const once = { ...options, rounds: 1 };
+  for (const [round, order] of roundOrder(options.rounds).entries()) {
+    for (const side of order) {
+      useInferperfRoot(side === "current" ? BENCH_ROOT : options.worktree.path);
+      console.error(`bench: ${id} round ${round + 1} of ${options.rounds}, ${side}`);
+      try {
+        sides[side][round] = await runCase(id, once, options.pinTo);
+      } catch (error) {
+        sides[side][round] = undefined;
+        failures.push(`round ${round + 1}, ${side}: ${(error as Error).message}`);
+      }
+    }
+  }
+  useInferperfRoot(BENCH_ROOT);
+  const first = sides.current.find((r) => r !== undefined);
+  if (first === undefined) throw new Error(failures.join("; "));
+  const { rows, rounds } = compareCase(sides.current, sides.baseline);
+  return {
+    result: {
+      ...first,
+      rows,
+      notes: [...first.notes, ...failures.map((f) => `Failed in ${f}`)],
+      details: {
+        rounds,
+        current: sides.current.map((r) => r?.details),
+        baseline: sides.baseline.map((r) => r?.details),
+      },
+    },
+    failures,
+  };
+}
+
 async function main(args: string[]): Promise<number> {
   let options: Options;
   try {
-    options = parseOptions(args);
+    options = parseOptions(defaultBaselineFlag(args));
   } catch (error) {
     console.error(`error: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
@@ -278,17 +371,45 @@ async function main(args: string[]): Promise<number> {
   }
   const machine = await machineInfo();
   const { text: version } = await inferperf.version();
+  const placement = pinning(options.pin);
+  const pinTo = typeof placement === "string" ? undefined : placement;
+  const baseline = options.baseline === undefined
+    ? undefined
+    : await resolveBaseline(options.baseline || undefined, BENCH_ROOT);
+  const worktree = baseline && await addWorktree(BENCH_ROOT, baseline.commit);
+  // The worktree goes whichever way the bench ends: returned, thrown, Ctrl-C.
+  const interrupted = () => {
+    worktree?.remove();
+    Deno.exit(130);
+  };
+  if (worktree) {
+    console.error(`bench: baseline ${baseline!.title} in ${worktree.path}`);
+    Deno.addSignalListener("SIGINT", interrupted);
+    globalThis.addEventListener("unload", worktree.remove);
+  }
   const cases: CaseResult[] = [];
   const failures: BenchReport["failures"] = [];
-  for (const id of options.cases) {
-    console.error(`bench: ${id} ...`);
-    const start = performance.now();
-    try {
-      cases.push(await RUNNERS[id](options));
-    } catch (error) {
-      failures.push({ id, message: (error as Error).message });
+  try {
+    for (const id of options.cases) {
+      console.error(`bench: ${id} ...`);
+      const start = performance.now();
+      try {
+        if (worktree) {
+          const paired = await runPaired(id, { ...options, worktree, pinTo });
+          cases.push(paired.result);
+          failures.push(...paired.failures.map((message) => ({ id, message })));
+        } else {
+          cases.push(await runCase(id, options, pinTo));
+        }
+      } catch (error) {
+        failures.push({ id, message: (error as Error).message });
+      }
+      console.error(`bench: ${id} done in ${((performance.now() - start) / 1000).toFixed(0)} s`);
     }
-    console.error(`bench: ${id} done in ${((performance.now() - start) / 1000).toFixed(0)} s`);
+  } finally {
+    await pin(undefined);
+    worktree?.remove();
+    if (worktree) Deno.removeSignalListener("SIGINT", interrupted);
   }
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -296,6 +417,8 @@ async function main(args: string[]): Promise<number> {
     machine,
     loadAverageEnd: loadAverage(),
     inferperfVersion: version,
+    pinning: typeof placement === "string" ? placement : describePinning(placement),
+    ...(baseline ? { baseline: { ...baseline, rounds: options.rounds } } : {}),
     cases,
     failures,
   };

@@ -7,7 +7,7 @@
  * since ranks, server and bench share the machine.
  */
 import { startServerInWorker } from "../lib/server/mod.ts";
-import { inferperfArgs, parseCsv, profile, REPO_ROOT } from "./inferperf.ts";
+import { inferperfArgs, inferperfRoot, parseCsv, profile } from "./inferperf.ts";
 import { findExecutable, median, runCommand } from "./process.ts";
 import type { BenchRow, CaseResult } from "./types.ts";
 
@@ -36,7 +36,7 @@ async function sharded(
     const run = await runCommand(
       mpirun,
       [...MPIRUN_FLAGS, "-n", String(ranks), Deno.execPath(), ...deno],
-      { cwd: REPO_ROOT },
+      { cwd: inferperfRoot() },
     );
     if (run.code !== 0) {
       throw new Error(`mpirun -n ${ranks} exited with code ${run.code}: ${run.stderr.trim()}`);

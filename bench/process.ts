@@ -84,15 +84,58 @@ export async function sampleProcess(pid: number): Promise<ProcessSample | undefi
   return { timeMs, cpuMs: (ticks * 1000) / USER_HZ, rssKb: Number(rss), hwmKb: Number(hwm) };
 }
 
-/** Runs a command to completion, capturing its output. */
+/**
+ * Servers on one CPU, clients on another (`--pin`): the bench process pins
+ * itself, and so the servers it starts (nginx, its reference server's
+ * thread, ...) inherit the server CPU, while every command run through
+ * runCommand or runSampled (the clients) is started by taskset on the other.
+ */
+export interface Pinning {
+  taskset: string;
+  server: number;
+  client: number;
+}
+
+let pinning: Pinning | undefined;
+
+/** Pins from now on, or with undefined lets everything run on every CPU again. */
+export async function pin(to: Pinning | undefined): Promise<void> {
+  const taskset = to?.taskset ?? findExecutable("taskset");
+  pinning = to;
+  if (taskset === undefined) return;
+  const cpus = to === undefined ? `0-${navigator.hardwareConcurrency - 1}` : String(to.server);
+  const result = await new Deno.Command(taskset, {
+    args: ["-a", "-p", "-c", cpus, String(Deno.pid)],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (result.code !== 0) {
+    throw new Error(`taskset -a -p -c ${cpus} failed: ${decoder.decode(result.stderr).trim()}`);
+  }
+}
+
+/** In words, for the report. */
+export function describePinning(to: Pinning): string {
+  return `pinned: servers on CPU ${to.server}, clients on CPU ${to.client} (taskset)`;
+}
+
+/** The command line that runs a client, on the client CPU when pinned. */
+function client(command: string, args: readonly string[]): [string, string[]] {
+  return pinning === undefined
+    ? [command, [...args]]
+    : [pinning.taskset, ["-c", String(pinning.client), command, ...args]];
+}
+
+/** Runs a command (a client) to completion, capturing its output. */
 export async function runCommand(
   command: string,
   args: readonly string[],
   options: { cwd?: string } = {},
 ): Promise<CommandResult> {
   const start = performance.now();
-  const output = await new Deno.Command(command, {
-    args: [...args],
+  const [program, argv] = client(command, args);
+  const output = await new Deno.Command(program, {
+    args: argv,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -114,7 +157,7 @@ export interface SampleOptions {
 }
 
 /**
- * Runs a command to completion while sampling its CPU time and memory every
+ * Runs a command (a client) to completion while sampling its CPU time and memory every
  * `intervalMs`, each sample paired with `counter()` read just before.
  */
 export async function runSampled(
@@ -123,8 +166,10 @@ export async function runSampled(
   options: SampleOptions,
 ): Promise<SampledResult> {
   const start = performance.now();
-  const child = new Deno.Command(command, {
-    args: [...args],
+  // taskset execs the command: the PID sampled is the client's.
+  const [program, argv] = client(command, args);
+  const child = new Deno.Command(program, {
+    args: argv,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -151,6 +196,49 @@ export async function runSampled(
     elapsedMs: performance.now() - start,
     startMs: start,
     samples,
+  };
+}
+
+/** Start-up and JIT warmup left out of the steady-state figures by default. */
+export const STEADY_SKIP_MS = 2000;
+
+export interface SteadyState {
+  seconds: number;
+  requests: number;
+  rate: number;
+  cpuUsPerRequest: number;
+  /** Resident memory when the steady state began and ended. */
+  rssStartMb: number;
+  rssEndMb: number;
+}
+
+/**
+ * Figures between `skipMs` (default STEADY_SKIP_MS) after the first served request
+ * and the last sample taken under load.
+ */
+export function steadyState(
+  samples: readonly CountedSample[],
+  options: { skipMs?: number } = {},
+): SteadyState | undefined {
+  // Counters that do not start at 0 (a server that served earlier runs) count from the first sample.
+  const base = samples[0]?.count ?? 0;
+  const started = samples.findIndex((s) => s.count > base);
+  if (started < 0) return undefined;
+  const skipMs = options.skipMs ?? STEADY_SKIP_MS;
+  const from = samples.findIndex((s) => s.timeMs >= samples[started].timeMs + skipMs);
+  const final = samples[samples.length - 1].count;
+  const to = samples.findLastIndex((s) => s.count < final);
+  if (from < 0 || to <= from) return undefined;
+  const a = samples[from];
+  const b = samples[to];
+  const requests = b.count - a.count;
+  return {
+    seconds: (b.timeMs - a.timeMs) / 1000,
+    requests,
+    rate: (requests * 1000) / (b.timeMs - a.timeMs),
+    cpuUsPerRequest: ((b.cpuMs - a.cpuMs) * 1000) / requests,
+    rssStartMb: a.rssKb / 1024,
+    rssEndMb: b.rssKb / 1024,
   };
 }
 

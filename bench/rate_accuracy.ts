@@ -5,9 +5,11 @@
  * (or the reference server when nginx is absent) in the bench process.
  * Target: within 1 % of the rate, p99 send lag under 1 ms.
  *
- * `deno run --allow-net --allow-read bench/rate_accuracy.ts ADDR DURATION_MS
- * WARMUP_MS MAX_INFLIGHT RATE...` measures in this process and prints the
- * results as JSON.
+ * `deno run --allow-net --allow-read bench/rate_accuracy.ts ADDR OPTIONS`
+ * (OPTIONS: MeasureOptions as JSON, which a later version may extend) measures
+ * in this process and prints the results as JSON. With `--baseline`, the
+ * baseline checkout's own script measures its own lib/load/rate.ts; one from
+ * before this argument format fails its rounds.
  */
 import { RoundRobinFeed } from "../lib/load/feed.ts";
 import { DEFAULT_MAX_INFLIGHT, DEFAULT_SEND_BATCH_MS, RateLoad } from "../lib/load/rate.ts";
@@ -15,7 +17,7 @@ import { constantSchedule } from "../lib/load/schedule.ts";
 import { Recorder } from "../lib/measure/recorder.ts";
 import { percentile } from "../lib/measure/stats.ts";
 import { KServeHttpClient } from "../lib/protocol/kserve_http.ts";
-import { REPO_ROOT } from "./inferperf.ts";
+import { inferperfRoot } from "./inferperf.ts";
 import { runCommand } from "./process.ts";
 import { type HttpTarget, startHttpTarget } from "./targets.ts";
 
@@ -118,18 +120,22 @@ export async function rateAccuracy(
   const maxInflight = options.maxInflight ?? DEFAULT_MAX_INFLIGHT;
   const target = await startHttpTarget();
   try {
+    const measureOptions: MeasureOptions = {
+      rates,
+      durationMs,
+      warmupMs,
+      maxInflight,
+      batchMs: options.batchMs ?? DEFAULT_SEND_BATCH_MS,
+    };
+    const root = inferperfRoot();
     const result = await runCommand(Deno.execPath(), [
       "run",
       "--allow-net",
       "--allow-read",
-      new URL(import.meta.url).pathname,
+      `${root}/bench/rate_accuracy.ts`,
       target.addr,
-      String(durationMs),
-      String(warmupMs),
-      String(maxInflight),
-      String(options.batchMs ?? DEFAULT_SEND_BATCH_MS),
-      ...rates.map(String),
-    ], { cwd: REPO_ROOT });
+      JSON.stringify(measureOptions),
+    ], { cwd: root });
     if (result.code !== 0) {
       throw new Error(`The rate accuracy run failed (${result.code}): ${result.stderr.trim()}`);
     }
@@ -140,13 +146,7 @@ export async function rateAccuracy(
 }
 
 if (import.meta.main) {
-  const [addr, durationMs, warmupMs, maxInflight, batchMs, ...rates] = Deno.args;
-  const results = await measure(addr, {
-    rates: rates.map(Number),
-    durationMs: Number(durationMs),
-    warmupMs: Number(warmupMs),
-    maxInflight: Number(maxInflight),
-    batchMs: Number(batchMs),
-  });
+  const [addr, options] = Deno.args;
+  const results = await measure(addr, JSON.parse(options) as MeasureOptions);
   console.log(JSON.stringify(results));
 }

@@ -6,7 +6,7 @@
  * Stability is made unreachable so that the level runs every window.
  */
 import { delayModel } from "./client_cost.ts";
-import { inferperfArgs, REPO_ROOT } from "./inferperf.ts";
+import { inferperfArgs, inferperfRoot } from "./inferperf.ts";
 import { type CountedSample, runSampled } from "./process.ts";
 import { startReferenceTarget } from "./targets.ts";
 import type { CaseResult } from "./types.ts";
@@ -78,7 +78,7 @@ export async function soak(options: SoakOptions): Promise<CaseResult> {
         "--profile-export-file",
         `${dir}/export.json`,
       ]),
-      { intervalMs: SAMPLE_MS, cwd: REPO_ROOT },
+      { intervalMs: SAMPLE_MS, cwd: inferperfRoot() },
     );
     // Exit code 2: never stable, as intended.
     if (run.code !== 2) {

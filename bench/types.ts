@@ -18,6 +18,20 @@ export interface BenchRow {
   met?: boolean;
   /** Anything a reader needs to interpret the row (fallback server, detail figures). */
   note?: string;
+  /** With --baseline: the baseline's figure (median) and this figure / the baseline's per round. */
+  baseline?: {
+    figure: number;
+    ratio?: Spread;
+  };
+}
+
+/** Values summarized by their median and range. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  /** Values it summarizes. */
+  count: number;
 }
 
 export interface CaseResult {

@@ -80,7 +80,14 @@ export function parseWrkOutput(output: string): Omit<WrkRun, keyof SampledResult
 export async function runWrk(
   wrk: string,
   request: RawRequest,
-  options: { url: string; connections: number; threads: number; seconds: number },
+  options: {
+    url: string;
+    connections: number;
+    threads: number;
+    seconds: number;
+    /** Requests the server has answered, sampled with wrk's CPU time. */
+    counter?: () => Promise<number>;
+  },
 ): Promise<WrkRun> {
   const dir = await Deno.makeTempDir({ prefix: "inferperf-bench-wrk-" });
   try {
@@ -99,7 +106,7 @@ export async function runWrk(
       "-s",
       `${dir}/request.lua`,
       options.url,
-    ], { intervalMs: 250 });
+    ], { intervalMs: 250, ...(options.counter ? { counter: options.counter } : {}) });
     if (result.code !== 0) {
       throw new Error(`wrk exited with code ${result.code}: ${result.stderr.trim()}`);
     }
