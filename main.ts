@@ -16,7 +16,12 @@ import type { RawOptions } from "./lib/cli/options.ts";
 import { UsageError } from "./lib/types/errors.ts";
 import { formatHelp } from "./lib/cli/help.ts";
 import { findMissingPermission, formatMissingPermission } from "./lib/cli/permissions.ts";
-import { type CommandContext, type Outcome, printError } from "./lib/commands/outcome.ts";
+import {
+  type CommandContext,
+  type Outcome,
+  printError,
+  printWarning,
+} from "./lib/commands/outcome.ts";
 import { demoCommand, profileCommand } from "./lib/commands/profile.ts";
 import { serveCommand } from "./lib/commands/serve.ts";
 import { reportCommand, sweepCommand } from "./lib/commands/sweep.ts";
@@ -111,6 +116,7 @@ async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
 export async function main(argv: readonly string[]): Promise<number> {
   try {
     const parsed = parseArgv(argv);
+    for (const warning of parsed.warnings) printWarning(warning);
     if (parsed.action === "help") {
       console.log(formatHelp());
       return EXIT_OK;

@@ -79,6 +79,26 @@ Deno.test("--request-count sends exactly that many requests in one window", asyn
   });
 });
 
+Deno.test("a perf_analyzer script's command line: older letters, joined values, a stray word", async () => {
+  await withServer(async (server) => {
+    const r = await runCli([
+      "-m",
+      "simple",
+      `-u${server.addr}`,
+      "-t",
+      "2",
+      "-a",
+      "-p500",
+      "--request-count=40",
+      "None",
+    ]);
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    assert.equal(r.stderr, 'warning: Ignored argument "None": perf_analyzer ignores it too\n');
+    assert.match(r.stdout, /Request concurrency: 2\n/);
+    assert.match(r.stdout, /Request count: 40\n/);
+  });
+});
+
 Deno.test("an unknown model is one line and exit 99", async () => {
   await withServer(async (server) => {
     const r = await runCli(["-m", "nope", "-u", server.addr]);

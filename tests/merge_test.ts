@@ -37,7 +37,11 @@ Deno.test("inferperf merge: two runs' summaries and exports, each merged into on
         `${dir}/b.json`,
       ]);
       assert.equal(summaries.code, 0, summaries.stderr);
-      assert.match(summaries.stdout, /Merged 2 summaries into .*merged\.json\n {2}concurrency 2: /);
+      // Two runs at concurrency 1 side by side kept 2 requests in flight; the line says so.
+      assert.match(
+        summaries.stdout,
+        /Merged 2 summaries into .*merged\.json\n {2}concurrency 2 \(the runs' 1 \+ 1\): /,
+      );
       const merged = await readJson(`${dir}/merged.json`);
       assert.equal(merged.levels[0].client.request_count, 40);
       const exports = await runCli([

@@ -1,18 +1,38 @@
 /**
- * Splits argv into option and positional tokens exactly as node:util's
- * parseArgs does with `{strict: false, allowPositionals: true, tokens: true}`.
- * Our own because importing node:util loads much of Deno's Node layer, about
- * 5 ms of every start-up, `--version` included.
+ * Splits argv into option and positional tokens as node:util's parseArgs does
+ * with `{strict: false, allowPositionals: true, tokens: true}`, plus
+ * getopt_long's abbreviations of long options (perf_analyzer parses with
+ * getopt_long: `--concurrency 4` is `--concurrency-range 4`). Our own because
+ * importing node:util loads much of Deno's Node layer, about 5 ms of every
+ * start-up, `--version` included.
  */
 
 export interface TokenOptions {
-  [name: string]: { type: "boolean" | "string"; short?: string };
+  /** perfAnalyzer: the name is perf_analyzer's, so abbreviations resolve among these first. */
+  [name: string]: { type: "boolean" | "string"; short?: string; perfAnalyzer?: boolean };
 }
 
 export type ArgToken =
-  /** `name` is the long name (the letter itself for an unknown short option). */
-  | { kind: "option"; name: string; rawName: string; value?: string }
+  /**
+   * `name` is the long name (the letter itself for an unknown short option);
+   * `ambiguous`: the long names an abbreviation could stand for.
+   */
+  | { kind: "option"; name: string; rawName: string; value?: string; ambiguous?: string[] }
   | { kind: "positional"; value: string };
+
+/**
+ * The long name `name` stands for: itself, or the one option it abbreviates.
+ * As perf_analyzer's getopt_long sees only its own options, an abbreviation
+ * of one of them means it even where one of ours starts alike.
+ */
+function resolveLong(name: string, options: TokenOptions): { name: string; ambiguous?: string[] } {
+  if (name === "" || Object.hasOwn(options, name)) return { name };
+  const all = Object.keys(options).filter((n) => n.startsWith(name));
+  const theirs = all.filter((n) => options[n].perfAnalyzer);
+  const matches = theirs.length > 0 ? theirs : all;
+  if (matches.length === 1) return { name: matches[0] };
+  return matches.length > 1 ? { name, ambiguous: matches } : { name };
+}
 
 function longName(short: string, options: TokenOptions): string {
   return Object.keys(options).find((name) => options[name].short === short) ?? short;
@@ -29,9 +49,15 @@ export function tokenize(args: readonly string[], options: TokenOptions): ArgTok
   const rest = [...args];
   // An option alone in its argument: a string option takes the next argument whatever it
   // looks like, as node:util does.
-  const alone = (name: string, rawName: string): ArgToken => {
+  const alone = (name: string, rawName: string, ambiguous?: string[]): ArgToken => {
     const value = isString(name, options) && rest.length > 0 ? rest.shift() : undefined;
-    return { kind: "option", name, rawName, ...(value === undefined ? {} : { value }) };
+    return {
+      kind: "option",
+      name,
+      rawName,
+      ...(value === undefined ? {} : { value }),
+      ...(ambiguous ? { ambiguous } : {}),
+    };
   };
   while (rest.length > 0) {
     const arg = rest.shift()!;
@@ -64,10 +90,18 @@ export function tokenize(args: readonly string[], options: TokenOptions): ArgTok
       if (arg.includes("=", 3)) {
         // Split at the first "=", even at index 2 ("--=a=b" is the option "" = "a=b"), as node:util.
         const equals = arg.indexOf("=");
-        const name = arg.slice(2, equals);
-        tokens.push({ kind: "option", name, rawName: `--${name}`, value: arg.slice(equals + 1) });
+        const given = arg.slice(2, equals);
+        const { name, ambiguous } = resolveLong(given, options);
+        tokens.push({
+          kind: "option",
+          name,
+          rawName: `--${given}`,
+          value: arg.slice(equals + 1),
+          ...(ambiguous ? { ambiguous } : {}),
+        });
       } else {
-        tokens.push(alone(arg.slice(2), arg));
+        const { name, ambiguous } = resolveLong(arg.slice(2), options);
+        tokens.push(alone(name, arg, ambiguous));
       }
       continue;
     }

@@ -138,6 +138,9 @@ export function parseProtocol(
     periodic = { range, requestPeriod };
     const others = given([
       "concurrency-range",
+      "concurrent-requests",
+      "max-concurrency",
+      "dynamic-concurrency",
       "request-rate-range",
       "request-intervals",
       "fixed-schedule",
@@ -270,8 +273,11 @@ function checkCApiOptions(r: Reader, kind: string): void {
     }
     return;
   }
+  // --triton-server-directory has perf_analyzer's default, /opt/tritonserver.
   for (const [name, what] of C_API_OPTIONS) {
-    if (!r.has(name)) r.errors.push(`--service-kind triton_c_api needs --${name} ${what}`);
+    if (r.string(name) === undefined) {
+      r.errors.push(`--service-kind triton_c_api needs --${name} ${what}`);
+    }
   }
   const network = given(NETWORK_OPTIONS);
   if (network.length > 0) {
@@ -353,6 +359,13 @@ export function parseService(
       `Options ${llmGiven.map((n) => `--${n}`).join(", ")} apply to --service-kind openai only`,
     );
   }
+  if (kind === "dynamic_grpc" || raw.has("grpc-method")) {
+    errors.push(
+      "perf_analyzer's --service-kind dynamic_grpc and --grpc-method (any gRPC method, raw " +
+        "messages) are not supported: use --service-kind triton -i grpc for KServe v2 servers, " +
+        "tfserving for TF Serving",
+    );
+  }
   const sharedMemory = r.string("shared-memory");
   if (sharedMemory === "cuda") {
     errors.push(
@@ -386,7 +399,7 @@ export function parseService(
   return {
     protocol,
     serviceKind: kind,
-    tritonServerDirectory: r.string("triton-server-directory") ?? "",
+    tritonServerDirectory: kind === "triton_c_api" ? r.string("triton-server-directory")! : "",
     modelRepository: r.string("model-repository") ?? "",
     endpoint: kind === "openai" ? endpoint : "",
     modelSignatureName: r.string("model-signature-name")!,

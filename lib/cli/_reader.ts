@@ -2,6 +2,8 @@
 import { parseRange, type Range } from "../load/range.ts";
 import { optionDef, optionLabel, type RawOptions } from "./options.ts";
 
+const DECIMAL = /^\s*[+-]?\d+\.\d*\s*$/;
+
 /** Reads option values with their table default, recording conversion errors. */
 export class Reader {
   readonly errors: string[] = [];
@@ -12,9 +14,10 @@ export class Reader {
   }
 
   string(name: string): string | undefined {
-    const value = this.raw.get(name) ?? optionDef(name).default;
+    const def = optionDef(name);
+    const value = this.raw.get(name) ?? def.default;
     if (value === undefined) return undefined;
-    const text = String(value);
+    const text = def.ignoreCase ? String(value).toLowerCase() : String(value);
     this.#choice(name, text);
     return text;
   }
@@ -23,8 +26,13 @@ export class Reader {
     const def = optionDef(name);
     const value = this.raw.get(name) ?? def.default;
     if (value === undefined) return undefined;
-    const n = typeof value === "number" ? value : Number(String(value).trim());
     const text = String(value);
+    // perf_analyzer reads integers with std::stoi, which stops at a decimal point ("29.5" is 29).
+    const n = typeof value === "number"
+      ? value
+      : def.type === "int" && DECIMAL.test(text)
+      ? Math.trunc(Number(text))
+      : Number(text.trim());
     if (text.trim() === "" || !Number.isFinite(n) || (def.type === "int" && !Number.isInteger(n))) {
       const kind = def.type === "int" ? "an integer" : "a number";
       this.errors.push(`Invalid value "${text}" for ${optionLabel(name)}: expected ${kind}`);

@@ -17,6 +17,8 @@ export interface ParsedArgs {
   options: RawOptions;
   /** The arguments that are not options: `inferperf merge`'s runs; other commands take none. */
   operands: string[];
+  /** What was ignored, as perf_analyzer ignores it: one line each, for stderr. */
+  warnings: string[];
 }
 
 /** The commands that take operands after their options. */
@@ -32,12 +34,34 @@ const COMMANDS: readonly string[] = [
   "merge",
 ] satisfies Command[];
 
+/** `--flag=VALUE` of a boolean option (perf_analyzer's flags take no value; YAML's do). */
+const BOOLEAN_VALUES: ReadonlyMap<string, boolean> = new Map([
+  ["true", true],
+  ["1", true],
+  ["false", false],
+  ["0", false],
+]);
+
 const TOKEN_OPTIONS: TokenOptions = Object.fromEntries(
   OPTIONS.map((o) => [o.name, {
     type: o.type === "boolean" || o.type === "count" ? "boolean" as const : "string" as const,
     ...(o.short ? { short: o.short } : {}),
+    ...(o.perfAnalyzer ? { perfAnalyzer: true } : {}),
   }]),
 );
+
+/**
+ * perf_analyzer's getopt_long moves arguments that are not options aside and
+ * never reads them (genai-perf's --fixed-schedule command line ends with a
+ * stray "None"); so does a profile, saying so. `flag`: the flag just before.
+ */
+function strayWarning(value: string, flag: string | undefined): string {
+  if (flag === undefined) return `Ignored argument "${value}": perf_analyzer ignores it too`;
+  const off = BOOLEAN_VALUES.get(value.toLowerCase()) === false
+    ? `; ${flag.startsWith("--") ? flag : "its long form"}=false turns it off`
+    : "";
+  return `Ignored argument "${value}": ${flag} takes no value and is on, as in perf_analyzer${off}`;
+}
 
 /** Splits argv into a command and raw option values. */
 export function parseArgv(argv: readonly string[]): ParsedArgs {
@@ -46,18 +70,32 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
   const args = command === first ? argv.slice(1) : argv;
   const tokens = tokenize(args, TOKEN_OPTIONS);
   const errors: string[] = [];
+  const warnings: string[] = [];
   const options: RawOptions = new Map();
   const operands: string[] = [];
   // The variadic option whose values positional arguments still extend.
   let variadic: string | undefined;
+  // The flag given just before, as written: a positional after it is not its value.
+  let flag: string | undefined;
   for (const token of tokens) {
     if (token.kind === "positional") {
       if (variadic !== undefined) (options.get(variadic) as string[]).push(token.value);
       else if (TAKES_OPERANDS.has(command)) operands.push(token.value);
+      else if (PROFILE_COMMANDS.includes(command)) warnings.push(strayWarning(token.value, flag));
       else errors.push(`Unexpected argument "${token.value}"`);
+      flag = undefined;
       continue;
     }
     variadic = undefined;
+    flag = undefined;
+    if (token.ambiguous) {
+      errors.push(
+        `Option "${token.rawName}" is ambiguous: it abbreviates ${
+          token.ambiguous.map((name) => `--${name}`).join(", ")
+        }`,
+      );
+      continue;
+    }
     const def = OPTIONS.find((o) => o.name === token.name);
     if (!def) {
       errors.push(`Unknown option "${token.rawName}"`);
@@ -68,11 +106,20 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
       continue;
     }
     if (def.type === "boolean" || def.type === "count") {
-      if (token.value !== undefined) {
-        errors.push(`Option ${optionLabel(def.name)} takes no value, got "${token.value}"`);
+      const on = token.value === undefined
+        ? true
+        : def.type === "boolean"
+        ? BOOLEAN_VALUES.get(token.value.toLowerCase())
+        : undefined;
+      if (on === undefined) {
+        const allowed = def.type === "boolean" ? " but true, false, 1 or 0" : "";
+        errors.push(
+          `Option ${optionLabel(def.name)} takes no value${allowed}, got "${token.value}"`,
+        );
       } else if (def.type === "count") {
         options.set(def.name, ((options.get(def.name) as number | undefined) ?? 0) + 1);
-      } else options.set(def.name, true);
+      } else options.set(def.name, on);
+      if (token.value === undefined) flag = token.rawName;
       continue;
     }
     if (token.value === undefined) {
@@ -87,9 +134,10 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
     } else options.set(def.name, token.value);
   }
   if (errors.length > 0) throw new UsageError(errors);
-  if (options.get("help")) return { command, action: "help", options, operands };
-  if (options.get("version")) return { command, action: "version", options, operands };
-  return { command, options, operands };
+  const parsed = { command, options, operands, warnings };
+  if (options.get("help")) return { ...parsed, action: "help" };
+  if (options.get("version")) return { ...parsed, action: "version" };
+  return parsed;
 }
 
 /** The command line's options on top of its --config file's, if one was given. */

@@ -6,6 +6,7 @@
 import { type InputDataSpec, parseInputData } from "../input/input_data.ts";
 import type { InputPlan } from "../input/plan.ts";
 import type { LoadPlan } from "../load/plan.ts";
+import type { Range } from "../load/range.ts";
 import { MAX_SEQUENCE_ID } from "../load/sequences.ts";
 import type { MetricsPlan } from "../measure/plan.ts";
 import { defaultMetricsUrl, parseMetricsUrl } from "../measure/metrics_scraper.ts";
@@ -35,6 +36,21 @@ function parseSequenceIds(r: Reader): { start: number; end: number } {
   return { start, end };
 }
 
+/** perf_analyzer's older spellings of a concurrency range: -t N, -c M, -d. */
+const OLDER_CONCURRENCY = ["concurrent-requests", "max-concurrency", "dynamic-concurrency"];
+
+/** --concurrency-range, or the range of the older -t N -c M (from 1 to 1 where not given). */
+function parseConcurrency(r: Reader): Range {
+  if (!OLDER_CONCURRENCY.some((name) => r.has(name))) return r.range("concurrency-range", "1");
+  const start = r.has("concurrent-requests")
+    ? r.bounded("concurrent-requests", (n) => n >= 1, "an integer >= 1")
+    : 1;
+  const end = r.has("max-concurrency")
+    ? r.bounded("max-concurrency", (n) => n >= 0, "an integer >= 0")
+    : 1;
+  return { start, end, step: 1 };
+}
+
 /** What the load options give; the sweep's own (range, threshold, search) come separately. */
 type LoadOptions = Omit<
   LoadPlan,
@@ -43,12 +59,19 @@ type LoadOptions = Omit<
 
 function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
   const fixedSchedule = r.flag("fixed-schedule");
+  const older = OLDER_CONCURRENCY.filter((name) => raw.has(name));
   const modes = ["concurrency-range", "request-rate-range", "request-intervals"]
     .filter((name) => raw.has(name))
-    .concat(fixedSchedule ? ["fixed-schedule"] : []);
-  if (modes.length > 1) {
+    .concat(fixedSchedule ? ["fixed-schedule"] : [])
+    .concat(older.length > 0 ? [older[0]] : []);
+  if (older.length > 0 && raw.has("concurrency-range")) {
     r.errors.push(
-      `Options ${modes.map((m) => `--${m}`).join(", ")} can not be used together: ` +
+      `Options ${older.map(optionLabel).join(", ")} and --concurrency-range can not be used ` +
+        "together: -t N -c M is the older spelling of --concurrency-range N:M",
+    );
+  } else if (modes.length > 1) {
+    r.errors.push(
+      `Options ${modes.map(optionLabel).join(", ")} can not be used together: ` +
         "each chooses a load mode",
     );
   }
@@ -71,11 +94,7 @@ function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
     sequences: {
       count: r.bounded("num-of-sequences", (n) => n >= 1, "an integer >= 1"),
       length: r.bounded("sequence-length", (n) => n >= 1, "an integer >= 1"),
-      variationPct: r.bounded(
-        "sequence-length-variation",
-        (n) => n >= 0 && n <= 100,
-        "a number from 0 to 100",
-      ),
+      variationPct: r.bounded("sequence-length-variation", (n) => n >= 0, "a number >= 0"),
       idRange: parseSequenceIds(r),
       serial: r.flag("serial-sequences"),
     },
@@ -185,7 +204,8 @@ function parseShapes(reader: Reader, list: string[]): Map<string, number[]> {
 
 function parseComposing(text: string | undefined): Array<{ name: string; version: string }> {
   if (!text) return [];
-  return text.split(",").map((s) => s.trim()).filter((s) => s !== "").map((s) => {
+  // perf_analyzer drops every space ("a:1 , b: 2").
+  return text.replace(/\s+/g, "").split(",").filter((s) => s !== "").map((s) => {
     const [name, version = ""] = s.split(":");
     return { name: name!, version };
   });
@@ -203,7 +223,7 @@ export function buildProfileConfig(raw: RawOptions): ProfilePlan {
   const { protocol, ...service } = parseService(r, raw);
   const model = r.string("model-name");
   if (!model) errors.push("Option -m/--model-name is required");
-  const concurrency = r.range("concurrency-range", "1");
+  const concurrency = parseConcurrency(r);
   const latencyThresholdMs = r.bounded("latency-threshold", (n) => n >= 0, "a number >= 0");
   const binarySearch = r.flag("binary-search");
   const load = parseLoad(r, raw);
@@ -223,16 +243,23 @@ export function buildProfileConfig(raw: RawOptions): ProfilePlan {
     errors.push(
       `Option --binary-search needs an end in ${rangeOption} and a -l/--latency-threshold`,
     );
+  } else if (binarySearch && swept.end < swept.start) {
+    errors.push(`Option --binary-search needs the end of ${rangeOption} at or above its start`);
   }
   if (r.flag("async") && r.flag("sync")) {
     errors.push("Options -a/--async and --sync can not be used together");
   }
-  const percentile = raw.has("percentile")
-    ? r.bounded("percentile", (n) => n >= 1 && n <= 99, "an integer from 1 to 99")
+  // -1 is perf_analyzer's way of saying "the average", its default.
+  const percentile = raw.has("percentile") && String(raw.get("percentile")).trim() !== "-1"
+    ? r.bounded("percentile", (n) => n >= 1 && n <= 99, "-1 or an integer from 1 to 99")
     : undefined;
   let inputData: InputDataSpec = { perInput: new Map(), paths: [] };
   try {
-    inputData = parseInputData(r.list("input-data"));
+    inputData = parseInputData([
+      ...r.list("input-data"),
+      ...r.list("data-directory"),
+      ...(r.flag("zero-input") ? ["zero"] : []),
+    ]);
   } catch (error) {
     errors.push((error as RangeError).message);
   }
@@ -270,7 +297,7 @@ export function buildProfileConfig(raw: RawOptions): ProfilePlan {
       (n) => n > 0,
       "an integer > 0",
     ),
-    stabilityPercentage: r.bounded("stability-percentage", (n) => n > 0, "a number > 0"),
+    stabilityPercentage: r.bounded("stability-percentage", (n) => n >= 0, "a number >= 0"),
     maxTrials: r.bounded("max-trials", (n) => n > 0, "an integer > 0"),
     percentile,
     requestCount: r.bounded("request-count", (n) => n >= 0, "an integer >= 0"),

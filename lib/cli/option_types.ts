@@ -25,6 +25,11 @@ export interface OptionDef {
   name: string;
   /** perf_analyzer's single-letter spelling. */
   short?: string;
+  /**
+   * The long name is perf_analyzer's: an abbreviation of it resolves among
+   * perf_analyzer's names first, as its getopt_long does (`--concurrency 4`).
+   */
+  perfAnalyzer?: boolean;
   type: OptionType;
   /** Shown in --help; parsing applies defaults in config.ts. */
   default?: string | number | boolean;
@@ -32,6 +37,8 @@ export interface OptionDef {
   valueName?: string;
   help: string;
   choices?: readonly string[];
+  /** The choices are matched regardless of case, as perf_analyzer does (`-i gRPC`). */
+  ignoreCase?: boolean;
   /** Commands that take the option; default: profile and demo. */
   commands?: readonly Command[];
   /**
@@ -56,6 +63,7 @@ export const GROUPS = [
   "Output",
   "Reference server (inferperf serve)",
   "Sweeps (--profile-models)",
+  "perf_analyzer's older options",
   "General",
 ] as const;
 export type Group = typeof GROUPS[number];

@@ -131,7 +131,9 @@ class Converter {
 
   /** True when `text` is allowed; otherwise records the error (and the caller gives up). */
   #choice(def: OptionDef, text: string, node: Node): boolean {
-    if (!def.choices || def.choices.includes(text)) return true;
+    if (!def.choices || def.choices.includes(def.ignoreCase ? text.toLowerCase() : text)) {
+      return true;
+    }
     this.errors.push(
       `Invalid value "${text}" for "${def.name}" at ${this.at(node)}: expected one of ${
         def.choices.join(", ")

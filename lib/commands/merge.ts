@@ -59,10 +59,13 @@ export async function mergeCommand(args: MergeArgs): Promise<Outcome> {
       `Merged ${docs.length} ${kinds[0] === "summary" ? "summaries" : "exports"} into ${out}`,
     );
     if (kinds[0] === "summary") {
-      for (const level of merged.levels as Doc[]) {
+      for (const [i, level] of (merged.levels as Doc[]).entries()) {
         const p99 = level.client.percentiles_us["99"];
+        // The merged level is the load the server saw, the runs' loads added up.
+        const parts = docs.map((d) => d.levels[i].value).join(" + ");
         console.log(
-          `  ${level.mode} ${level.value}: ${level.client.throughput.toFixed(2)} infer/sec, ` +
+          `  ${level.mode} ${level.value} (the runs' ${parts}): ` +
+            `${level.client.throughput.toFixed(2)} infer/sec, ` +
             `${level.client.request_count} requests, avg latency ` +
             `${Math.round(level.client.avg_latency_us)} usec, p99 ${Math.round(p99)} usec`,
         );

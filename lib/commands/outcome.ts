@@ -24,7 +24,7 @@ export function printError(message: string): void {
   console.error(`error: ${printableLine(message)}`);
 }
 
-/** One line on stderr about results that stand but need care. */
+/** One line on stderr about results that stand but need care, or what was ignored. */
 export function printWarning(message: string): void {
   console.error(`warning: ${printableLine(message)}`);
 }

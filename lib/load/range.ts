@@ -9,7 +9,9 @@ export interface Range {
 
 /**
  * Parses `start[:end[:step]]`. A lone start is a single level; step defaults
- * to 1. Throws RangeError saying what is wrong (the caller names the option).
+ * to 1. An end below the start is kept: a linear sweep then measures the
+ * start alone, as perf_analyzer's does. Throws RangeError saying what is
+ * wrong (the caller names the option).
  */
 export function parseRange(text: string, options: { integer: boolean }): Range {
   const parts = text.split(":");
@@ -27,11 +29,17 @@ export function parseRange(text: string, options: { integer: boolean }): Range {
   const [start, end = start, step = 1] = values as [number, number?, number?];
   if (start <= 0) throw new RangeError("the start must be greater than 0");
   if (step <= 0) throw new RangeError("the step must be greater than 0");
-  if (end !== 0 && end < start) throw new RangeError("the end must not be less than the start");
   return { start, end, step };
 }
 
-/** The levels of a linear sweep; open-ended ranges yield until the caller stops. */
+/**
+ * The levels of a linear sweep: the start, then each step up to the end;
+ * open-ended ranges yield until the caller stops.
+ */
 export function* rangeLevels(range: Range): Generator<number> {
-  for (let v = range.start; range.end === 0 || v <= range.end + 1e-9; v += range.step) yield v;
+  let v = range.start;
+  do {
+    yield v;
+    v += range.step;
+  } while (range.end === 0 || v <= range.end + 1e-9);
 }

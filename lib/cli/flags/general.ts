@@ -19,6 +19,7 @@ export const GENERAL: readonly OptionDef[] = [
   },
   {
     name: "version",
+    perfAnalyzer: true,
     type: "boolean",
     group: "General",
     commands: ["profile", "demo", "serve", "report", "merge"],

@@ -5,6 +5,7 @@ import type { OptionDef } from "../option_types.ts";
 export const INPUT_DATA: readonly OptionDef[] = [
   {
     name: "input-data",
+    perfAnalyzer: true,
     type: "list",
     group: "Input data",
     valueName: "MODE|PATH",
@@ -23,6 +24,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "shape",
+    perfAnalyzer: true,
     type: "list",
     group: "Input data",
     valueName: "NAME:D1,D2",
@@ -30,6 +32,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "string-length",
+    perfAnalyzer: true,
     type: "int",
     default: 128,
     group: "Input data",
@@ -37,6 +40,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "string-data",
+    perfAnalyzer: true,
     type: "string",
     group: "Input data",
     help: "String sent in every element of BYTES inputs.",
@@ -52,6 +56,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "shared-memory",
+    perfAnalyzer: true,
     type: "string",
     default: "none",
     group: "Input data",
@@ -61,6 +66,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "output-shared-memory-size",
+    perfAnalyzer: true,
     type: "int",
     default: 102400,
     group: "Input data",
@@ -142,18 +148,22 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "input-tensor-format",
+    perfAnalyzer: true,
     type: "string",
     default: "binary",
     group: "Input data",
     choices: ["binary", "json"],
+    ignoreCase: true,
     help: "Encoding of input tensors over HTTP.",
   },
   {
     name: "output-tensor-format",
+    perfAnalyzer: true,
     type: "string",
     default: "binary",
     group: "Input data",
     choices: ["binary", "json"],
+    ignoreCase: true,
     help: "Encoding of output tensors over HTTP.",
   },
 ];

@@ -5,6 +5,7 @@ import type { OptionDef } from "../option_types.ts";
 export const LOAD: readonly OptionDef[] = [
   {
     name: "concurrency-range",
+    perfAnalyzer: true,
     type: "range",
     group: "Load",
     valueName: "START:END:STEP",
@@ -14,6 +15,7 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "request-rate-range",
+    perfAnalyzer: true,
     type: "range",
     group: "Load",
     valueName: "START:END:STEP",
@@ -22,6 +24,7 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "request-distribution",
+    perfAnalyzer: true,
     type: "string",
     default: "constant",
     group: "Load",
@@ -30,6 +33,7 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "request-intervals",
+    perfAnalyzer: true,
     type: "string",
     group: "Load",
     valueName: "FILE",
@@ -37,6 +41,7 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "periodic-concurrency-range",
+    perfAnalyzer: true,
     type: "range",
     group: "Load",
     valueName: "START:END:STEP",
@@ -45,6 +50,7 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "request-period",
+    perfAnalyzer: true,
     type: "int",
     default: 10,
     group: "Load",
@@ -52,6 +58,7 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "fixed-schedule",
+    perfAnalyzer: true,
     type: "boolean",
     group: "Load",
     help:
@@ -59,6 +66,7 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "binary-search",
+    perfAnalyzer: true,
     type: "boolean",
     group: "Load",
     help:
@@ -66,6 +74,7 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "latency-threshold",
+    perfAnalyzer: true,
     short: "l",
     type: "float",
     default: 0,
@@ -75,6 +84,7 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "max-threads",
+    perfAnalyzer: true,
     type: "int",
     group: "Load",
     help:
@@ -100,6 +110,7 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "enable-mpi",
+    perfAnalyzer: true,
     type: "boolean",
     group: "Load",
     help:
@@ -146,6 +157,7 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "async",
+    perfAnalyzer: true,
     short: "a",
     type: "boolean",
     group: "Load",
@@ -153,12 +165,14 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "sync",
+    perfAnalyzer: true,
     type: "boolean",
     group: "Load",
     help: "Synchronous calls (the default for non-sequence models).",
   },
   {
     name: "streaming",
+    perfAnalyzer: true,
     type: "boolean",
     group: "Load",
     help:
@@ -166,6 +180,7 @@ export const LOAD: readonly OptionDef[] = [
   },
   {
     name: "request-parameter",
+    perfAnalyzer: true,
     type: "list",
     group: "Load",
     valueName: "NAME:VALUE:TYPE",

@@ -5,6 +5,7 @@ import type { OptionDef } from "../option_types.ts";
 export const MEASUREMENT: readonly OptionDef[] = [
   {
     name: "measurement-mode",
+    perfAnalyzer: true,
     type: "string",
     default: "time_windows",
     group: "Measurement",
@@ -13,6 +14,7 @@ export const MEASUREMENT: readonly OptionDef[] = [
   },
   {
     name: "measurement-interval",
+    perfAnalyzer: true,
     short: "p",
     type: "int",
     default: 5000,
@@ -22,6 +24,7 @@ export const MEASUREMENT: readonly OptionDef[] = [
   },
   {
     name: "measurement-request-count",
+    perfAnalyzer: true,
     type: "int",
     default: 50,
     group: "Measurement",
@@ -29,6 +32,7 @@ export const MEASUREMENT: readonly OptionDef[] = [
   },
   {
     name: "stability-percentage",
+    perfAnalyzer: true,
     short: "s",
     type: "float",
     default: 10,
@@ -37,6 +41,7 @@ export const MEASUREMENT: readonly OptionDef[] = [
   },
   {
     name: "max-trials",
+    perfAnalyzer: true,
     short: "r",
     type: "int",
     default: 10,
@@ -45,12 +50,14 @@ export const MEASUREMENT: readonly OptionDef[] = [
   },
   {
     name: "percentile",
+    perfAnalyzer: true,
     type: "int",
     group: "Measurement",
     help: "Stabilize on and report this latency percentile (1-99) instead of the average.",
   },
   {
     name: "request-count",
+    perfAnalyzer: true,
     type: "int",
     default: 0,
     group: "Measurement",
@@ -58,6 +65,7 @@ export const MEASUREMENT: readonly OptionDef[] = [
   },
   {
     name: "warmup-request-count",
+    perfAnalyzer: true,
     type: "int",
     default: 0,
     group: "Measurement",

@@ -9,6 +9,7 @@ import { GENERAL } from "./general.ts";
 import { INPUT_DATA } from "./input_data.ts";
 import { LOAD } from "./load.ts";
 import { MEASUREMENT } from "./measurement.ts";
+import { OLDER } from "./older.ts";
 import { OUTPUT } from "./output.ts";
 import { PROTOCOL } from "./protocol.ts";
 import { SEQUENCES } from "./sequences.ts";
@@ -27,4 +28,5 @@ export const OPTIONS: readonly OptionDef[] = [
   ...SERVE,
   ...GENERAL,
   ...SWEEPS,
+  ...OLDER,
 ];

@@ -13,12 +13,14 @@ export const OUTPUT: readonly OptionDef[] = [
   },
   {
     name: "verbose-csv",
+    perfAnalyzer: true,
     type: "boolean",
     group: "Output",
     help: "Add average latency, request/response and response wait columns to the CSV.",
   },
   {
     name: "profile-export-file",
+    perfAnalyzer: true,
     type: "string",
     group: "Output",
     valueName: "FILE.json",
@@ -33,6 +35,7 @@ export const OUTPUT: readonly OptionDef[] = [
   },
   {
     name: "collect-metrics",
+    perfAnalyzer: true,
     type: "boolean",
     group: "Output",
     help:
@@ -40,6 +43,7 @@ export const OUTPUT: readonly OptionDef[] = [
   },
   {
     name: "metrics-url",
+    perfAnalyzer: true,
     type: "string",
     group: "Output",
     valueName: "URL",
@@ -47,6 +51,7 @@ export const OUTPUT: readonly OptionDef[] = [
   },
   {
     name: "metrics-interval",
+    perfAnalyzer: true,
     type: "int",
     default: 1000,
     group: "Output",

@@ -13,6 +13,7 @@ export const PROTOCOL: readonly OptionDef[] = [
   },
   {
     name: "grpc-compression-algorithm",
+    perfAnalyzer: true,
     type: "string",
     default: "none",
     group: "Protocol and TLS",
@@ -21,30 +22,35 @@ export const PROTOCOL: readonly OptionDef[] = [
   },
   {
     name: "ssl-grpc-use-ssl",
+    perfAnalyzer: true,
     type: "boolean",
     group: "Protocol and TLS",
     help: "Use TLS for gRPC (trusting the system's root certificates unless given).",
   },
   {
     name: "ssl-grpc-root-certifications-file",
+    perfAnalyzer: true,
     type: "string",
     group: "Protocol and TLS",
     help: "CA certificates (PEM) that sign the gRPC server's certificate.",
   },
   {
     name: "ssl-grpc-private-key-file",
+    perfAnalyzer: true,
     type: "string",
     group: "Protocol and TLS",
     help: "Client private key (PEM) for mutual TLS over gRPC.",
   },
   {
     name: "ssl-grpc-certificate-chain-file",
+    perfAnalyzer: true,
     type: "string",
     group: "Protocol and TLS",
     help: "Client certificate chain (PEM) for mutual TLS over gRPC.",
   },
   {
     name: "ssl-https-verify-peer",
+    perfAnalyzer: true,
     type: "int",
     default: 1,
     group: "Protocol and TLS",
@@ -53,6 +59,7 @@ export const PROTOCOL: readonly OptionDef[] = [
   },
   {
     name: "ssl-https-verify-host",
+    perfAnalyzer: true,
     type: "int",
     default: 2,
     group: "Protocol and TLS",
@@ -60,18 +67,21 @@ export const PROTOCOL: readonly OptionDef[] = [
   },
   {
     name: "ssl-https-ca-certificates-file",
+    perfAnalyzer: true,
     type: "string",
     group: "Protocol and TLS",
     help: "CA certificates (PEM) that sign the HTTPS server's certificate.",
   },
   {
     name: "ssl-https-client-certificate-file",
+    perfAnalyzer: true,
     type: "string",
     group: "Protocol and TLS",
     help: "Client certificate for mutual TLS over HTTPS.",
   },
   {
     name: "ssl-https-client-certificate-type",
+    perfAnalyzer: true,
     type: "string",
     default: "PEM",
     group: "Protocol and TLS",
@@ -80,12 +90,14 @@ export const PROTOCOL: readonly OptionDef[] = [
   },
   {
     name: "ssl-https-private-key-file",
+    perfAnalyzer: true,
     type: "string",
     group: "Protocol and TLS",
     help: "Client private key for mutual TLS over HTTPS.",
   },
   {
     name: "ssl-https-private-key-type",
+    perfAnalyzer: true,
     type: "string",
     default: "PEM",
     group: "Protocol and TLS",
@@ -94,6 +106,7 @@ export const PROTOCOL: readonly OptionDef[] = [
   },
   {
     name: "trace-level",
+    perfAnalyzer: true,
     type: "list",
     group: "Protocol and TLS",
     choices: TRACE_LEVELS,
@@ -102,18 +115,21 @@ export const PROTOCOL: readonly OptionDef[] = [
   },
   {
     name: "trace-rate",
+    perfAnalyzer: true,
     type: "int",
     group: "Protocol and TLS",
     help: "Server trace rate: one request in N is traced.",
   },
   {
     name: "trace-count",
+    perfAnalyzer: true,
     type: "int",
     group: "Protocol and TLS",
     help: "Server trace count: how many more requests to trace (-1: no limit).",
   },
   {
     name: "log-frequency",
+    perfAnalyzer: true,
     type: "int",
     group: "Protocol and TLS",
     help: "Server trace log frequency: the server writes its traces every N traces (0: at exit).",

@@ -4,6 +4,7 @@ import type { OptionDef } from "../option_types.ts";
 export const SEQUENCES: readonly OptionDef[] = [
   {
     name: "num-of-sequences",
+    perfAnalyzer: true,
     type: "int",
     default: 4,
     group: "Sequences",
@@ -11,6 +12,7 @@ export const SEQUENCES: readonly OptionDef[] = [
   },
   {
     name: "sequence-length",
+    perfAnalyzer: true,
     type: "int",
     default: 20,
     group: "Sequences",
@@ -18,6 +20,7 @@ export const SEQUENCES: readonly OptionDef[] = [
   },
   {
     name: "sequence-length-variation",
+    perfAnalyzer: true,
     type: "float",
     default: 20,
     group: "Sequences",
@@ -25,6 +28,7 @@ export const SEQUENCES: readonly OptionDef[] = [
   },
   {
     name: "sequence-id-range",
+    perfAnalyzer: true,
     type: "string",
     group: "Sequences",
     valueName: "START[:END]",
@@ -32,6 +36,7 @@ export const SEQUENCES: readonly OptionDef[] = [
   },
   {
     name: "serial-sequences",
+    perfAnalyzer: true,
     type: "boolean",
     group: "Sequences",
     help: "Send one request of a sequence at a time.",

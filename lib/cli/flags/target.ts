@@ -33,21 +33,25 @@ export const TARGET: readonly OptionDef[] = [
     default: "http",
     group: "Target",
     choices: ["http", "grpc"],
+    ignoreCase: true,
     sweep: "list",
     help: "Protocol used to talk to the server.",
   },
   {
     name: "service-kind",
+    perfAnalyzer: true,
     type: "string",
     default: "triton",
     group: "Target",
-    choices: ["triton", "tfserving", "torchserve", "openai", "triton_c_api"],
+    choices: ["triton", "tfserving", "torchserve", "openai", "triton_c_api", "dynamic_grpc"],
     help:
-      "Kind of server: triton (any KServe v2 server), tfserving (gRPC Predict; default -u localhost:8500), torchserve (HTTP /predictions/MODEL with the file --input-data names), openai (--endpoint; token metrics), triton_c_api (Triton's library in this process: --triton-server-directory, --model-repository; needs --allow-ffi).",
+      "Kind of server: triton (any KServe v2 server), tfserving (gRPC Predict; default -u localhost:8500), torchserve (HTTP /predictions/MODEL with the file --input-data names), openai (--endpoint; token metrics), triton_c_api (Triton's library in this process: --triton-server-directory, --model-repository; needs --allow-ffi). perf_analyzer's dynamic_grpc (any gRPC method, --grpc-method) is not supported.",
   },
   {
     name: "triton-server-directory",
+    perfAnalyzer: true,
     type: "string",
+    default: "/opt/tritonserver",
     group: "Target",
     valueName: "DIR",
     help:
@@ -55,6 +59,7 @@ export const TARGET: readonly OptionDef[] = [
   },
   {
     name: "model-repository",
+    perfAnalyzer: true,
     type: "string",
     group: "Target",
     valueName: "DIR",
@@ -62,6 +67,7 @@ export const TARGET: readonly OptionDef[] = [
   },
   {
     name: "endpoint",
+    perfAnalyzer: true,
     type: "string",
     group: "Target",
     valueName: "PATH",
@@ -70,6 +76,7 @@ export const TARGET: readonly OptionDef[] = [
   },
   {
     name: "model-signature-name",
+    perfAnalyzer: true,
     type: "string",
     default: "serving_default",
     group: "Target",
@@ -77,9 +84,19 @@ export const TARGET: readonly OptionDef[] = [
   },
   {
     name: "bls-composing-models",
+    perfAnalyzer: true,
     type: "string",
     group: "Target",
     valueName: "A[:VER],B",
     help: "Composing models of a BLS model whose server statistics are reported too.",
+  },
+  {
+    name: "grpc-method",
+    perfAnalyzer: true,
+    type: "string",
+    group: "Target",
+    valueName: "PKG.SERVICE/METHOD",
+    help:
+      "The method of perf_analyzer's --service-kind dynamic_grpc, which inferperf does not support.",
   },
 ];
