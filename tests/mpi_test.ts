@@ -151,11 +151,17 @@ Deno.test({
             "300",
             "-s",
             "100",
+            "-v",
             "--summary-json",
             `${dir}/${model}.json`,
           ])
         ));
         assert.equal(job.code, 0, job.stderr + job.stdout);
+        // perf_analyzer's -v line, from each rank once the ranks agree at each level.
+        for (const level of [1, 2]) {
+          const line = `All models on all MPI ranks are stable (3 ranks, concurrency ${level})\n`;
+          assert.equal(job.stdout.split(line).length - 1, 3, job.stdout);
+        }
         const summaries = await Promise.all(models.map((m) => readJson(`${dir}/${m}.json`)));
         for (const [i, s] of summaries.entries()) assert.equal(s.model.name, models[i]);
         for (const index of [0, 1]) {

@@ -78,7 +78,6 @@ tritonTest(
       "20",
       "--sequence-id-range",
       "1000:1999",
-      "--ignore-send-lag",
     ]);
     assert.equal(stream.stdout.match(/Request count: 20\n/g)?.length, 3, stream.stdout);
     // Plain HTTP at concurrency 2; the data's validation outputs are checked step by step.

@@ -37,17 +37,33 @@ export async function profileCommand(
   if (config.mpi === undefined) return await profileRank(config, { context });
   // Loaded for --enable-mpi only: the FFI binding, the window codec and the merge.
   const { MpiSession } = await import("../mpi/session.ts");
-  const mpi = await MpiSession.open(config.mpi);
-  const outcome = await profileRank(config, { context, mpi });
+  let level = "";
+  const mpi: MpiSession = await MpiSession.open({
+    ...config.mpi,
+    // -v, as perf_analyzer: the line scripts wait for, printed by every reporting rank.
+    onStable: () => {
+      if (config.verbose > 0 && mpi.reports) {
+        console.log(`${ALL_STABLE} (${mpi.comm.size} ranks, ${level})`);
+      }
+    },
+  });
+  const outcome = await profileRank(config, {
+    context,
+    mpi,
+    onLevel: (value) => level = `${loadMode(config.loadMode).reportAs.replace("_", " ")} ${value}`,
+  });
   await mpi.close();
   return outcome;
 }
 
+/** perf_analyzer's words once every rank of an MPI job is stable at a level. */
+const ALL_STABLE = "All models on all MPI ranks are stable";
+
 async function profileRank(
   config: ProfilePlan,
-  options: { context: CommandContext; mpi?: MpiSession },
+  options: { context: CommandContext; mpi?: MpiSession; onLevel?: (value: number) => void },
 ): Promise<Outcome> {
-  const { context, mpi } = options;
+  const { context, mpi, onLevel } = options;
   if (mpi && !mpi.reports) return await shardRank(config, mpi);
   checkOutputs(reportTargets(config));
   const interrupt = new Interrupt();
@@ -69,7 +85,9 @@ async function profileRank(
   try {
     const outcome = await runProfile(config, {
       interrupt,
-      events: mpi ? mpiEvents(report.events, { mpi, verbose: config.verbose }) : report.events,
+      events: mpi
+        ? mpiEvents(report.events, { mpi, verbose: config.verbose, onLevel })
+        : report.events,
       ...(mpi ? { rank: { coordinator: mpi.coordinator, part: mpi.part } } : {}),
     });
     report.finish(outcome.note);
@@ -137,10 +155,17 @@ async function shardRank(config: ProfilePlan, mpi: MpiSession): Promise<Outcome>
 }
 
 /** A reporting rank's events: the job described first, then (--shard) each level's ranks. */
-function mpiEvents(events: RunEvents, options: { mpi: MpiSession; verbose: number }): RunEvents {
+function mpiEvents(
+  events: RunEvents,
+  options: { mpi: MpiSession; verbose: number; onLevel?: (value: number) => void },
+): RunEvents {
   const { mpi } = options;
   return {
     ...events,
+    levelStart: (value) => {
+      options.onLevel?.(value);
+      events.levelStart?.(value);
+    },
     ready: (info) => {
       console.log(mpi.describe());
       if (options.verbose > 0) console.log(mpi.describeClocks());

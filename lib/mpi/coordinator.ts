@@ -22,11 +22,14 @@ import { decodeWindow, encodeWindow } from "./window_codec.ts";
 export class MpiCoordinator implements LevelCoordinator {
   readonly comm: Communicator;
   readonly shard: boolean;
+  readonly #onStable: (() => void) | undefined;
   #ended = false;
 
-  constructor(comm: Communicator, options: { shard: boolean }) {
+  /** `onStable` runs on this rank each time the ranks agree that all of them are stable. */
+  constructor(comm: Communicator, options: { shard: boolean; onStable?: () => void }) {
     this.comm = comm;
     this.shard = options.shard;
+    this.#onStable = options.onStable;
   }
 
   async begin(): Promise<void> {
@@ -61,6 +64,7 @@ export class MpiCoordinator implements LevelCoordinator {
       new Float64Array([verdict.stable ? 0 : 1, verdict.stop ? 1 : 0]),
       "max",
     );
+    if (unstable === 0) this.#onStable?.();
     return { stable: unstable === 0, stop: stop > 0 };
   }
 

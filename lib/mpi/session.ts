@@ -13,7 +13,10 @@ export class MpiSession {
   /** Each rank's wall clock minus rank 0's, milliseconds, read at start. */
   readonly offsetsMs: readonly number[];
 
-  static async open(options: { library?: string; shard: boolean }): Promise<MpiSession> {
+  /** `onStable`: see MpiCoordinator. */
+  static async open(
+    options: { library?: string; shard: boolean; onStable?: () => void },
+  ): Promise<MpiSession> {
     const comm = openMpi(options.library === undefined ? {} : { library: options.library });
     return new MpiSession(new MpiCoordinator(comm, options), await clockOffsets(comm));
   }
