@@ -144,6 +144,7 @@ export function parseProtocol(
       "request-rate-range",
       "request-intervals",
       "fixed-schedule",
+      "session-concurrency",
     ]);
     if (others.length > 0) {
       errors.push(

@@ -60,7 +60,12 @@ type LoadOptions = Omit<
 function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
   const fixedSchedule = r.flag("fixed-schedule");
   const older = OLDER_CONCURRENCY.filter((name) => raw.has(name));
-  const modes = ["concurrency-range", "request-rate-range", "request-intervals"]
+  const modes = [
+    "concurrency-range",
+    "request-rate-range",
+    "request-intervals",
+    "session-concurrency",
+  ]
     .filter((name) => raw.has(name))
     .concat(fixedSchedule ? ["fixed-schedule"] : [])
     .concat(older.length > 0 ? [older[0]] : []);
@@ -86,6 +91,9 @@ function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
     requestDistribution: r.string("request-distribution") as "constant" | "poisson",
     requestIntervals,
     fixedSchedule,
+    sessionConcurrency: raw.has("session-concurrency")
+      ? r.bounded("session-concurrency", (n) => n >= 1, "an integer >= 1")
+      : undefined,
     maxInflight: r.bounded("max-inflight", (n) => n >= 1, "an integer >= 1"),
     sendBatchMs: r.bounded("send-batching", (n) => n >= 0, "a number >= 0"),
     workers: r.bounded("workers", (n) => n >= 1, "an integer >= 1"),
@@ -327,6 +335,7 @@ export function buildProfileConfig(raw: RawOptions): ProfilePlan {
     );
   }
   r.number("max-threads");
+  checkSessions(errors, config);
   checkWorkers(errors, config);
   checkMpi(errors, { config, raw });
   if (errors.length > 0) throw new UsageError(errors);
@@ -357,6 +366,32 @@ function checkMpi(errors: string[], options: { config: ProfilePlan; raw: RawOpti
     errors.push(
       "Option --shard can not be used with --periodic-concurrency-range: its sets of requests " +
         "wait for each other's responses, which one rank must see",
+    );
+  }
+}
+
+/** --session-concurrency: what its sessions need (perf_analyzer's rules, and one thread). */
+function checkSessions(errors: string[], config: ProfilePlan): void {
+  const n = config.sessionConcurrency;
+  if (n === undefined) return;
+  if (config.serviceKind !== "openai") {
+    errors.push("Option --session-concurrency needs --service-kind openai (chat sessions)");
+  }
+  if (config.inputData.paths.length === 0) {
+    errors.push(
+      'Option --session-concurrency needs --input-data: a JSON file whose entries give each turn a "session_id"',
+    );
+  }
+  if (config.workers > 1) {
+    errors.push(
+      `Option --session-concurrency can not be used with --workers ${config.workers}: each ` +
+        "session's turns wait for the previous answer, which one thread must see",
+    );
+  }
+  if (config.mpi?.shard) {
+    errors.push(
+      "Option --shard can not be used with --session-concurrency: each session's turns wait " +
+        "for the previous answer, which one rank must see",
     );
   }
 }

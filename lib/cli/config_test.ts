@@ -291,6 +291,37 @@ Deno.test("--periodic-concurrency-range needs gRPC streaming and an export file"
   ]);
 });
 
+Deno.test("--session-concurrency: OpenAI input data, one load mode, one thread", () => {
+  const openai = ["-m", "x", "--service-kind", "openai", "--endpoint", "v1/chat/completions"];
+  // genai-perf's command line: its --request-count and --stability-percentage are accepted.
+  const c = config(
+    ...openai,
+    ...["--input-data", "in.json", "--request-count", "10", "--stability-percentage", "999"],
+    ...["--session-concurrency", "2"],
+  );
+  assert.equal(c.sessionConcurrency, 2);
+  assert.equal(config("-m", "x").sessionConcurrency, undefined);
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--session-concurrency", "2")), [
+    "Option --session-concurrency needs --service-kind openai (chat sessions)",
+    'Option --session-concurrency needs --input-data: a JSON file whose entries give each turn a "session_id"',
+  ]);
+  assert.deepEqual(
+    usageErrors(() =>
+      config(
+        ...openai,
+        ...["--input-data", "in.json", "--session-concurrency", "0", "--concurrency-range", "2"],
+        ...["--workers", "2"],
+      )
+    ),
+    [
+      "Options --concurrency-range, --session-concurrency can not be used together: each chooses a load mode",
+      'Invalid value "0" for --session-concurrency: expected an integer >= 1',
+      "Option --session-concurrency can not be used with --workers 2: each session's turns wait " +
+      "for the previous answer, which one thread must see",
+    ],
+  );
+});
+
 Deno.test("the option table is consistent", () => {
   const names = new Set<string>();
   const shorts = new Set<string>();

@@ -251,7 +251,18 @@ const LONG: Record<string, Case> = {
     with: ["--input-data", "trace.json"],
     check: (p) => assert.ok(p.fixedSchedule && p.loadMode === "custom_intervals"),
   },
-  "session-concurrency": { pending: "multi-turn sessions: issue 30's genai-perf part" },
+  "session-concurrency": {
+    with: [
+      "--service-kind",
+      "openai",
+      "--endpoint",
+      "v1/chat/completions",
+      "--input-data",
+      "s.json",
+    ],
+    value: "4",
+    check: (p) => assert.equal(p.sessionConcurrency, 4),
+  },
   "grpc-method": {
     value: "pkg.Service/Method",
     refused: /^perf_analyzer's --service-kind dynamic_grpc and --grpc-method .* not supported: use/,

@@ -6,6 +6,7 @@ import { behindScheduleMessage } from "../load/levels.ts";
 import { loadMode } from "../load/modes/mod.ts";
 import { Interrupt } from "../measure/interrupt.ts";
 import { ReportSession } from "../profile/report_session.ts";
+import { exportedExperiment } from "../profile/sinks/export.ts";
 import { reportTargets } from "../profile/sinks/mod.ts";
 import { checkOutputs } from "../report/output_file.ts";
 import { type RunEvents, runProfile } from "../profile/run.ts";
@@ -136,8 +137,11 @@ async function shardRank(config: ProfilePlan, mpi: MpiSession): Promise<Outcome>
       ...(exporter
         ? {
           events: {
-            levelStart: (value) =>
-              exporter.beginExperiment(loadMode(config.loadMode).reportAs, value),
+            levelStart: (value) => {
+              const mode = loadMode(config.loadMode).reportAs;
+              const experiment = exportedExperiment(config, { mode, value });
+              exporter.beginExperiment(experiment.mode, experiment.value);
+            },
             requests: exporter,
           },
         }

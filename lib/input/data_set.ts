@@ -26,6 +26,10 @@ export interface DataStep {
   where: string;
   /** The step's "timestamp" in milliseconds (for --fixed-schedule), when the data gives one. */
   timestampMs?: number;
+  /** --session-concurrency: the conversation this step is a turn of (OpenAI data's "session_id"). */
+  sessionId?: string;
+  /** --session-concurrency: the pause after this turn's answer before the next turn (its "delay"). */
+  delayMs?: number;
 }
 
 export interface DataSet {

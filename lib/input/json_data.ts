@@ -43,7 +43,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function show(value: unknown): string {
+/** A JSON value for a message, cut at 40 characters. */
+export function show(value: unknown): string {
   const text = JSON.stringify(value, (_k, v) => typeof v === "bigint" ? v.toString() : v) ??
     String(value);
   return text.length > 40 ? `${text.slice(0, 40)}...` : text;
@@ -142,7 +143,8 @@ interface StepContext {
   options: LoadOptions;
 }
 
-function readTimestamp(value: unknown): number {
+/** A step's "timestamp": milliseconds >= 0, alone or as a one-element array. */
+export function readTimestamp(value: unknown): number {
   const ms = Array.isArray(value) && value.length === 1 ? value[0] : value;
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) {
     throw new InputError(`"timestamp" must be milliseconds >= 0, got ${show(value)}`);

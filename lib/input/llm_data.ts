@@ -1,7 +1,9 @@
 /**
  * Requests of OpenAI-compatible services (--service-kind openai): JSON bodies
  * from perf_analyzer's openai input data, `{"data": [{"payload": [{...}]},
- * ...]}` (one step per entry, sent round-robin), prompts from a JSONL file
+ * ...]}` (one step per entry, sent round-robin; an entry may also give its
+ * "timestamp" for --fixed-schedule, and its "session_id" and "delay" for
+ * --session-concurrency, as genai-perf writes them), prompts from a JSONL file
  * (--input-file, genai-perf's format: `{"text": "..."}` per line), or
  * synthetic prompts whose length in tokens of the run's tokenizer follows
  * --synthetic-input-tokens-mean/-stddev. Each step has one BYTES input,
@@ -9,11 +11,13 @@
  * embeddings, Triton's generate).
  */
 import { encodeBytesElements } from "./codec.ts";
-import { type DataSet, type DataStep, readDataFile } from "./data_set.ts";
+import { type DataSet, type DataStep, locate, readDataFile } from "./data_set.ts";
 import { InputError } from "./errors.ts";
 import { mulberry32, type Rng } from "./generate.ts";
+import { readTimestamp, show } from "./json_data.ts";
 import { JsonSyntaxError, parseDataJson } from "./_json_syntax.ts";
 import type { Tokenizer } from "./tokenizer.ts";
+import type { Tensor } from "../types/tensor.ts";
 
 /** The endpoints whose requests and answers inferperf knows (besides Triton's generate). */
 export const OPENAI_ENDPOINTS = [
@@ -81,14 +85,15 @@ const WORDS = (
 
 const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
 
-function stepOf(body: Record<string, unknown>, where: string): DataStep {
+/** The "payload" input holding `body` as JSON text. */
+export function payloadTensor(body: Record<string, unknown>): Tensor {
   // The data reader keeps integers beyond 2^53 exact as bigints: they go back out as written.
   const text = JSON.stringify(body, (_k, v) => typeof v === "bigint" ? rawJson(String(v)) : v);
-  return {
-    inputs: [{ name: PAYLOAD, datatype: "BYTES", shape: [1], data: encodeBytesElements([text]) }],
-    outputs: [],
-    where,
-  };
+  return { name: PAYLOAD, datatype: "BYTES", shape: [1], data: encodeBytesElements([text]) };
+}
+
+function stepOf(body: Record<string, unknown>, where: string): DataStep {
+  return { inputs: [payloadTensor(body)], outputs: [], where };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -113,15 +118,45 @@ async function loadPayloads(path: string, model: string): Promise<DataStep[]> {
   return root.data.map((entry, i) => {
     const where = `"${path}" data[${i}]`;
     const keys = isRecord(entry) ? Object.keys(entry) : [];
-    const payload = isRecord(entry) ? entry[PAYLOAD] : undefined;
-    const body = Array.isArray(payload) && payload.length === 1 ? payload[0] : payload;
-    if (keys.length !== 1 || !isRecord(body)) {
+    const body = isRecord(entry) ? single(entry[PAYLOAD]) : undefined;
+    if (!isRecord(body) || keys.some((key) => !ENTRY_FIELDS.has(key))) {
       throw new InputError(
-        `${where}: expected {"payload": [{...request body...}]}, one JSON object per request`,
+        `${where}: expected {"payload": [{...request body...}]}, one JSON object per request ` +
+          '(beside it only "timestamp", "session_id" and "delay")',
       );
     }
-    return stepOf(body.model === undefined ? { model, ...body } : body, where);
+    const step = stepOf(body.model === undefined ? { model, ...body } : body, where);
+    const { timestamp, session_id: session, delay } = entry as Record<string, unknown>;
+    locate(where, () => {
+      if (timestamp !== undefined) step.timestampMs = readTimestamp(timestamp);
+      if (session !== undefined) step.sessionId = readSessionId(session);
+      if (delay !== undefined) step.delayMs = readDelay(delay);
+    });
+    return step;
   });
+}
+
+/** An entry's fields: the body, and what perf_analyzer reads beside it (genai-perf writes them). */
+const ENTRY_FIELDS = new Set([PAYLOAD, "timestamp", "session_id", "delay"]);
+
+/** A value alone or as a one-element array, as genai-perf writes each field. */
+function single(value: unknown): unknown {
+  return Array.isArray(value) && value.length === 1 ? value[0] : value;
+}
+
+function readSessionId(value: unknown): string {
+  const id = single(value);
+  if (typeof id === "string" && id !== "") return id;
+  if (typeof id === "number" && Number.isInteger(id)) return String(id);
+  throw new InputError(`"session_id" must be a string, got ${show(value)}`);
+}
+
+function readDelay(value: unknown): number {
+  const ms = single(value);
+  if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 0) {
+    throw new InputError(`"delay" must be whole milliseconds >= 0, got ${show(value)}`);
+  }
+  return ms;
 }
 
 /** A standard normal sample (Box-Muller). */

@@ -1,7 +1,7 @@
 /**
  * What requests carry: the tensor codec, generated data, data files and
- * directories, LLM payloads and prompts, output validation, the requests of
- * a run (requests.ts) and the input part of a plan (plan.ts).
+ * directories, LLM payloads and prompts, chat sessions, output validation,
+ * the requests of a run (requests.ts) and the input part of a plan (plan.ts).
  * May import lib/types only.
  *
  * @module
@@ -17,4 +17,5 @@ export * from "./input_data.ts";
 export * from "./llm_data.ts";
 export type * from "./plan.ts";
 export * from "./requests.ts";
+export * from "./sessions.ts";
 export * from "./validation.ts";

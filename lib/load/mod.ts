@@ -2,8 +2,8 @@
  * Load generation: the load modes (modes/: a pure pacer or a concurrency
  * controller each, and a registry), the levels' loads of a run (levels.ts,
  * run alike on the main thread and in --workers threads), the closed and
- * open loops, schedules, the pacer and its alarm, sequences, the sweep over
- * levels, ranges and the load part of a plan (plan.ts).
+ * open loops, schedules, the pacer and its alarm, sequences, chat sessions,
+ * the sweep over levels, ranges and the load part of a plan (plan.ts).
  * May import lib/types, lib/input, lib/protocol and lib/measure; never
  * lib/report or lib/server, its siblings.
  *
@@ -21,5 +21,6 @@ export * from "./range.ts";
 export * from "./rate.ts";
 export * from "./schedule.ts";
 export * from "./sequences.ts";
+export * from "./sessions.ts";
 export * from "./split.ts";
 export * from "./sweep.ts";

@@ -31,6 +31,11 @@ export interface LoadPlan {
   fixedSchedule: boolean;
   /** --periodic-concurrency-range with --request-period (replaces the sweep). */
   periodic?: { range: Range; requestPeriod: number };
+  /**
+   * --session-concurrency: this many multi-turn sessions of the input data
+   * in flight (replaces the sweep; OpenAI chat only).
+   */
+  sessionConcurrency?: number;
   binarySearch: boolean;
   latencyThresholdMs: number;
   async: boolean;

@@ -1,7 +1,8 @@
 /**
  * One profiling run end to end: the plan (plan.ts, the stages' parts put
  * together), the run itself (run.ts: discover, build requests, sweep the
- * levels), its inputs, shared memory and trace settings, the --workers
+ * levels; periodic.ts and sessions.ts: the modes measured as one
+ * experiment), its inputs, shared memory and trace settings, the --workers
  * threads (workers/), and the report sinks (sinks/: one file each and a
  * registry) that ReportSession drives.
  * May import every folder below it: lib/types, input, protocol, measure,
@@ -12,6 +13,7 @@
 export * from "./inputs.ts";
 export * from "./model.ts";
 export * from "./periodic.ts";
+export * from "./sessions.ts";
 export type * from "./plan.ts";
 export * from "./report_session.ts";
 export * from "./run.ts";

@@ -25,6 +25,7 @@ import { loadInputs } from "./inputs.ts";
 import { discoverModel } from "./model.ts";
 import { runPeriodic } from "./periodic.ts";
 import type { ProfilePlan } from "./plan.ts";
+import { runSessions } from "./sessions.ts";
 import { openSharedMemory, type SharedMemorySession } from "./shared_memory.ts";
 import { updateTraceSettings } from "./trace.ts";
 
@@ -167,6 +168,24 @@ export async function runProfile(
       return { results: [result], server, model };
     }
     const tokens = await tokenSummaryOptions(config);
+    if (config.sessionConcurrency !== undefined) {
+      events.levelStart?.(config.sessionConcurrency);
+      const result = withMetrics(
+        await runSessions(client, {
+          ...config,
+          sessionConcurrency: config.sessionConcurrency,
+          dataSet: plan.dataSet,
+          interrupt,
+          sink: tracer,
+          newHistogram: events.newHistogram,
+          ...(tokens ? { tokens } : {}),
+        }),
+        scraper,
+      );
+      events.window?.(result.windows[0], { level: result.value, index: 0 });
+      events.level?.(result);
+      return { results: [result], server, model };
+    }
     const levels = { plan: config, model, ...inputs };
     const load = await planLoad(client, {
       ...levels,

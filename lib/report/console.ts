@@ -58,6 +58,8 @@ export interface Settings {
   warmupRequestCount?: number;
   /** --request-count: one window of exactly this many requests, no stabilization. */
   requestCount?: number;
+  /** --session-concurrency: every session once, measured whole (no request count, no stabilization). */
+  sessionConcurrency?: number;
 }
 
 const SERVICE_KINDS: Record<string, string> = {
@@ -81,7 +83,9 @@ export function formatSettings(settings: Settings): string {
   if (settings.warmupRequestCount) {
     out.push(`  Sending ${plural(settings.warmupRequestCount, "warmup request")}`);
   }
-  if (settings.requestCount) {
+  if (settings.sessionConcurrency) {
+    out.push(`  Running ${plural(settings.sessionConcurrency, "session")} at a time`);
+  } else if (settings.requestCount) {
     out.push(`  Sending ${plural(settings.requestCount, "benchmark request")}`);
   } else {
     out.push(`  Using "${settings.measurementMode}" mode for stabilization`);
@@ -141,6 +145,8 @@ export interface LevelFormatOptions {
    * (perf_analyzer reports no level in this mode; the heading says what ran).
    */
   periodic?: { range: { start: number; end: number; step: number }; requestPeriod: number };
+  /** --session-concurrency: the result is every session of the input data. */
+  sessionConcurrency?: number;
 }
 
 /** The level's heading; perf_analyzer prints none for --request-intervals. */
@@ -152,6 +158,7 @@ function heading(result: LevelResult, options: LevelFormatOptions): string[] {
       `Periodic concurrency: ${start}:${end}:${step}, request period ${periodic.requestPeriod}`,
     ];
   }
+  if (options.sessionConcurrency) return [`Session concurrency: ${options.sessionConcurrency}`];
   if (result.mode === "concurrency") return [`Request concurrency: ${result.value}`];
   if (result.mode === "request_rate") {
     return [`Request Rate: ${formatGeneral(result.value)} inference requests per seconds`];

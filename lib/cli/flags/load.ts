@@ -57,6 +57,15 @@ export const LOAD: readonly OptionDef[] = [
     help: "Responses every request of the latest set must receive before the next set launches.",
   },
   {
+    name: "session-concurrency",
+    type: "int",
+    perfAnalyzer: true,
+    group: "Load",
+    valueName: "N",
+    help:
+      'Multi-turn chat sessions (--service-kind openai): run every session of the --input-data once, N at a time. Entries with the same "session_id" are its turns, in order; each turn carries the history (earlier turns and their answers) and goes after the previous answer and its "delay" (ms). Measured as one window.',
+  },
+  {
     name: "fixed-schedule",
     perfAnalyzer: true,
     type: "boolean",

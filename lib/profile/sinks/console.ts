@@ -88,6 +88,7 @@ class ConsoleSink implements ReportSink {
       percentile: this.#plan.percentile,
       decoupled: this.#decoupled,
       periodic: this.#plan.periodic,
+      sessionConcurrency: this.#plan.sessionConcurrency,
       metrics: result.metrics,
     }));
   }

@@ -1,6 +1,22 @@
 /** --profile-export-file: every request of the run, written as it goes (perf_analyzer's format). */
 import denoConfig from "../../../deno.json" with { type: "json" };
+import type { LoadMode } from "../../types/results.ts";
+import type { ProfilePlan } from "../plan.ts";
 import type { SinkDef } from "./sink.ts";
+
+/**
+ * The experiment a level is exported as: --fixed-schedule and
+ * --session-concurrency run one that perf_analyzer files as request rate 0
+ * (its profile data collector's mode for both), and genai-perf looks it up
+ * under that.
+ */
+export function exportedExperiment(
+  plan: Pick<ProfilePlan, "fixedSchedule" | "sessionConcurrency">,
+  level: { mode: LoadMode; value: number },
+): { mode: LoadMode; value: number } {
+  const single = plan.fixedSchedule || plan.sessionConcurrency !== undefined;
+  return single ? { mode: "request_rate", value: 0 } : level;
+}
 
 export const exportSink: SinkDef = {
   wanted: (plan) => Boolean(plan.profileExportFile),
@@ -13,7 +29,10 @@ export const exportSink: SinkDef = {
     const { ProfileExportWriter } = await import("../../report/export.ts");
     const writer = new ProfileExportWriter(plan.profileExportFile!);
     return {
-      levelStart: (value) => writer.beginExperiment(mode, value),
+      levelStart: (value) => {
+        const experiment = exportedExperiment(plan, { mode, value });
+        writer.beginExperiment(experiment.mode, experiment.value);
+      },
       window: (window) => writer.addWindow(window),
       level: (result) => {
         if (result.openLoop?.behindSchedule) writer.markBehindSchedule();
