@@ -71,7 +71,7 @@ export async function llmStream(options: LlmStreamOptions): Promise<CaseResult> 
     const serverItl = percentile(written.itls, 99);
     const serverGap = percentile(written.gaps, 99);
     const addedItl = llm.inter_token_latency_ms.p99 - serverItl;
-    const addedGap = llm.inter_token_gap_ms.p99 - serverGap;
+    const addedGap = llm.inter_chunk_latency_ms.p99 - serverGap;
     const label = `c=${options.concurrency}, ${options.tokens} tokens at ${options.itlMs} ms`;
     const rows: BenchRow[] = [
       {
@@ -97,7 +97,7 @@ export async function llmStream(options: LlmStreamOptions): Promise<CaseResult> 
         unit: "ms",
         inferperf: addedGap,
         note: `every token-to-token gap: client p99 ${
-          llm.inter_token_gap_ms.p99.toFixed(3)
+          llm.inter_chunk_latency_ms.p99.toFixed(3)
         } ms, server's own ${serverGap.toFixed(3)} ms`,
       },
     ];

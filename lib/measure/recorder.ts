@@ -53,6 +53,10 @@ function emptyTokens(): TokenWindowData {
     usageTokens: [],
     texts: [],
     inputTokens: [],
+    serverInputTokens: [],
+    reasoningUsage: [],
+    reasoningChunks: [],
+    reasoningTexts: [],
     sendLagUs: [],
     gapsUs: [],
     gapSumUs: [],
@@ -69,19 +73,26 @@ function recordTokens(w: WindowData, timing: TokenTiming, intendedMs: number | u
   const start = timing.start;
   const streamed = timing.streamed !== false;
   const first = timing.firstResponse;
+  const second = timing.secondResponse;
   const times = timing.chunkTimes;
   t.ttftUs.push(streamed && first !== undefined ? (first - start) * 1000 : NaN);
+  // genai-perf and AIPerf: the second token's time after the first, not after the send.
   t.ttstUs.push(
-    streamed && times !== undefined && times.length > 1 ? (times[1] - start) * 1000 : NaN,
+    streamed && first !== undefined && second !== undefined ? (second - first) * 1000 : NaN,
   );
-  t.latencyUs.push((timing.end - start) * 1000);
-  // Without the list (worker threads) the stream ran to the end of the request.
-  const last = times === undefined ? timing.end : times[times.length - 1];
+  // Both peers end the request at its last output (the usage chunk and [DONE] come after).
+  const last = streamed ? timing.lastResponse ?? timing.end : timing.end;
+  t.latencyUs.push((last - start) * 1000);
   t.streamUs.push(streamed && first !== undefined ? (last - first) * 1000 : NaN);
   t.chunks.push(timing.responses);
   t.usageTokens.push(timing.usage ? timing.outputTokens : -1);
   t.texts.push(timing.usage ? undefined : timing.outputText);
   t.inputTokens.push(timing.inputTokens);
+  t.serverInputTokens.push(timing.serverInputTokens ?? -1);
+  const reasoningUsage = timing.reasoningUsage ?? -1;
+  t.reasoningUsage.push(reasoningUsage);
+  t.reasoningChunks.push(timing.reasoningChunks ?? 0);
+  t.reasoningTexts.push(reasoningUsage >= 0 ? undefined : timing.reasoningText || undefined);
   t.sendLagUs.push(intendedMs === undefined ? NaN : (start - intendedMs) * 1000);
   if (streamed && times !== undefined) {
     for (let i = 1; i < times.length; i++) {

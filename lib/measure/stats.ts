@@ -23,6 +23,20 @@ export function percentile(sortedUs: ArrayLike<number>, p: number): number {
   return sortedUs[Math.floor((p / 100) * (sortedUs.length - 1) + 0.5)];
 }
 
+/**
+ * The p-th percentile of ascending samples interpolated linearly between the
+ * two nearest ranks (index p/100 x (n-1)): numpy's default, which genai-perf
+ * and AIPerf report their LLM metrics with.
+ */
+export function interpolatedPercentile(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) throw new RangeError("Cannot take a percentile of no samples");
+  if (!(p >= 0 && p <= 100)) throw new RangeError(`Percentile "${p}" is outside 0..100`);
+  const at = (p / 100) * (sorted.length - 1);
+  const below = Math.floor(at);
+  const above = Math.min(below + 1, sorted.length - 1);
+  return sorted[below] + (sorted[above] - sorted[below]) * (at - below);
+}
+
 /** Arithmetic mean; 0 for no samples. */
 export function mean(values: ArrayLike<number>): number {
   if (values.length === 0) return 0;
@@ -40,6 +54,14 @@ export function sampleStdDev(values: ArrayLike<number>, average = mean(values)):
   let squares = 0;
   for (let i = 0; i < values.length; i++) squares += (values[i] - average) ** 2;
   return Math.sqrt(squares / (values.length - 1));
+}
+
+/** Population (n) standard deviation, numpy's default (genai-perf's and AIPerf's). */
+export function populationStdDev(values: ArrayLike<number>, average = mean(values)): number {
+  if (values.length === 0) return 0;
+  let squares = 0;
+  for (let i = 0; i < values.length; i++) squares += (values[i] - average) ** 2;
+  return Math.sqrt(squares / values.length);
 }
 
 /** The `values` of every window in one ascending array. */

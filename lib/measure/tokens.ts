@@ -1,13 +1,18 @@
 /**
- * LLM metrics of token-streaming requests, as genai-perf and AIPerf define
- * them: time to first and second token, inter-token latency (per request
- * (last - first) / (tokens - 1), and every gap), request latency, sequence
- * lengths, token throughput (aggregate and per user) and goodput. Computed
- * when a level ends from the windows' raw figures, so that a tokenizer can
- * count response texts off the request loop.
+ * LLM metrics of token-streaming requests, defined as genai-perf
+ * (genai_perf/profile_data_parser/llm_profile_data_parser.py) and AIPerf
+ * (aiperf/metrics/types/) define them: time to first token (send to first
+ * output), time to second token (first output to second), inter-token latency
+ * ((request latency - TTFT) / (output tokens - 1)), request latency (send to
+ * last output), sequence lengths (the prompt's own tokens), token throughput,
+ * per-user throughput (1 / ITL of each request), prefill throughput
+ * (ISL / TTFT), inter-chunk latency (every gap), reasoning tokens and goodput;
+ * statistics as numpy takes them. Computed when a level ends from the
+ * windows' raw figures, so that a tokenizer can count response texts off the
+ * request loop.
  */
 import type { Tokenizer } from "../input/tokenizer.ts";
-import { mean, percentile, sampleStdDev } from "./stats.ts";
+import { interpolatedPercentile, mean, populationStdDev } from "./stats.ts";
 import type {
   Distribution,
   GoodputObjective,
@@ -24,7 +29,11 @@ export const LLM_PERCENTILES: readonly number[] = [1, 5, 10, 25, 50, 75, 90, 95,
 /** Points of the TTFT-vs-input-length scatter kept per level. */
 const SCATTER_POINTS = 2000;
 
-/** avg, std, min, max and percentiles of `values`, ignoring NaN; undefined when none remain. */
+/**
+ * avg, std, min, max and percentiles of `values`, ignoring NaN, as
+ * genai-perf's Statistics and AIPerf's MetricArray take them (numpy: linear
+ * percentiles, population standard deviation); undefined when none remain.
+ */
 export function distribution(
   values: readonly Samples[],
   percentiles: readonly number[],
@@ -39,10 +48,10 @@ export function distribution(
   const avg = mean(sorted);
   return {
     avg,
-    std: count > 1 ? sampleStdDev(sorted, avg) : 0,
+    std: populationStdDev(sorted, avg),
     min: sorted[0],
     max: sorted[count - 1],
-    percentiles: new Map(percentiles.map((p) => [p, percentile(sorted, p)])),
+    percentiles: new Map(percentiles.map((p) => [p, interpolatedPercentile(sorted, p)])),
   };
 }
 
@@ -62,10 +71,23 @@ interface Requests {
   itlUs: Float64Array;
   outputTokens: Float64Array;
   inputTokens: Float64Array;
+  serverInputTokens: Float64Array;
+  reasoningTokens: Float64Array;
   perUser: Float64Array;
+  prefill: Float64Array;
   sendLagUs: Float64Array;
   outputSources: TokenSources;
   inputSources: TokenSources;
+  /** Requests whose answer carried reasoning. */
+  reasoning: number;
+}
+
+/** A request's reasoning tokens: the usage's, else the tokenizer's count, else its chunks. */
+function reasoningOf(t: TokenWindowData, j: number, tokenizer: Tokenizer | undefined): number {
+  if (t.reasoningUsage[j] >= 0) return t.reasoningUsage[j];
+  const text = t.reasoningTexts[j];
+  if (tokenizer !== undefined && text !== undefined) return tokenizer.count(text);
+  return t.reasoningChunks[j];
 }
 
 function perRequest(
@@ -81,10 +103,14 @@ function perRequest(
     itlUs: new Float64Array(n),
     outputTokens: new Float64Array(n),
     inputTokens: new Float64Array(n),
+    serverInputTokens: new Float64Array(n),
+    reasoningTokens: new Float64Array(n),
     perUser: new Float64Array(n),
+    prefill: new Float64Array(n),
     sendLagUs: new Float64Array(n),
     outputSources: { usage: 0, tokenizer: 0, none: 0 },
     inputSources: { usage: 0, tokenizer: 0, none: 0 },
+    reasoning: 0,
   };
   let i = 0;
   for (const t of tokens) {
@@ -101,18 +127,32 @@ function perRequest(
         output = t.chunks[j];
         r.outputSources.none++;
       }
-      const input = t.inputTokens[j];
-      if (input < 0) r.inputSources.none++;
-      else if (t.usageTokens[j] >= 0) r.inputSources.usage++;
-      else r.inputSources.tokenizer++;
-      r.ttftUs[i] = t.ttftUs[j];
+      // ISL is the prompt's own count; the server's (chat template included) only without one.
+      const server = t.serverInputTokens[j];
+      let input = t.inputTokens[j];
+      if (input >= 0) r.inputSources.tokenizer++;
+      else if (server >= 0) {
+        input = server;
+        r.inputSources.usage++;
+      } else r.inputSources.none++;
+      const ttft = t.ttftUs[j];
+      const latency = t.latencyUs[j];
+      r.ttftUs[i] = ttft;
       r.ttstUs[i] = t.ttstUs[j];
-      r.latencyUs[i] = t.latencyUs[j];
-      // Gaps are seen only when the tokens arrived in several chunks.
-      r.itlUs[i] = output > 1 && t.chunks[j] > 1 ? t.streamUs[j] / (output - 1) : NaN;
+      r.latencyUs[i] = latency;
+      // genai-perf asks for two chunks as well as two tokens (an answer in one piece has no gap).
+      const itl = output > 1 && t.chunks[j] > 1 ? (latency - ttft) / (output - 1) : NaN;
+      r.itlUs[i] = itl;
+      r.perUser[i] = itl > 0 ? 1e6 / itl : NaN;
       r.outputTokens[i] = output;
       r.inputTokens[i] = input < 0 ? NaN : input;
-      r.perUser[i] = output > 0 ? output / (t.latencyUs[j] / 1e6) : NaN;
+      r.serverInputTokens[i] = server < 0 ? NaN : server;
+      r.prefill[i] = input < 0 || !(ttft > 0) ? NaN : input / (ttft / 1e6);
+      const reasoning = t.reasoningChunks[j] > 0 || t.reasoningUsage[j] > 0
+        ? reasoningOf(t, j, tokenizer)
+        : NaN;
+      r.reasoningTokens[i] = reasoning;
+      if (!Number.isNaN(reasoning)) r.reasoning++;
       r.sendLagUs[i] = t.sendLagUs[j];
     }
   }
@@ -128,14 +168,15 @@ const OBJECTIVE_VALUES: Record<GoodputObjective["metric"], (r: Requests, i: numb
 };
 
 /**
- * Whether request `i` met every objective. A figure the request lacks (no
- * second token, one token so no gap) cannot miss its objective, as in
- * genai-perf, which has no value to compare either.
+ * Whether request `i` met every objective. A request without the figure (no
+ * second token, one token so no inter-token latency) is not good: AIPerf's
+ * GoodRequestCountMetric fails it, and genai-perf's LLMGoodputCalculator
+ * counts only the requests that have every figure.
  */
 function isGood(r: Requests, i: number, objectives: readonly GoodputObjective[]): boolean {
   for (const o of objectives) {
     const value = OBJECTIVE_VALUES[o.metric](r, i);
-    if (Number.isNaN(value)) continue;
+    if (Number.isNaN(value)) return false;
     const met = o.metric === "output_token_throughput_per_user"
       ? value >= o.value
       : value <= o.value;
@@ -174,7 +215,9 @@ function gapsByPosition(tokens: readonly TokenWindowData[]): number[] | undefine
 
 /**
  * The LLM summary of windows, or undefined when they hold no token-streaming
- * request. Rates divide by the windows' summed duration.
+ * request. Rates divide by the windows' summed duration: the peers' benchmark
+ * duration (first send to last answer) is that of the level's measurement; a
+ * --request-count window runs exactly from the first send to the last answer.
  */
 export function summarizeTokens(
   windows: readonly WindowData[],
@@ -208,10 +251,13 @@ export function summarizeTokens(
     timeToFirstTokenUs: of(r.ttftUs),
     timeToSecondTokenUs: of(r.ttstUs),
     interTokenLatencyUs: of(r.itlUs),
-    tokenGapUs: distribution(tokens.map((t) => t.gapsUs), wanted),
+    interChunkLatencyUs: distribution(tokens.map((t) => t.gapsUs), wanted),
     gapByPositionUs: gapsByPosition(tokens),
     inputSequenceLength: of(r.inputTokens),
+    serverInputSequenceLength: of(r.serverInputTokens),
     outputTokenThroughputPerUser: of(r.perUser),
+    prefillThroughput: of(r.prefill),
+    reasoningTokenCount: r.reasoning > 0 ? of(r.reasoningTokens) : undefined,
     ttftByInput: scatter(r),
   };
   for (const [key, value] of Object.entries(optional)) {
@@ -234,9 +280,7 @@ export function summarizeTokens(
       requestLatencyUs: of(shifted(r.latencyUs, r.sendLagUs))!,
     };
     const ttft = of(shifted(r.ttftUs, r.sendLagUs));
-    const ttst = of(shifted(r.ttstUs, r.sendLagUs));
     if (ttft) corrected.timeToFirstTokenUs = ttft;
-    if (ttst) corrected.timeToSecondTokenUs = ttst;
     summary.corrected = corrected;
   }
   return summary;

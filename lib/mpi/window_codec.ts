@@ -82,7 +82,7 @@ function revivedTokens(tokens: TokenWindowData): TokenWindowData {
   const revived = { ...tokens };
   for (const [key, values] of Object.entries(tokens)) {
     const list = values as unknown[];
-    (revived as Record<string, unknown>)[key] = key === "texts"
+    (revived as Record<string, unknown>)[key] = key === "texts" || key === "reasoningTexts"
       ? list.map((v) => v ?? undefined)
       : list.map((v) => v ?? NaN);
   }

@@ -71,12 +71,18 @@ export function payloadOf(request: InferRequest): string {
 
 const nonEmpty = (value: unknown) => typeof value === "string" && value !== "";
 
+/** Where outputOf puts the reasoning part of what it returns. */
+interface Reasoning {
+  text: string;
+}
+
 /**
- * The output a chunk or answer carries: completion `text`, chat `content` (or
- * `reasoning_content`) of a delta or message, generate's `text_output`; an
- * embeddings answer's vectors count as output without text. "" when none.
+ * The output a chunk or answer carries: completion `text`, chat `content` and
+ * `reasoning_content` of a delta or message (the latter also in
+ * `reasoning.text`), generate's `text_output`; an embeddings answer's vectors
+ * count as output without text. "" when none.
  */
-function outputOf(body: JsonObject): string {
+function outputOf(body: JsonObject, reasoning: Reasoning): string {
   if (nonEmpty(body.text_output)) return body.text_output as string;
   const choices = body.choices;
   if (!Array.isArray(choices)) return Array.isArray(body.data) && body.data.length > 0 ? " " : "";
@@ -87,7 +93,10 @@ function outputOf(body: JsonObject): string {
     const part = isObject(choice.delta) ? choice.delta : choice.message;
     if (!isObject(part)) continue;
     if (nonEmpty(part.content)) text += part.content;
-    if (nonEmpty(part.reasoning_content)) text += part.reasoning_content;
+    if (nonEmpty(part.reasoning_content)) {
+      text += part.reasoning_content;
+      reasoning.text += part.reasoning_content;
+    }
   }
   return text;
 }
@@ -131,6 +140,7 @@ class OpenAiSession implements InferSession {
   readonly #needsDone: boolean;
   readonly #embeddings: boolean;
   readonly #tokenizer: Tokenizer | undefined;
+  readonly #reasoning: Reasoning = { text: "" };
 
   constructor(
     connection: Http1Connection,
@@ -161,9 +171,15 @@ class OpenAiSession implements InferSession {
     t.outputTokens = 0;
     t.inputTokens = request instanceof PreparedLlmRequest ? request.inputTokens : -1;
     t.usage = false;
+    t.serverInputTokens = -1;
+    t.secondResponse = undefined;
+    t.lastResponse = undefined;
+    t.reasoningChunks = 0;
+    t.reasoningUsage = -1;
     if (t.chunkTimes === undefined) t.chunkTimes = [];
     else t.chunkTimes.length = 0;
     t.outputText = this.#keepText ? "" : undefined;
+    t.reasoningText = t.outputText;
     if (options?.decodeOutputs === true) {
       if (t.chunkTokens === undefined) t.chunkTokens = [];
       else t.chunkTokens.length = 0;
@@ -237,12 +253,20 @@ class OpenAiSession implements InferSession {
       this.#error ??= error;
       return;
     }
-    const output = outputOf(body);
+    const reasoning = this.#reasoning;
+    reasoning.text = "";
+    const output = outputOf(body, reasoning);
     if (output !== "") {
       if (t.responses === 0) t.firstResponse = now;
+      else if (t.responses === 1) t.secondResponse = now;
+      t.lastResponse = now;
       t.responses++;
       t.chunkTimes!.push(now);
       if (t.outputText !== undefined) t.outputText += output;
+      if (reasoning.text !== "") {
+        t.reasoningChunks!++;
+        if (t.reasoningText !== undefined) t.reasoningText += reasoning.text;
+      }
       t.chunkTokens?.push(this.#tokenizer === undefined ? 1 : this.#tokenizer.count(output));
       this.#options?.onResponse?.();
     }
@@ -251,7 +275,11 @@ class OpenAiSession implements InferSession {
       // Embeddings answers count only prompt tokens.
       t.usage = true;
       t.outputTokens = typeof usage.completion_tokens === "number" ? usage.completion_tokens : 0;
-      t.inputTokens = usage.prompt_tokens;
+      t.serverInputTokens = usage.prompt_tokens;
+      const details = usage.completion_tokens_details;
+      if (isObject(details) && typeof details.reasoning_tokens === "number") {
+        t.reasoningUsage = details.reasoning_tokens;
+      }
     }
   }
 }

@@ -10,6 +10,7 @@ import type { InferRequest } from "../types/tensor.ts";
 const MODELS: ModelConfig[] = [
   { name: "llm", llm: { ttft_ms: 10, itl_ms: 2, output_tokens: 5 } },
   { name: "closing", llm: { ttft_ms: 1, itl_ms: 1, output_tokens: 3, close_after_stream: true } },
+  { name: "thinking", llm: { ttft_ms: 1, itl_ms: 1, output_tokens: 5, reasoning_tokens: 3 } },
 ];
 
 function payload(body: Record<string, unknown>): InferRequest {
@@ -66,7 +67,10 @@ Deno.test("a streamed chat answer: first token, token chunks, usage and the even
     assert.equal(responses, 5);
     assert.equal(timing.usage, true);
     assert.equal(timing.outputTokens, 5);
-    assert.equal(timing.inputTokens, 3);
+    assert.equal(timing.inputTokens, -1, "no tokenizer counted the prompt");
+    assert.equal(timing.serverInputTokens, 3 + 28, "the prompt and llama.cpp's chat template");
+    assert.equal(timing.secondResponse, timing.chunkTimes![1]);
+    assert.equal(timing.lastResponse, timing.chunkTimes![4]);
     const ttft = timing.firstResponse! - timing.start;
     assert.ok(ttft >= 9, `time to first token ${ttft} ms`);
     // The server never sends the last token early (a late timer can bunch tokens together).
@@ -99,9 +103,36 @@ Deno.test("streamed completions without usage count chunks; answers at once coun
     assert.equal(timing.firstResponse, timing.end, "the first token arrives with the answer");
     assert.equal(timing.usage, true);
     assert.equal(timing.outputTokens, 8, "ignore_eos gives exactly max_tokens");
-    assert.equal(timing.inputTokens, 2);
+    assert.equal(timing.serverInputTokens, 2);
     session.close();
   });
+});
+
+Deno.test("reasoning_content chunks are output, counted apart with their text", async () => {
+  const words = { name: "words", count: () => 0, encode: () => [], decode: () => "" };
+  const server = await startServer({ models: MODELS });
+  const client = new OpenAiClient({
+    url: server.addr,
+    endpoint: "v1/chat/completions",
+    tokenizer: words,
+  });
+  try {
+    const session = await client.openSession();
+    const timing = newTiming();
+    await session.infer(
+      client.prepare(payload({ ...chat({ stream: true }), model: "thinking" })),
+      timing,
+    );
+    assert.equal(timing.responses, 5, "reasoning and content chunks are tokens alike");
+    assert.equal(timing.reasoningChunks, 3);
+    assert.equal(timing.reasoningText, "the quick brown");
+    assert.equal(timing.outputText, "the quick brown dog and");
+    assert.equal(timing.reasoningUsage, -1, "no completion_tokens_details, as llama.cpp");
+    session.close();
+  } finally {
+    await client.close();
+    await server.close();
+  }
 });
 
 Deno.test("a server that closes the connection after each stream is handled", async () => {

@@ -1,7 +1,8 @@
 /**
  * The profile export's token counts of LLM requests, kept in columns beside
  * the writer's own until a flush serializes them: tokens per response, per
- * request, and whether the server's usage field gave them.
+ * request, and whether the server's usage field gave them; the server's count
+ * of the prompt and the responses that carried reasoning.
  */
 import { isTokenTiming, type RequestTiming } from "../types/timing.ts";
 
@@ -10,6 +11,9 @@ export class TokenColumns {
   readonly #output: number[] = [];
   readonly #input: number[] = [];
   readonly #usage: boolean[] = [];
+  /** The server's prompt tokens (-1: none) and the chunks with reasoning, per record. */
+  readonly #serverInput: number[] = [];
+  readonly #reasoningChunks: number[] = [];
   /** Tokens of each response, in the order of the writer's response times; NaN where not counted. */
   readonly #perResponse: number[] = [];
 
@@ -30,6 +34,8 @@ export class TokenColumns {
     this.#output.push(output);
     this.#input.push(tokens?.inputTokens ?? NaN);
     this.#usage.push(tokens?.usage ?? false);
+    this.#serverInput.push(tokens?.serverInputTokens ?? -1);
+    this.#reasoningChunks.push(tokens?.reasoningChunks ?? 0);
   }
 
   /** The JSON fields of record `i`, whose responses start at `first`; "" for other requests. */
@@ -41,6 +47,10 @@ export class TokenColumns {
     json += `,"output_token_count":${output}`;
     const input = this.#input[i];
     if (input >= 0) json += `,"input_token_count":${input}`;
+    const server = this.#serverInput[i];
+    if (server >= 0) json += `,"server_input_token_count":${server}`;
+    const reasoning = this.#reasoningChunks[i];
+    if (reasoning > 0) json += `,"reasoning_response_count":${reasoning}`;
     return `${json},"token_count_source":"${this.#usage[i] ? "usage" : "client"}"`;
   }
 
@@ -48,6 +58,8 @@ export class TokenColumns {
     this.#output.length = 0;
     this.#input.length = 0;
     this.#usage.length = 0;
+    this.#serverInput.length = 0;
+    this.#reasoningChunks.length = 0;
     this.#perResponse.length = 0;
   }
 }

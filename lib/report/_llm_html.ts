@@ -49,12 +49,12 @@ export const LLM_SECTIONS: ReadonlyArray<readonly [string, string, string]> = [
   [
     "llm-latency",
     "Request latency",
-    "Distribution of the request latency (send to last token) at each level.",
+    "Distribution of the request latency (send to last output) at each level.",
   ],
   [
     "llm-itl-position",
-    "Inter-token latency by token position",
-    "Mean gap between token N and token N + 1 over the level's requests.",
+    "Inter-chunk latency by position",
+    "Mean gap between chunk N and chunk N + 1 over the level's requests (one token per chunk: the inter-token gap).",
   ],
   [
     "llm-throughput",

@@ -575,6 +575,8 @@ export interface ExportedRequest {
   response_token_counts?: number[];
   output_token_count?: number;
   input_token_count?: number;
+  server_input_token_count?: number;
+  reasoning_response_count?: number;
   token_count_source?: "usage" | "client";
 }
 

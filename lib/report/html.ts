@@ -2,13 +2,14 @@
  * --report-html: one self-contained HTML file (inline data, style and
  * script; no network access when opened) with the throughput-vs-latency
  * curve, the stacked latency components of each level, latency percentiles
- * per level and the per-window time series.
+ * per level, the per-window time series and, for LLM runs, every LLM metric.
  */
 import { LatencyHistogram, windowFigures, windowHistogram } from "../measure/histogram.ts";
 import type { LevelResult, LoadMode } from "../types/results.ts";
 import { chartSection as section, escapeHtml, htmlPage, SCRIPT } from "./html_template.ts";
 import { latencyComponents, reportedWindows } from "./components.ts";
 import { LLM_SECTIONS, type LlmChartData, llmChartData } from "./_llm_html.ts";
+import { LLM_METRICS, llmSystemMetrics, metricTitle, statistic } from "./llm_table.ts";
 import { formatGeneral } from "./format.ts";
 
 /** Percentiles of the distribution chart: log-spaced towards the tail, as HdrHistogram plots them. */
@@ -141,6 +142,44 @@ function behindScheduleNote(data: HtmlReportData): string {
     "server's (the corrected latencies in the console, CSV and JSON include the lag).</p>\n";
 }
 
+/** The statistics of the LLM metrics table. */
+const TABLE_STATISTICS = ["avg", "p50", "p90", "p99", "max"];
+
+/**
+ * Every LLM metric of every level in one table (the console's and CSV's
+ * names and units): a row per level and metric, then the level's rates.
+ */
+function llmMetricsTable(results: readonly LevelResult[], unit: string): string {
+  const rows: string[] = [];
+  const cell = (text: string) => `<td>${escapeHtml(text)}</td>`;
+  for (const r of results) {
+    const l = r.llm;
+    if (l === undefined) continue;
+    const level = formatGeneral(r.value);
+    for (const metric of LLM_METRICS) {
+      const d = metric.of(l);
+      if (d === undefined) continue;
+      const values = TABLE_STATISTICS.map((name) => formatGeneral(statistic(d, name)!));
+      rows.push(
+        `<tr>${cell(level)}${cell(metricTitle(metric.name, metric.unit))}` +
+          `${values.map(cell).join("")}</tr>`,
+      );
+    }
+    for (const [name, metricUnit, value] of llmSystemMetrics(l)) {
+      rows.push(
+        `<tr>${cell(level)}${cell(metricTitle(name, metricUnit))}${cell(formatGeneral(value))}` +
+          `${"<td></td>".repeat(TABLE_STATISTICS.length - 1)}</tr>`,
+      );
+    }
+  }
+  if (rows.length === 0) return "";
+  return `<h2>LLM metrics</h2>\n<table class="llm-metrics"><thead><tr><th>${
+    escapeHtml(unit)
+  }</th>` +
+    `<th>Metric</th>${TABLE_STATISTICS.map((s) => `<th>${s}</th>`).join("")}</tr></thead>` +
+    `<tbody>${rows.join("")}</tbody></table>\n`;
+}
+
 /** The complete HTML document. */
 export function renderHtmlReport(
   results: readonly LevelResult[],
@@ -181,6 +220,7 @@ export function renderHtmlReport(
       section("window-latency", "Latency per window", "Average latency of every window."),
       ...(data.levels.some((l) => l.llm) ? LLM_SECTIONS.map((s) => section(...s)) : []),
       `<h2>Levels</h2>\n${levelTable(data, unit)}`,
+      llmMetricsTable(results, unit),
     ].join(""),
     { data, script: SCRIPT },
   );

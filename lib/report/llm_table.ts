@@ -7,9 +7,9 @@ import { describeSources } from "../measure/tokens.ts";
 import type { Distribution, LlmSummary } from "../types/results.ts";
 
 export interface LlmMetric {
-  /** genai-perf's metric name, e.g. "time_to_first_token". */
+  /** genai-perf's or AIPerf's metric name, e.g. "time_to_first_token"; inferperf's own otherwise. */
   name: string;
-  unit: "ms" | "tokens" | "tokens/sec/user";
+  unit: "ms" | "tokens" | "tokens/sec" | "tokens/sec/user";
   /** The distribution in `unit`; undefined when the level has none. */
   of(l: LlmSummary): Distribution | undefined;
 }
@@ -35,24 +35,27 @@ export const LLM_METRICS: readonly LlmMetric[] = [
   { name: "time_to_second_token", unit: "ms", of: (l) => ms(l.timeToSecondTokenUs) },
   { name: "request_latency", unit: "ms", of: (l) => ms(l.requestLatencyUs) },
   { name: "inter_token_latency", unit: "ms", of: (l) => ms(l.interTokenLatencyUs) },
-  // Beyond genai-perf: every gap between consecutive chunks, not one mean per request.
-  { name: "inter_token_gap", unit: "ms", of: (l) => ms(l.tokenGapUs) },
+  // AIPerf's: every gap between consecutive chunks, not one mean per request.
+  { name: "inter_chunk_latency", unit: "ms", of: (l) => ms(l.interChunkLatencyUs) },
   {
     name: "output_token_throughput_per_user",
     unit: "tokens/sec/user",
     of: (l) => l.outputTokenThroughputPerUser,
   },
+  { name: "prefill_throughput", unit: "tokens/sec", of: (l) => l.prefillThroughput },
   { name: "output_sequence_length", unit: "tokens", of: (l) => l.outputSequenceLength },
+  { name: "reasoning_token_count", unit: "tokens", of: (l) => l.reasoningTokenCount },
   { name: "input_sequence_length", unit: "tokens", of: (l) => l.inputSequenceLength },
+  // inferperf's: the prompt as the server counted it (chat template included).
+  {
+    name: "server_input_sequence_length",
+    unit: "tokens",
+    of: (l) => l.serverInputSequenceLength,
+  },
   {
     name: "corrected_time_to_first_token",
     unit: "ms",
     of: (l) => ms(l.corrected?.timeToFirstTokenUs),
-  },
-  {
-    name: "corrected_time_to_second_token",
-    unit: "ms",
-    of: (l) => ms(l.corrected?.timeToSecondTokenUs),
   },
   { name: "corrected_request_latency", unit: "ms", of: (l) => ms(l.corrected?.requestLatencyUs) },
 ];

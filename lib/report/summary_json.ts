@@ -21,7 +21,7 @@ import { latencyComponents, reportedWindows } from "./components.ts";
 import { LLM_METRICS, llmSystemMetrics, statistic, tokenCountSources } from "./llm_table.ts";
 
 /** Bumped when a field changes meaning or goes away (additions keep it). */
-export const SUMMARY_SCHEMA_VERSION = 1;
+export const SUMMARY_SCHEMA_VERSION = 2;
 
 export interface SummarySettings extends MeasurementOptions {
   mode: LoadMode;
@@ -150,7 +150,7 @@ function llmJson(l: LlmSummary): Json {
     };
   }
   if (l.gapByPositionUs) {
-    json.inter_token_gap_by_position_ms = l.gapByPositionUs.map((us) => us / 1000);
+    json.inter_chunk_latency_by_position_ms = l.gapByPositionUs.map((us) => us / 1000);
   }
   return json;
 }

@@ -59,7 +59,11 @@ const LLM_FIELDS = new Set([
   "error_rate",
   "error_after_tokens",
   "error_kind",
+  "chat_template_tokens",
+  "reasoning_tokens",
 ]);
+/** llama.cpp's chat template tokens around one user message (../shared/llama's model). */
+const DEFAULT_CHAT_TEMPLATE_TOKENS = 28;
 /** The tensors of an LLM model that leaves them out. */
 const TEXT_INPUTS: readonly TensorConfig[] = [{ name: "text_input", datatype: "BYTES", dims: [1] }];
 const TEXT_OUTPUTS: readonly TensorConfig[] = [
@@ -345,6 +349,12 @@ class ModelChecker {
       errorAfterTokens:
         this.integer("llm.error_after_tokens", { value: value.error_after_tokens, min: 0 }) ?? 1,
       errorKind: errorKind as LlmErrorKind,
+      chatTemplateTokens: this.integer("llm.chat_template_tokens", {
+        value: value.chat_template_tokens,
+        min: 0,
+      }) ?? DEFAULT_CHAT_TEMPLATE_TOKENS,
+      reasoningTokens:
+        this.integer("llm.reasoning_tokens", { value: value.reasoning_tokens, min: 0 }) ?? 0,
     };
   }
 
@@ -555,6 +565,8 @@ function specToConfig(spec: ModelSpec): ModelConfig {
       error_rate: l.errorRate,
       error_after_tokens: l.errorAfterTokens,
       error_kind: l.errorKind,
+      chat_template_tokens: l.chatTemplateTokens,
+      reasoning_tokens: l.reasoningTokens,
     };
   }
   if (spec.faults !== undefined) config.faults = faultsToConfig(spec.faults);

@@ -169,6 +169,8 @@ Deno.test("LLM models: defaults, and the streaming knobs checked", () => {
     errorRate: 0,
     errorAfterTokens: 1,
     errorKind: "event",
+    chatTemplateTokens: 28,
+    reasoningTokens: 0,
   });
   const llm = {
     ttft_ms: 5,

@@ -92,6 +92,18 @@ export interface LlmConfig {
   error_rate?: number;
   error_after_tokens?: number;
   error_kind?: LlmErrorKind;
+  /**
+   * Prompt tokens a chat template adds in `usage` (chat endpoint only), as
+   * real servers count the template's tokens with the prompt's. Default 28:
+   * llama.cpp's for the LLaMA chat template of ../shared/llama's model.
+   */
+  chat_template_tokens?: number;
+  /**
+   * The first this many tokens of each chat answer are reasoning
+   * (`reasoning_content` deltas, as llama.cpp and vLLM send a thinking
+   * model's), counted in completion_tokens like theirs. Default 0.
+   */
+  reasoning_tokens?: number;
 }
 
 export const LLM_ERROR_KINDS = ["event", "abort", "truncate"] as const;
@@ -108,6 +120,8 @@ export interface LlmSpec {
   errorRate: number;
   errorAfterTokens: number;
   errorKind: LlmErrorKind;
+  chatTemplateTokens: number;
+  reasoningTokens: number;
 }
 
 /** Triton's default max_sequence_idle_microseconds, in milliseconds. */

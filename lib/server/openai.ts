@@ -127,11 +127,11 @@ function outputTokens(
   return { count: wanted, finish: "stop" };
 }
 
-/** Prompt tokens (words) of a request body of `kind`. */
-function promptTokens(body: JsonObject, kind: Kind): number {
+/** Prompt tokens (words) of a request body of `kind`, a chat template's included. */
+function promptTokens(body: JsonObject, kind: Kind, llm: Llm): number {
   switch (kind) {
     case "chat":
-      return chatPromptTokens(body);
+      return chatPromptTokens(body) + llm.chatTemplateTokens;
     case "completions":
       return completionPromptTokens(body);
     case "generate":
@@ -208,6 +208,8 @@ interface Answer {
   created: number;
   promptTokens: number;
   count: number;
+  /** The first this many tokens are reasoning (chat). */
+  reasoning: number;
   finish: string;
 }
 
@@ -237,11 +239,16 @@ function chunk(a: Answer, choices: JsonObject[], extra: JsonObject = {}): Uint8A
   return event(body);
 }
 
-/** A choice of a chunk: a chat delta or completion text. */
-function choice(a: Answer, text: string, finish: string | null): JsonObject {
-  return a.kind === "chat"
-    ? { index: 0, delta: text === "" ? {} : { content: text }, finish_reason: finish }
-    : { index: 0, text, finish_reason: finish };
+/** A choice of a chunk: a chat delta (token `i` reasoning or content) or completion text. */
+function choice(
+  a: Answer,
+  text: string,
+  options: { finish: string | null; i?: number },
+): JsonObject {
+  const { finish, i = a.count } = options;
+  if (a.kind !== "chat") return { index: 0, text, finish_reason: finish };
+  const field = i < a.reasoning ? "reasoning_content" : "content";
+  return { index: 0, delta: text === "" ? {} : { [field]: text }, finish_reason: finish };
 }
 
 /** Triton's generate answers: the model, its version and the text. */
@@ -263,8 +270,17 @@ function completeBody(a: Answer, withUsage: boolean): JsonObject {
     };
   }
   let text = "";
-  for (let i = 0; i < a.count; i++) text += token(i);
+  let reasoning = "";
+  for (let i = 0; i < a.count; i++) {
+    if (i < a.reasoning) reasoning += token(i);
+    else text += token(i);
+  }
   if (a.kind === "generate") return generated(a, text);
+  const message = {
+    role: "assistant",
+    content: text,
+    ...(reasoning ? { reasoning_content: reasoning } : {}),
+  };
   return {
     id: a.id,
     object: a.kind === "chat" ? "chat.completion" : "text_completion",
@@ -272,7 +288,7 @@ function completeBody(a: Answer, withUsage: boolean): JsonObject {
     model: a.model,
     choices: [
       a.kind === "chat"
-        ? { index: 0, message: { role: "assistant", content: text }, finish_reason: a.finish }
+        ? { index: 0, message, finish_reason: a.finish }
         : { index: 0, text, finish_reason: a.finish },
     ],
     ...(withUsage ? { usage: usage(a) } : {}),
@@ -356,8 +372,9 @@ export function createOpenAiHandler(
       model: spec.name,
       id: `${kind === "chat" ? "chatcmpl" : "cmpl"}-${n}`,
       created: Math.floor(Date.now() / 1000),
-      promptTokens: promptTokens(body, kind),
+      promptTokens: promptTokens(body, kind, llm),
       count,
+      reasoning: kind === "chat" ? Math.min(llm.reasoningTokens, count) : 0,
       finish,
     };
     const times = schedule(request.arrival + llm.ttftMs, { llm, count: Math.max(1, count), rng });
@@ -373,7 +390,7 @@ export function createOpenAiHandler(
     const failAt = fails(llm, n) ? Math.min(llm.errorAfterTokens, count) : -1;
     const piece = (i: number) =>
       kind === "generate" ? event(generated(answer, token(i))) : chunk(answer, [
-        choice(answer, token(i), null),
+        choice(answer, token(i), { finish: null, i }),
       ]);
     return {
       status: 200,
@@ -399,7 +416,7 @@ export function createOpenAiHandler(
           return;
         }
         if (kind === "generate") return;
-        await write(chunk(answer, [choice(answer, "", finish)]));
+        await write(chunk(answer, [choice(answer, "", { finish })]));
         if (includeUsage) await write(chunk(answer, [], { usage: usage(answer) }));
         await write(DONE);
       },

@@ -60,10 +60,11 @@ export interface WindowData {
  * every gap between consecutive chunks.
  */
 export interface TokenWindowData {
-  /** Time to the first and second chunk with output from the send, microseconds (NaN: none). */
+  /** Send to the first chunk with output, microseconds (NaN: none). */
   ttftUs: number[];
+  /** First to second chunk with output, microseconds (NaN: none). */
   ttstUs: number[];
-  /** Send to end, microseconds. */
+  /** Send to the last chunk with output (a whole answer: to its end), microseconds. */
   latencyUs: number[];
   /** Last chunk minus first chunk, microseconds (NaN when not streamed). */
   streamUs: number[];
@@ -73,8 +74,16 @@ export interface TokenWindowData {
   usageTokens: number[];
   /** The output text when the tokenizer is to count it (no usage), else undefined. */
   texts: Array<string | undefined>;
-  /** -1 where unknown. */
+  /** The prompt's own tokens (the tokenizer's count); -1 where unknown. */
   inputTokens: number[];
+  /** The server's usage count of prompt tokens (chat template included); -1 where none. */
+  serverInputTokens: number[];
+  /** The usage field's reasoning tokens, else -1. */
+  reasoningUsage: number[];
+  /** Chunks that carried reasoning. */
+  reasoningChunks: number[];
+  /** The reasoning text when the tokenizer is to count it, else undefined. */
+  reasoningTexts: Array<string | undefined>;
   /** Open-loop modes: send minus intended send time, microseconds; NaN in closed loops. */
   sendLagUs: number[];
   /** Every gap between consecutive chunks with output, microseconds. */
@@ -169,31 +178,40 @@ export interface TokenSources {
 }
 
 /**
- * Beyond perf_analyzer: what an LLM benchmark reports (genai-perf's and
- * AIPerf's metrics) for token-streaming requests. Latencies in microseconds.
+ * Beyond perf_analyzer: what an LLM benchmark reports for token-streaming
+ * requests, the metrics named as genai-perf's and AIPerf's defined as theirs
+ * (lib/measure/tokens.ts). Latencies in microseconds.
  */
 export interface LlmSummary {
   requestCount: number;
   /** Valid requests per second of the windows. */
   requestThroughput: number;
+  /** Send to the last output. */
   requestLatencyUs: Distribution;
-  /** Streamed answers only (absent without). */
+  /** Streamed answers only (absent without): send to the first output. */
   timeToFirstTokenUs?: Distribution;
-  /** Answers with at least two chunks. */
+  /** Answers with at least two chunks: first output to second. */
   timeToSecondTokenUs?: Distribution;
-  /** Per request: (last - first token) / (output tokens - 1). */
+  /** Per request: (request latency - TTFT) / (output tokens - 1). */
   interTokenLatencyUs?: Distribution;
-  /** Every gap between consecutive chunks of every request. */
-  tokenGapUs?: Distribution;
+  /** AIPerf's inter-chunk latency: every gap between consecutive chunks of every request. */
+  interChunkLatencyUs?: Distribution;
   /** Mean gap by position in the answer (index 0: first to second chunk), at most 1,000. */
   gapByPositionUs?: number[];
+  /** Output tokens, reasoning included (AIPerf's OSL). */
   outputSequenceLength: Distribution;
-  /** Absent when no prompt length is known. */
+  /** The prompt's own tokens; absent when no prompt length is known. */
   inputSequenceLength?: Distribution;
+  /** The server's usage count of prompt tokens (chat template included), where it sent one. */
+  serverInputSequenceLength?: Distribution;
   /** All output tokens over the windows' duration. */
   outputTokenThroughput: number;
-  /** Output tokens / request latency of each request (tokens/s per user). */
+  /** 1 / inter-token latency of each request (tokens/s per user). */
   outputTokenThroughputPerUser?: Distribution;
+  /** AIPerf's prefill throughput: input tokens / TTFT of each request (tokens/s). */
+  prefillThroughput?: Distribution;
+  /** Reasoning tokens of the answers that carried reasoning (`reasoning_content`). */
+  reasoningTokenCount?: Distribution;
   outputTokenSources: TokenSources;
   inputTokenSources: TokenSources;
   /** The tokenizer that counted where the server did not, if any. */
@@ -204,7 +222,6 @@ export interface LlmSummary {
   corrected?: {
     requestLatencyUs: Distribution;
     timeToFirstTokenUs?: Distribution;
-    timeToSecondTokenUs?: Distribution;
   };
   /** (input tokens, time to first token in us) of up to 2,000 requests, for the scatter chart. */
   ttftByInput?: Array<[number, number]>;

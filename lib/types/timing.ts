@@ -31,10 +31,24 @@ export interface RequestTiming {
 export interface TokenTiming extends RequestTiming {
   /** Output tokens: the server's usage count, else the chunks with output. */
   outputTokens: number;
-  /** Prompt tokens: the server's usage count, else the tokenizer's; -1 when neither. */
+  /** Prompt tokens: the tokenizer's count of the prompt's own text; -1 without a tokenizer. */
   inputTokens: number;
   /** The counts came from the server's usage field. */
   usage: boolean;
+  /**
+   * Prompt tokens as the server's usage counts them (chat template included);
+   * -1 (or absent) without usage.
+   */
+  serverInputTokens?: number;
+  /** Arrival of the second and the last chunk with output (performance.now() ms). */
+  secondResponse?: number;
+  lastResponse?: number;
+  /** Chunks with output that carried reasoning (`reasoning_content`). */
+  reasoningChunks?: number;
+  /** The usage field's reasoning tokens (completion_tokens_details), else -1. */
+  reasoningUsage?: number;
+  /** The reasoning text, kept for the tokenizer (like `outputText`). */
+  reasoningText?: string;
   /**
    * performance.now() of each chunk with output. Absent where requests come
    * from worker threads (their records carry counts, not lists).

@@ -35,7 +35,14 @@ const INPUT_TOKENS = 9;
 const USAGE = 10;
 /** Failed requests: the index of the message in the batch's messages; sends: 1 if blocked. */
 const DETAIL = 11;
-const COLUMNS = 12;
+// Token-streaming requests (NaN: none): the second and last output's arrival, the server's prompt
+// tokens, the chunks with reasoning and the usage field's reasoning tokens.
+const SECOND_RESPONSE = 12;
+const LAST_RESPONSE = 13;
+const SERVER_INPUT_TOKENS = 14;
+const REASONING_CHUNKS = 15;
+const REASONING_USAGE = 16;
+const COLUMNS = 17;
 
 /** Rows a batch holds before it must leave. */
 const CAPACITY = 4096;
@@ -192,6 +199,11 @@ export class RecordBatch implements RequestRecorder {
       rows[row + OUTPUT_TOKENS] = timing.outputTokens;
       rows[row + INPUT_TOKENS] = timing.inputTokens;
       rows[row + USAGE] = timing.usage ? 1 : 0;
+      rows[row + SECOND_RESPONSE] = timing.secondResponse ?? NaN;
+      rows[row + LAST_RESPONSE] = timing.lastResponse ?? NaN;
+      rows[row + SERVER_INPUT_TOKENS] = timing.serverInputTokens ?? -1;
+      rows[row + REASONING_CHUNKS] = timing.reasoningChunks ?? 0;
+      rows[row + REASONING_USAGE] = timing.reasoningUsage ?? -1;
     }
     this.#packer?.pack(this.#seen!(timing), { outputs: true });
     this.#added();
@@ -382,6 +394,13 @@ export function replay(
       tokenTiming.outputTokens = rows[row + OUTPUT_TOKENS];
       tokenTiming.inputTokens = rows[row + INPUT_TOKENS];
       tokenTiming.usage = rows[row + USAGE] === 1;
+      const second = rows[row + SECOND_RESPONSE];
+      const last = rows[row + LAST_RESPONSE];
+      tokenTiming.secondResponse = Number.isNaN(second) ? undefined : second + offsetMs;
+      tokenTiming.lastResponse = Number.isNaN(last) ? undefined : last + offsetMs;
+      tokenTiming.serverInputTokens = rows[row + SERVER_INPUT_TOKENS];
+      tokenTiming.reasoningChunks = rows[row + REASONING_CHUNKS];
+      tokenTiming.reasoningUsage = rows[row + REASONING_USAGE];
     }
     if (timed) remote?.next(t, offsetMs);
     if (kind === FAILED) {

@@ -22,9 +22,14 @@ Deno.test("records replay in order, on the main thread's clock", () => {
   const tokens: TokenTiming = {
     ...timing,
     firstResponse: 12,
+    secondResponse: 13,
+    lastResponse: 14,
     responses: 3,
     outputTokens: 3,
     inputTokens: -1,
+    serverInputTokens: 30,
+    reasoningChunks: 1,
+    reasoningUsage: -1,
     usage: false,
   };
   const batch = new RecordBatch(() => assert.fail("not full"));
@@ -45,9 +50,14 @@ Deno.test("records replay in order, on the main thread's clock", () => {
     ["record", {
       ...moved,
       firstResponse: 112,
+      secondResponse: 113,
+      lastResponse: 114,
       responses: 3,
       outputTokens: 3,
       inputTokens: -1,
+      serverInputTokens: 30,
+      reasoningChunks: 1,
+      reasoningUsage: -1,
       usage: false,
     }, undefined],
     ["error", "refused", undefined],
@@ -63,7 +73,7 @@ Deno.test("a full batch asks to be taken", () => {
     taken += batch.take().rows.length;
   });
   for (let i = 0; i < 5000; i++) batch.recordSend(i, i, false);
-  assert.equal(taken, 4096 * 12);
+  assert.equal(taken, 4096 * 17);
   assert.equal(batch.size, 5000 - 4096);
 });
 
