@@ -18,7 +18,7 @@
 import { decodeBytesElements, parseJsonExact, tensorToJson } from "../input/codec.ts";
 import { windowHistogram } from "../measure/histogram.ts";
 import { outputReason, WriteError } from "./output_file.ts";
-import type { CompletedRequest, RequestSink } from "../types/timing.ts";
+import { type CompletedRequest, isTokenTiming, type RequestSink } from "../types/timing.ts";
 import { TokenColumns } from "./_export_tokens.ts";
 import type { LoadMode, WindowData } from "../types/results.ts";
 import type {
@@ -371,7 +371,10 @@ export class ProfileExportWriter implements RequestTracer {
       this.#responseCounts.push(1);
       this.#responsesMs.push(timing!.end);
     } else {
-      const times = detail.responsesMs;
+      // A token stream's own times are when each chunk was read, those its metrics use; the
+      // callback's come after the chunk's JSON was parsed.
+      const chunks = isTokenTiming(timing!) ? timing.chunkTimes : undefined;
+      const times = chunks?.length === detail.responsesMs.length ? chunks : detail.responsesMs;
       this.#responseCounts.push(times.length);
       for (let i = 0; i < times.length; i++) this.#responsesMs.push(times[i]);
     }

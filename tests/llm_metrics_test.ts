@@ -1,0 +1,180 @@
+/**
+ * The LLM metrics against the real llama.cpp server (tests/_llama.ts) and the
+ * reference server side by side: the same chat request answered alike by
+ * both, and a profile whose summary holds the values genai-perf's and
+ * AIPerf's formulas give for the requests of its own profile export, with the
+ * server's generated-token counter equal to the client's output tokens.
+ */
+import assert from "node:assert/strict";
+import { startServerInWorker } from "../lib/server/mod.ts";
+import { parseProfileExport } from "../lib/report/export.ts";
+import { llama, type LlamaServer, startLlama } from "./_llama.ts";
+import { runCli } from "./_helpers.ts";
+
+const skip = "reason" in llama;
+if ("reason" in llama) console.log(`llm_metrics_test: llama.cpp tests skipped: ${llama.reason}`);
+
+type Json = Record<string, unknown>;
+
+/** The SSE events of a streamed answer (its data lines, [DONE] included). */
+async function events(addr: string, body: Json): Promise<string[]> {
+  const response = await fetch(`http://${addr}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  assert.equal(response.status, 200);
+  const text = await response.text();
+  return text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6));
+}
+
+/** What a benchmark client reads of a streamed chat answer. */
+function shape(stream: string[]) {
+  const chunks = stream.slice(0, -1).map((e) => JSON.parse(e));
+  const withOutput = chunks.filter((c) => c.choices?.[0]?.delta?.content);
+  const usage = chunks.at(-1).usage;
+  return {
+    done: stream.at(-1),
+    firstIsRole: chunks[0].choices[0].delta.role === "assistant" &&
+      !chunks[0].choices[0].delta.content,
+    outputs: withOutput.length,
+    finish: chunks.at(-2).choices[0].finish_reason,
+    usageChoices: chunks.at(-1).choices,
+    completionTokens: usage.completion_tokens,
+    promptTokens: usage.prompt_tokens,
+  };
+}
+
+const PROMPT = "the quick brown dog and a lazy cat ran again";
+
+Deno.test({
+  name: "llama.cpp and the reference server answer a streamed chat request alike",
+  ignore: skip,
+  async fn() {
+    const server = await startLlama();
+    const reference = await startServerInWorker({
+      models: [{ name: "llm", llm: { ttft_ms: 1, itl_ms: 1, output_tokens: 64 } }],
+    });
+    try {
+      const request = {
+        model: "llm",
+        messages: [{ role: "user", content: PROMPT }],
+        stream: true,
+        stream_options: { include_usage: true },
+        max_tokens: 5,
+        ignore_eos: true,
+      };
+      const real = shape(await events(server.addr, request));
+      const ours = shape(await events(reference.addr, request));
+      // llama.cpp counts the prompt with its chat template: the prompt's own tokens plus 28.
+      const own = (await (await fetch(`http://${server.addr}/tokenize`, {
+        method: "POST",
+        body: JSON.stringify({ content: PROMPT }),
+      })).json()).tokens.length;
+      assert.equal(own, 10, "one LLaMA token per word");
+      assert.equal(real.promptTokens, own + 28);
+      assert.deepEqual(ours, real);
+    } finally {
+      await reference.close();
+      await server.stop();
+    }
+  },
+});
+
+/** numpy's mean and linear percentile, as both peers take them. */
+function numpy(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p: number) => {
+    const i = (p / 100) * (sorted.length - 1);
+    const lo = Math.floor(i);
+    return sorted[lo] + (sorted[Math.ceil(i)] - sorted[lo]) * (i - lo);
+  };
+  return { avg: sorted.reduce((a, b) => a + b, 0) / sorted.length, p50: at(50), p99: at(99) };
+}
+
+/**
+ * The peers' per-request metrics over a profile export's requests (times in
+ * ns): genai-perf's LLMProfileDataParser._parse_requests
+ * (genai_perf/profile_data_parser/llm_profile_data_parser.py) and AIPerf's
+ * aiperf/metrics/types/ (ttft, ttst, request latency, inter-token latency,
+ * per-user and prefill throughput).
+ */
+function peersOf(requests: ReturnType<typeof parseProfileExport>["experiments"][0]["requests"]) {
+  const ms = (ns: bigint) => Number(ns) / 1e6;
+  const out = { ttft: [] as number[], ttst: [] as number[], latency: [] as number[] };
+  const itl: number[] = [];
+  const perUser: number[] = [];
+  const prefill: number[] = [];
+  for (const r of requests) {
+    const times = r.response_timestamps.map((t) => ms(t - r.timestamp));
+    const osl = r.output_token_count!;
+    out.ttft.push(times[0]);
+    out.ttst.push(times[1] - times[0]);
+    out.latency.push(times.at(-1)!);
+    const gap = (times.at(-1)! - times[0]) / (osl - 1);
+    itl.push(gap);
+    perUser.push(1000 / gap);
+    prefill.push(r.input_token_count! / (times[0] / 1000));
+  }
+  return { ...out, itl, perUser, prefill };
+}
+
+function close(actual: number, expected: number, what: string, tolerance: number): void {
+  assert.ok(
+    Math.abs(actual - expected) <= tolerance * Math.abs(expected),
+    `${what}: ${actual} vs ${expected}`,
+  );
+}
+
+Deno.test({
+  name: "llama.cpp: the summary holds the peers' formulas over the export; the server's counts",
+  ignore: skip,
+  async fn() {
+    let server: LlamaServer | undefined;
+    const dir = await Deno.makeTempDir();
+    try {
+      server = await startLlama();
+      const before = await server.counts();
+      const r = await runCli([
+        ...["-m", "tiny", "--service-kind", "openai", "--endpoint", "v1/chat/completions"],
+        ...["-u", server.addr, "--streaming", "--synthetic-input-tokens-mean", "128"],
+        ...["--output-tokens-mean", "24", "--output-tokens-mean-deterministic"],
+        ...["--concurrency-range", "4", "--request-count", "24"],
+        ...["--summary-json", `${dir}/s.json`, "--profile-export-file", `${dir}/e.json`],
+      ], { timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      const after = await server.counts();
+      const llm = JSON.parse(await Deno.readTextFile(`${dir}/s.json`)).levels[0].llm;
+      const exported = parseProfileExport(await Deno.readTextFile(`${dir}/e.json`));
+      const requests = exported.experiments[0].requests;
+      assert.equal(requests.length, 24);
+      // ISL is the prompt's own count (the llama tokenizer is the model's vocabulary); the
+      // server's, with its chat template, is beside it.
+      assert.equal(llm.input_sequence_length_tokens.avg, 128);
+      assert.equal(llm.server_input_sequence_length_tokens.avg, 128 + 28);
+      assert.equal(llm.output_sequence_length_tokens.avg, 24);
+      assert.equal(after.tokens - before.tokens, 24 * 24, "the server generated what we counted");
+      const peers = peersOf(requests);
+      const pairs: Array<[string, number[]]> = [
+        ["time_to_first_token_ms", peers.ttft],
+        ["time_to_second_token_ms", peers.ttst],
+        ["request_latency_ms", peers.latency],
+        ["inter_token_latency_ms", peers.itl],
+        ["output_token_throughput_per_user_tokens_per_sec_user", peers.perUser],
+        ["prefill_throughput_tokens_per_sec", peers.prefill],
+      ];
+      for (const [key, values] of pairs) {
+        const want = numpy(values);
+        // The same times: only the export's rounding to whole nanoseconds of the epoch differs.
+        close(llm[key].avg, want.avg, `${key} avg`, 1e-6);
+        close(llm[key].p50, want.p50, `${key} p50`, 1e-6);
+        close(llm[key].p99, want.p99, `${key} p99`, 1e-6);
+      }
+      // The second token follows the first by one decode step, far less than the prefill.
+      assert.ok(llm.time_to_second_token_ms.avg < llm.time_to_first_token_ms.avg);
+    } finally {
+      await server?.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
