@@ -74,13 +74,20 @@ export async function findGenaiPerf(): Promise<GenaiPerf | { reason: string }> {
   return found;
 }
 
-/** A directory holding `perf_analyzer`, which runs this checkout's main.ts with Deno. */
-export async function perfAnalyzerShim(dir: string): Promise<void> {
+/**
+ * A directory holding `perf_analyzer`, which runs this checkout's main.ts with
+ * Deno (with `extraArgs` after genai-perf's).
+ */
+export async function perfAnalyzerShim(
+  dir: string,
+  extraArgs: readonly string[] = [],
+): Promise<void> {
   const permissions = "--allow-net --allow-read --allow-write --allow-env --allow-sys";
   const path = `${dir}/perf_analyzer`;
+  const extra = extraArgs.map((a) => ` '${a}'`).join("");
   await Deno.writeTextFile(
     path,
-    `#!/bin/sh\nexec '${Deno.execPath()}' run ${permissions} '${MAIN}' "$@"\n`,
+    `#!/bin/sh\nexec '${Deno.execPath()}' run ${permissions} '${MAIN}' "$@"${extra}\n`,
   );
   await Deno.chmod(path, 0o755);
 }

@@ -10,6 +10,7 @@ import { startServerInWorker } from "../lib/server/mod.ts";
 import { parseProfileExport } from "../lib/report/export.ts";
 import { llama, type LlamaServer, startLlama } from "./_llama.ts";
 import { runCli } from "./_helpers.ts";
+import { findGenaiPerf, perfAnalyzerShim, runGenaiPerf } from "./_genai_perf.ts";
 
 const skip = "reason" in llama;
 if ("reason" in llama) console.log(`llm_metrics_test: llama.cpp tests skipped: ${llama.reason}`);
@@ -177,4 +178,83 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+// Installing genai-perf takes a minute: only when there is a server to run it against.
+const genaiPerf = "reason" in llama ? llama : await findGenaiPerf();
+if ("reason" in genaiPerf) console.log(`llm_metrics_test: genai-perf skipped: ${genaiPerf.reason}`);
+
+/**
+ * genai-perf, unchanged, runs inferperf as its perf_analyzer against
+ * llama.cpp and computes its metrics from inferperf's profile export; the
+ * summary inferperf wrote in the same run must hold the same values. Every
+ * answer is " the" repeated (ignore_eos, logit_bias), so genai-perf's
+ * re-tokenized output length equals the server's usage.
+ */
+function genaiPerfAgrees(name: string, options: { streamed: boolean; pending?: string }): void {
+  Deno.test({
+    name: `genai-perf's figures of a run equal inferperf's summary of it: ${name}`,
+    ignore: "reason" in genaiPerf || options.pending !== undefined,
+    async fn() {
+      if ("reason" in genaiPerf) throw new Error(genaiPerf.reason);
+      const dir = await Deno.makeTempDir({ prefix: "inferperf_llm_metrics_" });
+      const server = await startLlama();
+      try {
+        await perfAnalyzerShim(dir, ["--summary-json", `${dir}/summary.json`]);
+        const run = await runGenaiPerf(genaiPerf, [
+          ...["profile", "-m", "tiny", "-u", server.addr, "--tokenizer", genaiPerf.tokenizer],
+          ...["--endpoint-type", "chat", ...(options.streamed ? ["--streaming"] : [])],
+          ...["--synthetic-input-tokens-mean", "64", "--synthetic-input-tokens-stddev", "0"],
+          ...["--output-tokens-mean", "16", "--output-tokens-stddev", "0"],
+          ...[
+            "--extra-inputs",
+            "ignore_eos:true",
+            "--extra-inputs",
+            '{"logit_bias": {"278": 100}}',
+          ],
+          ...["--concurrency", "2", "--request-count", "12", "--artifact-dir", `${dir}/artifacts`],
+        ], { shimDir: dir, cwd: dir, timeoutMs: 120_000 });
+        const tail = run.output.trim().split("\n").slice(-20).join("\n");
+        assert.equal(run.code, 0, tail);
+        let theirs: Json | undefined;
+        for await (const entry of Deno.readDir(`${dir}/artifacts`)) {
+          const path = `${dir}/artifacts/${entry.name}/profile_export_genai_perf.json`;
+          theirs = JSON.parse(await Deno.readTextFile(path));
+        }
+        const ours = JSON.parse(await Deno.readTextFile(`${dir}/summary.json`)).levels[0].llm;
+        const keys: Array<[string, string]> = [
+          ["request_latency", "request_latency_ms"],
+          ["input_sequence_length", "input_sequence_length_tokens"],
+          ["output_sequence_length", "output_sequence_length_tokens"],
+        ];
+        if (options.streamed) {
+          keys.push(
+            ["time_to_first_token", "time_to_first_token_ms"],
+            ["time_to_second_token", "time_to_second_token_ms"],
+            ["inter_token_latency", "inter_token_latency_ms"],
+            [
+              "output_token_throughput_per_user",
+              "output_token_throughput_per_user_tokens_per_sec_user",
+            ],
+          );
+        }
+        for (const [their, our] of keys) {
+          const t = theirs![their] as Record<string, number>;
+          for (const statistic of ["avg", "std", "min", "max", "p25", "p50", "p75", "p90", "p99"]) {
+            // genai-perf reads the export's whole nanoseconds; the summary, performance.now().
+            close(ours[our][statistic], t[statistic], `${their} ${statistic}`, 1e-6);
+          }
+        }
+      } finally {
+        await server.stop();
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
+
+genaiPerfAgrees("chat, concurrency 2", { streamed: false });
+genaiPerfAgrees("chat, streamed, concurrency 2", {
+  streamed: true,
+  pending: "the export's response_outputs: one entry per response (issue 30)",
 });
