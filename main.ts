@@ -25,6 +25,7 @@ import {
 import { demoCommand, profileCommand } from "./lib/commands/profile.ts";
 import { serveCommand } from "./lib/commands/serve.ts";
 import { reportCommand, sweepCommand } from "./lib/commands/sweep.ts";
+import { searchCommand } from "./lib/commands/search.ts";
 import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
 import { InputError } from "./lib/input/errors.ts";
@@ -37,6 +38,7 @@ import {
 } from "./lib/protocol/errors.ts";
 import { OutputError, WriteError } from "./lib/report/output_file.ts";
 import { buildReportConfig, buildSweepConfig, CheckpointError } from "./lib/sweep/mod.ts";
+import { buildSearchConfig, isSearch } from "./lib/search/mod.ts";
 
 const EXIT_OK = 0;
 const EXIT_USAGE = 1;
@@ -97,6 +99,7 @@ async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
     case "demo":
       return demoCommand(raw, CONTEXT);
     case "profile":
+      if (isSearch(raw)) return searchCommand(buildSearchConfig(raw), CONTEXT);
       return raw.has("profile-models")
         ? sweepCommand(buildSweepConfig(raw), CONTEXT)
         : profileCommand(buildProfileConfig(raw), CONTEXT);

@@ -22,6 +22,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["profile"],
   ["cli"],
   ["sweep"],
+  ["search"],
   ["commands"],
 ];
 

@@ -46,6 +46,8 @@ export interface OptionDef {
    * its own point; "range" also accepts START:END[:STEP] or a <range> mapping.
    */
   sweep?: "list" | "range";
+  /** In YAML, also a mapping or a list of mappings, kept as its JSON text (one item). */
+  structured?: boolean;
   /** A "list" whose values may also follow it as separate arguments (genai-perf's nargs). */
   variadic?: boolean;
 }
@@ -63,6 +65,7 @@ export const GROUPS = [
   "Output",
   "Reference server (inferperf serve)",
   "Sweeps (--profile-models)",
+  "Model config search (--model-repository)",
   "perf_analyzer's older options",
   "General",
 ] as const;

@@ -69,7 +69,12 @@ class Converter {
     };
     if (isScalar(value)) return this.#scalar(def, value.value as Scalar, value) ?? wrong();
     if (isSeq(value)) {
-      const many = def.type === "list" || def.type === "comma-list" || def.sweep !== undefined;
+      if (def.structured && value.items.some((item) => isMap(item))) {
+        return [JSON.stringify(value.toJSON())];
+      }
+      // A list of keys is a dict of weight 1 each, as Model Analyzer's `objectives: [perf_throughput]`.
+      const many = def.type === "list" || def.type === "comma-list" || def.type === "dict" ||
+        def.sweep !== undefined;
       if (!many || value.items.length === 0) return wrong();
       const items: string[] = [];
       for (const item of value.items as Array<Node | null>) {
@@ -81,15 +86,30 @@ class Converter {
         if (!this.#choice(def, String(v), item!)) return undefined;
         items.push(String(v));
       }
-      return def.type === "list" || def.type === "comma-list" ? items : items.join(",");
+      return def.type === "list" || def.type === "comma-list" || def.type === "dict"
+        ? items
+        : items.join(",");
     }
     if (isMap(value) && (def.type === "range" || def.sweep === "range")) {
       return this.#range(def, value.items, wrong);
     }
+    if (isMap(value) && def.structured) return [JSON.stringify(value.toJSON())];
     if (isMap(value) && def.type === "dict") {
       const entries: string[] = [];
       for (const pair of value.items) {
         const k = isScalar(pair.key) ? pair.key.value : undefined;
+        if (typeof k === "string" && isMap(pair.value)) {
+          // Model Analyzer's bounds: `perf_latency_p99: {max: 20}` is max-perf_latency_p99=20.
+          for (const bound of pair.value.items) {
+            const b = isScalar(bound.key) ? bound.key.value : undefined;
+            const n = isScalar(bound.value) ? bound.value.value : undefined;
+            if ((b !== "min" && b !== "max") || typeof n !== "number") {
+              return wrong((bound.value ?? bound.key) as Node);
+            }
+            entries.push(`${b}-${k}=${n}`);
+          }
+          continue;
+        }
         const v = isScalar(pair.value) ? pair.value.value as Scalar : undefined;
         if (typeof k !== "string" || v === null || v === undefined) {
           return wrong((pair.value ?? pair.key) as Node);
@@ -206,7 +226,8 @@ export function parseConfigYaml(
   for (const pair of root.items) {
     const key = pair.key as Node;
     const name = isScalar(key) ? String(key.value) : "";
-    const def = OPTIONS.find((o) => o.name === name);
+    // Model Analyzer spells options in snake_case.
+    const def = OPTIONS.find((o) => o.name === name || o.name === name.replaceAll("_", "-"));
     const where = converter.at(key);
     if (!def) {
       errors.push(`Unknown key "${name}" at ${where}${suggestion(name)}`);
@@ -216,7 +237,7 @@ export function parseConfigYaml(
       errors.push(`Key "${name}" at ${where} does not apply to "inferperf ${options.command}"`);
     } else {
       const value = converter.convert(def, pair.value as Node | null, key);
-      if (value !== undefined) raw.set(name, value);
+      if (value !== undefined) raw.set(def.name, value);
     }
   }
   if (errors.length > 0) throw new UsageError(errors);

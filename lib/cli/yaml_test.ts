@@ -83,7 +83,7 @@ Deno.test("a <range> may omit step, and lists and comma-delimited lists fill swe
 Deno.test("unknown keys and wrong types name the key and the line", () => {
   const errors = yamlErrors(`url: localhost:8000
 modelname: simple
-batch_size: 2
+Batch_Size: 2
 measurement-interval: fast
 async: yes
 protocol: [http, quic]
@@ -93,12 +93,11 @@ batch-size: {start: 1}
 `);
   assert.deepEqual(errors, [
     'Unknown key "modelname" at c.yaml line 2',
-    'Unknown key "batch_size" at c.yaml line 3; did you mean "batch-size"?',
+    'Unknown key "Batch_Size" at c.yaml line 3; did you mean "batch-size"?',
     'Invalid value for "measurement-interval" at c.yaml line 4: expected <int>',
     'Invalid value for "async" at c.yaml line 5: expected <boolean>',
     'Invalid value "quic" for "protocol" at c.yaml line 6: expected one of http, grpc',
     'Unknown key "end" in the <range> of "concurrency-range" at c.yaml line 7: expected start, stop and optionally step',
-    'Invalid value for "constraints" at c.yaml line 8: expected <dict>',
     'Invalid value for "batch-size" at c.yaml line 9: expected <int>, <list>, <comma-delimited-list> or <range>',
   ]);
 });
@@ -151,4 +150,38 @@ Deno.test("every option has a long name and YAML placeholders; --help marks swee
     /--batch-size N +Batch size of each request\. \[default: 1\] \[sweep\]/,
   );
   assert.match(formatHelp(), /--config FILE\.yaml/);
+});
+
+Deno.test("Model Analyzer's spelling: snake_case keys, bounds, weights and per-model mappings", () => {
+  const raw = yaml(`
+model_repository: /models
+run_config_search_max_instance_count: 2
+constraints:
+  perf_latency_p99: {max: 20}
+  perf_throughput: {min: 5}
+objectives: [perf_throughput]
+triton_server_flags: {backend-directory: /b}
+profile_models:
+  slow:
+    model_config_parameters:
+      max_batch_size: [1, 2]
+`);
+  assert.deepEqual(Object.fromEntries(raw), {
+    "model-repository": "/models",
+    "run-config-search-max-instance-count": 2,
+    constraints: ["max-perf_latency_p99=20", "min-perf_throughput=5"],
+    objectives: ["perf_throughput"],
+    "triton-server-flags": ["backend-directory=/b"],
+    "profile-models": ['{"slow":{"model_config_parameters":{"max_batch_size":[1,2]}}}'],
+  });
+  assert.deepEqual(
+    yaml("objectives: {perf_throughput: 10, perf_latency_p99: 5}").get("objectives"),
+    [
+      "perf_throughput=10",
+      "perf_latency_p99=5",
+    ],
+  );
+  assert.deepEqual(yamlErrors("constraints: {perf_latency_p99: {below: 3}}"), [
+    'Invalid value for "constraints" at c.yaml line 1: expected <dict>',
+  ]);
 });

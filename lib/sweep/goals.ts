@@ -12,7 +12,7 @@ export interface Metric {
   name: string;
   /** What users read: "throughput", "p99 latency". */
   label: string;
-  unit: "infer/sec" | "msec";
+  unit: "infer/sec" | "msec" | "MB";
   higherIsBetter: boolean;
   /** The metric of a measured point; undefined when it was not measured (a percentile). */
   value(result: LevelResult): number | undefined;
@@ -45,10 +45,32 @@ const AVG_LATENCY: Metric = {
   value: (r) => r.client.avgLatencyUs / 1000,
 };
 
-/** The metric named `name`, or undefined. Latencies are in milliseconds, like -l. */
-export function parseMetric(name: string): Metric | undefined {
+const CPU_USED_RAM: Metric = {
+  name: "cpu_used_ram",
+  label: "server RAM",
+  unit: "MB",
+  higherIsBetter: false,
+  value: (r) => r.serverRamMb,
+};
+
+/** Model Analyzer's metric names for ours. */
+const MODEL_ANALYZER_NAMES: Readonly<Record<string, string>> = {
+  perf_throughput: "throughput",
+  perf_latency_avg: "avg-latency",
+  perf_latency: "p99-latency",
+};
+
+/**
+ * The metric named `name` (ours, or Model Analyzer's: perf_throughput,
+ * perf_latency_avg, perf_latency_pN, cpu_used_ram), or undefined. Latencies
+ * are in milliseconds, like -l.
+ */
+export function parseMetric(given: string): Metric | undefined {
+  const name = MODEL_ANALYZER_NAMES[given] ??
+    given.replace(/^perf_latency_p(\d+)$/, "p$1-latency");
   if (name === THROUGHPUT.name) return THROUGHPUT;
   if (name === AVG_LATENCY.name) return AVG_LATENCY;
+  if (name === CPU_USED_RAM.name) return CPU_USED_RAM;
   const match = /^p([1-9]\d?)-latency$/.exec(name);
   if (!match) return undefined;
   const p = Number(match[1]);
@@ -64,14 +86,15 @@ export function parseMetric(name: string): Metric | undefined {
   };
 }
 
-const METRICS_HELP = "throughput, avg-latency or pN-latency (N from 1 to 99)";
+const METRICS_HELP =
+  "throughput, avg-latency or pN-latency (N from 1 to 99), or Model Analyzer's perf_throughput, perf_latency_avg, perf_latency_pN or cpu_used_ram";
 
 /** `min-METRIC=N` / `max-METRIC=N` entries, each possibly a comma-delimited list of them. */
 function parseConstraints(entries: readonly string[], errors: string[]): Constraint[] {
   const constraints: Constraint[] = [];
   for (const item of entries.flatMap((e) => e.split(",")).map((s) => s.trim())) {
     if (item === "") continue;
-    const match = /^(min|max)-([a-z0-9-]+)\s*=\s*(.+)$/.exec(item);
+    const match = /^(min|max)-([a-z0-9_-]+)\s*=\s*(.+)$/.exec(item);
     const metric = match ? parseMetric(match[2]!) : undefined;
     const limit = Number(match?.[3]);
     if (!match || !metric || !Number.isFinite(limit) || limit < 0) {

@@ -68,9 +68,16 @@ export type MeasurePoint = (
 ) => Promise<LevelResult>;
 
 /** Errors of one point (its model, batch size or data), as opposed to the whole sweep's. */
-const POINT_ERRORS = [InputError, InferError, TimeoutError, ProtocolError, NoValidRequestsError];
+export const POINT_ERRORS = [
+  InputError,
+  InferError,
+  TimeoutError,
+  ProtocolError,
+  NoValidRequestsError,
+];
 
-async function measureWithProfile(
+/** One single-level profile run; an unstable level is a result too. */
+export async function measureWithProfile(
   config: ProfilePlan,
   options: { interrupt: Interrupt },
 ): Promise<LevelResult> {

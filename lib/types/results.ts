@@ -155,6 +155,8 @@ export interface LevelResult {
   metrics?: GpuMetrics;
   /** Token-streaming (LLM) figures over the same windows as `client`. */
   llm?: LlmSummary;
+  /** Model config search, local mode: the server process's resident memory after the level, MB. */
+  serverRamMb?: number;
   /** --warmup-request-count: the warmup's failed requests, when some failed (not in `client`). */
   warmupFailures?: Pick<ClientSummary, "errorCount" | "errors">;
 }

@@ -12,6 +12,7 @@ import { MEASUREMENT } from "./measurement.ts";
 import { OLDER } from "./older.ts";
 import { OUTPUT } from "./output.ts";
 import { PROTOCOL } from "./protocol.ts";
+import { SEARCH } from "./search.ts";
 import { SEQUENCES } from "./sequences.ts";
 import { SERVE } from "./serve.ts";
 import { SWEEPS } from "./sweeps.ts";
@@ -28,5 +29,6 @@ export const OPTIONS: readonly OptionDef[] = [
   ...SERVE,
   ...GENERAL,
   ...SWEEPS,
+  ...SEARCH,
   ...OLDER,
 ];

@@ -5,6 +5,7 @@ export const SWEEPS: readonly OptionDef[] = [
   {
     name: "profile-models",
     type: "comma-list",
+    structured: true,
     group: "Sweeps (--profile-models)",
     valueName: "A,B",
     commands: ["profile"],

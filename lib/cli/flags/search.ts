@@ -1,0 +1,164 @@
+/**
+ * The model configuration search section of --help (--profile-models with
+ * --model-repository: the best configuration of each model of a Triton model
+ * repository, its config.pbtxt variants loaded into Triton one by one):
+ * Model Analyzer's `profile` options under its names (snake_case in YAML).
+ */
+import type { OptionDef } from "../option_types.ts";
+
+const GROUP = "Model config search (--model-repository)" as const;
+
+function int(name: string, fallback: number, help: string): OptionDef {
+  return {
+    name,
+    type: "int",
+    default: fallback,
+    group: GROUP,
+    valueName: "N",
+    commands: ["profile"],
+    help,
+  };
+}
+
+export const SEARCH: readonly OptionDef[] = [
+  {
+    name: "output-model-repository-path",
+    type: "string",
+    default: "./output_model_repository",
+    group: GROUP,
+    valueName: "DIR",
+    commands: ["profile"],
+    help:
+      "Where the variants (<model>_config_<N>, <model>_config_default) and the best configuration (<model>_best) are written.",
+  },
+  {
+    name: "override-output-model-repository",
+    type: "boolean",
+    group: GROUP,
+    commands: ["profile"],
+    help: "Replace an existing --output-model-repository-path (otherwise refused).",
+  },
+  {
+    name: "triton-launch-mode",
+    type: "string",
+    default: "local",
+    choices: ["local", "remote", "c_api", "docker"],
+    group: GROUP,
+    valueName: "MODE",
+    commands: ["profile"],
+    help:
+      "Where Triton runs. local: start --triton-server-path with explicit model control; remote: a running server (--triton-http-endpoint) with explicit model control, variants loaded through its repository API; c_api: Triton's library in process (--triton-server-directory).",
+  },
+  {
+    name: "triton-server-path",
+    type: "string",
+    default: "tritonserver",
+    group: GROUP,
+    valueName: "PATH",
+    commands: ["profile"],
+    help: "The tritonserver executable of local mode.",
+  },
+  {
+    name: "triton-output-path",
+    type: "string",
+    group: GROUP,
+    valueName: "FILE",
+    commands: ["profile"],
+    help: "Where local mode writes the server's log (default: a temporary file, named on failure).",
+  },
+  {
+    name: "triton-server-flags",
+    type: "dict",
+    group: GROUP,
+    valueName: "FLAG=VALUE,...",
+    commands: ["profile"],
+    help:
+      "More tritonserver flags in local mode, e.g. backend-directory=/opt/tritonserver/backends.",
+  },
+  {
+    name: "triton-http-endpoint",
+    type: "string",
+    default: "localhost:8000",
+    group: GROUP,
+    valueName: "HOST:PORT",
+    commands: ["profile"],
+    help: "The server of remote mode (HTTP: the repository API, and the load unless -i grpc).",
+  },
+  {
+    name: "triton-grpc-endpoint",
+    type: "string",
+    default: "localhost:8001",
+    group: GROUP,
+    valueName: "HOST:PORT",
+    commands: ["profile"],
+    help: "The gRPC endpoint of remote mode, for -i grpc.",
+  },
+  {
+    name: "run-config-search-mode",
+    type: "string",
+    default: "brute",
+    choices: ["brute"],
+    group: GROUP,
+    valueName: "MODE",
+    commands: ["profile"],
+    help:
+      "How variants are chosen. brute: every instance count and max batch size in the ranges below (or every combination of model_config_parameters).",
+  },
+  {
+    name: "run-config-search-disable",
+    type: "boolean",
+    group: GROUP,
+    commands: ["profile"],
+    help: "Measure only the model's own configuration (its concurrency sweep).",
+  },
+  int(
+    "run-config-search-min-instance-count",
+    1,
+    "The smallest instance count of the brute search.",
+  ),
+  int("run-config-search-max-instance-count", 5, "The largest instance count of the brute search."),
+  int(
+    "run-config-search-min-model-batch-size",
+    1,
+    "The smallest max_batch_size of the brute search (powers of two), for models that batch.",
+  ),
+  int(
+    "run-config-search-max-model-batch-size",
+    128,
+    "The largest max_batch_size of the brute search.",
+  ),
+  int(
+    "run-config-search-min-concurrency",
+    1,
+    "The first concurrency of each variant's sweep (powers of two).",
+  ),
+  int(
+    "run-config-search-max-concurrency",
+    1024,
+    "The last concurrency of each variant's sweep; it stops earlier once 4 points gain < 5 % throughput, or a latency constraint is broken.",
+  ),
+  {
+    name: "objectives",
+    type: "dict",
+    group: GROUP,
+    valueName: "METRIC=WEIGHT,...",
+    commands: ["profile", "report"],
+    help:
+      "What ranks the configurations, Model Analyzer's way: perf_throughput, perf_latency_avg/p90/p95/p99, cpu_used_ram, each with a weight (default perf_throughput=1).",
+  },
+  {
+    name: "export-path",
+    type: "string",
+    default: ".",
+    group: GROUP,
+    valueName: "DIR",
+    commands: ["profile", "report"],
+    help:
+      "Where results/metrics-model-inference.csv, results/metrics-server-only.csv and reports/ go.",
+  },
+  int(
+    "num-configs-per-model",
+    3,
+    "The configurations of each model the summary shows (the best first).",
+  ),
+];

@@ -1,0 +1,183 @@
+/** The model configuration search's console flow: variants, the server, the points, the reports. */
+import { Interrupt } from "../measure/interrupt.ts";
+import { checkOutputs, writeAll, writeFileAtomic } from "../report/output_file.ts";
+import {
+  bruteVariants,
+  checkRemote,
+  formatInferenceCsv,
+  formatSearchSummary,
+  formatServerCsv,
+  inProcessServer,
+  manualVariants,
+  type ModelPlan,
+  prepareOutputRepository,
+  rankConfigs,
+  rankModel,
+  readModelConfig,
+  remoteServer,
+  runSearch,
+  type SearchConfig,
+  type SearchOutcome,
+  type SearchServer,
+  startLocalServer,
+  type Variant,
+  writeBestDirectory,
+  writeModelDirectory,
+} from "../search/mod.ts";
+import { CheckpointStore, formatPointResult, formatPointStart } from "../sweep/mod.ts";
+import { type CommandContext, type Outcome, printError } from "./outcome.ts";
+
+/** Each model's variants: its own configuration, then the brute or manual search's. */
+function planVariants(config: SearchConfig): ModelPlan[] {
+  return config.models.map((model) => {
+    const base = readModelConfig(config.modelRepository, model.name);
+    let variants: Variant[];
+    if (model.configParameters) {
+      variants = manualVariants(model.name, base, model.configParameters);
+    } else {
+      variants = bruteVariants(model.name, base, config);
+      if (config.disabled) variants = variants.slice(0, 1);
+    }
+    return { model, variants };
+  });
+}
+
+async function startServer(config: SearchConfig): Promise<SearchServer> {
+  switch (config.launch.mode) {
+    case "local":
+      return await startLocalServer({
+        serverPath: config.launch.serverPath,
+        repository: Deno.realPathSync(config.outputRepository),
+        flags: config.launch.flags,
+        ...(config.launch.logFile ? { logFile: config.launch.logFile } : {}),
+      });
+    case "remote":
+      await checkRemote(config.launch.http);
+      return remoteServer(config.launch);
+    case "c_api":
+      return inProcessServer();
+  }
+}
+
+/** Writes the CSVs and the best configuration of each model; prints the summary. */
+function finishSearch(config: SearchConfig, outcome: SearchOutcome): Outcome {
+  console.log(formatSearchSummary(outcome, config));
+  const results = `${config.exportPath}/results`;
+  Deno.mkdirSync(results, { recursive: true });
+  const files = [
+    [`${results}/metrics-model-inference.csv`, formatInferenceCsv(outcome)],
+    [`${results}/metrics-server-only.csv`, formatServerCsv(outcome)],
+  ] as const;
+  writeAll(files.map(([path, text]) => () => writeFileAtomic(path, text)));
+  console.log(`Results written to ${files.map(([path]) => path).join(" and ")}`);
+  for (const { model, variants } of outcome.models) {
+    const best = rankConfigs(rankModel(model, variants))[0];
+    if (!best) continue;
+    const directory = writeBestDirectory({
+      outputRepository: config.outputRepository,
+      modelRepository: config.modelRepository,
+      variant: best.variant.variant,
+    });
+    console.log(
+      `Best configuration of ${model.name} (${best.variant.variant.name}) written to ${directory}`,
+    );
+  }
+  const failed = outcome.models.flatMap((m) => m.variants).filter((v) => v.failure).length;
+  if (failed > 0) printError(`${failed} configurations could not be measured; see "Failed"`);
+  return failed > 0 ? "failed" : "ok";
+}
+
+/**
+ * A model configuration search with checkpoints. Ctrl-C once: the running
+ * point finishes, is saved, and the search stops; three times: save and
+ * exit at once. The local server is stopped in every case.
+ */
+export async function searchCommand(
+  config: SearchConfig,
+  context: CommandContext,
+): Promise<Outcome> {
+  checkOutputs([
+    { path: config.checkpointDirectory, flag: "--checkpoint-directory", directory: true },
+    { path: config.exportPath, flag: "--export-path", directory: true },
+  ]);
+  const plans = planVariants(config);
+  const store = CheckpointStore.open(config.checkpointDirectory);
+  store.use(config.settings, { objective: "throughput", constraints: [] });
+  // A resumed search rewrites the repository it wrote before.
+  prepareOutputRepository(config.outputRepository, {
+    override: config.override || store.loaded !== undefined,
+  });
+  for (const { model, variants } of plans) {
+    for (const v of variants) {
+      writeModelDirectory(`${config.outputRepository}/${v.name}`, {
+        source: `${config.modelRepository}/${model.name}`,
+        config: v.config,
+      });
+    }
+  }
+  const count = plans.reduce((n, p) => n + p.variants.length, 0);
+  console.log(
+    `${count} model configurations written to ${config.outputRepository}; ${
+      store.loaded
+        ? `resuming from checkpoint ${store.loaded} (points measured: ${store.records.size})`
+        : "starting a fresh search"
+    }\n`,
+  );
+  let server = await startServer(config);
+  const interrupt = new Interrupt();
+  let signals = 0;
+  const onSignal = () => {
+    signals++;
+    if (signals === 1) {
+      interrupt.trigger();
+      console.error("Finishing the running point, then saving and stopping");
+    } else if (signals === 2) {
+      console.error("Press Ctrl-C once more to stop at once (the running point is lost)");
+    } else {
+      try {
+        store.save();
+      } catch (error) {
+        printError((error as Error).message);
+      }
+      console.error(`Stopped; measured points are in ${store.latest ?? "no checkpoint yet"}`);
+      void server.stop().finally(() => context.exitNow("interrupted"));
+    }
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  try {
+    const outcome = await runSearch(config, {
+      plans,
+      store,
+      interrupt,
+      server,
+      ...(config.launch.mode === "local"
+        ? {
+          restart: async () => {
+            await server.stop();
+            server = await startServer(config);
+            return server;
+          },
+        }
+        : {}),
+      events: {
+        variantStart: (v, info) => console.log(`[${info.index}/${info.total}] ${v.name}`),
+        pointStart: (point) =>
+          console.log(formatPointStart(point, { index: 0 }).replace(/^\[0\] /, "  ").trimEnd()),
+        point: (record) => console.log(formatPointResult(record, { percentile: 99 }).trimEnd()),
+        variantFailed: (_, message) => console.log(`    failed: ${message}`),
+        seriesEnd: (reason) => console.log(`    ${reason}`),
+        serverRestarted: (reason) => console.log(`    the server stopped (${reason}); restarted`),
+      },
+    });
+    console.log(
+      outcome.interrupted
+        ? `\nInterrupted: measured points are in ${store.latest}; run the same command again to resume.\n`
+        : `\nSearch complete (points measured now: ${outcome.measured}, from the checkpoint: ${outcome.resumed}).\n`,
+    );
+    const finished = finishSearch(config, outcome);
+    return outcome.interrupted ? "interrupted" : finished;
+  } finally {
+    Deno.removeSignalListener("SIGINT", onSignal);
+    await server.stop();
+  }
+}

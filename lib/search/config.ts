@@ -1,0 +1,310 @@
+/**
+ * A model configuration search's options (--profile-models with
+ * --model-repository, Model Analyzer's `profile`) -> a validated plan: the
+ * models and their variants' settings, the launch mode, the concurrency
+ * sweep, the objectives and constraints, and the options every point passes
+ * on to a normal profile run.
+ */
+import { buildProfileConfig } from "../cli/config.ts";
+import { optionDef, optionLabel, type RawOptions } from "../cli/options.ts";
+import { type Goals, parseGoals, type Settings } from "../sweep/mod.ts";
+import { UsageError } from "../types/errors.ts";
+import { type Objectives, parseObjectives } from "./objectives.ts";
+import { powersOfTwo } from "./variants.ts";
+
+export type LaunchMode = "local" | "remote" | "c_api";
+
+type Plain = string | number | boolean | null | Plain[] | { [key: string]: Plain };
+
+export interface SearchModel {
+  name: string;
+  /** Model Analyzer's model_config_parameters: a manual search. */
+  configParameters?: { [key: string]: Plain };
+  /** The concurrency values to sweep (parameters.concurrency), else powers of two. */
+  concurrency?: number[];
+  /** Client batch sizes (parameters.batch_sizes), default [1]. */
+  batchSizes: number[];
+  objectives: Objectives;
+  goals: Goals;
+}
+
+export interface SearchConfig {
+  modelRepository: string;
+  models: SearchModel[];
+  outputRepository: string;
+  override: boolean;
+  launch: {
+    mode: LaunchMode;
+    serverPath: string;
+    logFile?: string;
+    flags: string[];
+    http: string;
+    grpc: string;
+  };
+  /** --run-config-search-disable: the model's own configuration only. */
+  disabled: boolean;
+  instanceCounts: number[];
+  maxBatchSizes: number[];
+  /** The default concurrency sweep: powers of two. */
+  concurrencies: number[];
+  exportPath: string;
+  numConfigs: number;
+  checkpointDirectory: string;
+  protocol: string;
+  /** Options each point passes to a normal profile run (with -m, -u, --concurrency-range set per point). */
+  pointOptions: RawOptions;
+  percentile?: number;
+  settings: Settings;
+}
+
+/** Options of the search itself, not passed on to the points. */
+const SEARCH_ONLY = new Set([
+  "profile-models",
+  "checkpoint-directory",
+  "objective",
+  "constraints",
+  "latency-report-file",
+  "report-html",
+  "model-repository",
+]);
+
+/** Whether `raw` asks for a model configuration search rather than a sweep or one run. */
+export function isSearch(raw: RawOptions): boolean {
+  return raw.has("profile-models") && raw.has("model-repository") &&
+    raw.get("service-kind") !== "triton_c_api";
+}
+
+function list(raw: RawOptions, name: string): string[] {
+  const value = raw.get(name);
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : [String(value)]).flatMap((v) => v.split(","))
+    .map((s) => s.trim()).filter((s) => s !== "");
+}
+
+function isMapping(v: Plain | undefined): v is { [key: string]: Plain } {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Positive integers of a YAML list (or one integer); errors name `what`. */
+function integers(value: Plain, what: string, errors: string[]): number[] | undefined {
+  const values = Array.isArray(value) ? value : [value];
+  if (values.length === 0 || values.some((v) => !Number.isInteger(v) || (v as number) < 1)) {
+    errors.push(`Invalid ${what}: expected a positive integer or a list of them`);
+    return undefined;
+  }
+  return values as number[];
+}
+
+/** --constraints and --objectives given to the search, globally or for one model. */
+function goalsOf(
+  options: { constraints: string[]; objectives: string[]; where: string },
+  errors: string[],
+): { goals: Goals; objectives: Objectives } | undefined {
+  try {
+    const goals = parseGoals("throughput", options.constraints);
+    const objectives = parseObjectives(options.objectives);
+    return { goals, objectives };
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    errors.push(...error.errors.map((e) => `${e}${options.where}`));
+    return undefined;
+  }
+}
+
+/** The models of --profile-models: names, or Model Analyzer's mapping of per-model settings. */
+function parseModels(
+  raw: RawOptions,
+  defaults: { constraints: string[]; objectives: string[] },
+  errors: string[],
+): SearchModel[] {
+  const items = list(raw, "profile-models");
+  const given = raw.get("profile-models");
+  const structured = Array.isArray(given) && given.length === 1 && /^[[{]/.test(given[0]!);
+  let entries: Array<[string, Plain]>;
+  if (structured) {
+    const parsed = JSON.parse(given[0]!) as Plain;
+    entries = isMapping(parsed)
+      ? Object.entries(parsed)
+      : (parsed as Plain[]).flatMap((item): Array<[string, Plain]> =>
+        isMapping(item) ? Object.entries(item) : [[String(item), null]]
+      );
+  } else entries = items.map((name) => [name, null]);
+  const models: SearchModel[] = [];
+  for (const [name, settings] of entries) {
+    const where = ` (profile_models: ${name})`;
+    if (settings !== null && !isMapping(settings)) {
+      errors.push(`Invalid settings of model "${name}" in profile_models: expected a mapping`);
+      continue;
+    }
+    const s = settings ?? {};
+    for (const key of Object.keys(s)) {
+      if (!["model_config_parameters", "parameters", "constraints", "objectives"].includes(key)) {
+        errors.push(
+          `Unknown key "${key}" for model "${name}" in profile_models: expected model_config_parameters, parameters, constraints or objectives`,
+        );
+      }
+    }
+    const parameters = s.parameters ?? {};
+    if (!isMapping(parameters)) {
+      errors.push(`Invalid parameters${where}: expected a mapping of concurrency and batch_sizes`);
+      continue;
+    }
+    for (const key of Object.keys(parameters)) {
+      if (key !== "concurrency" && key !== "batch_sizes") {
+        errors.push(`Unknown parameter "${key}"${where}: expected concurrency or batch_sizes`);
+      }
+    }
+    const concurrency = parameters.concurrency === undefined
+      ? undefined
+      : integers(parameters.concurrency, `parameters.concurrency${where}`, errors);
+    const batchSizes = parameters.batch_sizes === undefined
+      ? [1]
+      : integers(parameters.batch_sizes, `parameters.batch_sizes${where}`, errors) ?? [1];
+    const configParameters = s.model_config_parameters;
+    if (configParameters !== undefined && !isMapping(configParameters)) {
+      errors.push(`Invalid model_config_parameters${where}: expected a mapping of config fields`);
+      continue;
+    }
+    const goals = goalsOf({
+      constraints: isMapping(s.constraints ?? null)
+        ? Object.entries(s.constraints as { [key: string]: Plain }).flatMap(([metric, bounds]) =>
+          Object.entries(isMapping(bounds) ? bounds : {}).map(([b, n]) => `${b}-${metric}=${n}`)
+        )
+        : defaults.constraints,
+      objectives: isMapping(s.objectives ?? null)
+        ? Object.entries(s.objectives as { [key: string]: Plain }).map(([k, w]) => `${k}=${w}`)
+        : Array.isArray(s.objectives)
+        ? s.objectives.map(String)
+        : defaults.objectives,
+      where,
+    }, errors);
+    if (!goals) continue;
+    models.push({
+      name,
+      ...(configParameters ? { configParameters } : {}),
+      ...(concurrency ? { concurrency } : {}),
+      batchSizes,
+      ...goals,
+    });
+  }
+  if (models.length === 0 && errors.length === 0) {
+    errors.push("Option --profile-models needs at least one model");
+  }
+  return models;
+}
+
+function int(raw: RawOptions, name: string, errors: string[]): number {
+  const value = Number(raw.get(name) ?? optionDef(name).default);
+  if (!Number.isInteger(value) || value < 1) {
+    errors.push(
+      `Invalid value "${raw.get(name)}" for ${optionLabel(name)}: expected an integer >= 1`,
+    );
+    return 1;
+  }
+  return value;
+}
+
+function range(raw: RawOptions, name: string, errors: string[]): [number, number] {
+  const min = int(raw, `run-config-search-min-${name}`, errors);
+  const max = int(raw, `run-config-search-max-${name}`, errors);
+  if (min > max) {
+    errors.push(
+      `${optionLabel(`run-config-search-min-${name}`)} ${min} is above ${
+        optionLabel(`run-config-search-max-${name}`)
+      } ${max}`,
+    );
+  }
+  return [min, max];
+}
+
+const text = (raw: RawOptions, name: string) =>
+  String(raw.get(name) ?? optionDef(name).default ?? "");
+
+/** Converts and validates a search; throws UsageError listing every problem. */
+export function buildSearchConfig(raw: RawOptions): SearchConfig {
+  const errors: string[] = [];
+  const mode = text(raw, "triton-launch-mode");
+  if (mode === "docker") {
+    throw new UsageError([
+      "--triton-launch-mode docker is not supported (no container runtime is assumed): use local, remote or c_api",
+    ]);
+  }
+  if (raw.has("model-name")) {
+    errors.push("Options --profile-models and -m/--model-name can not be used together");
+  }
+  for (const name of ["concurrency-range", "request-rate-range", "objective"]) {
+    if (raw.has(name)) {
+      errors.push(
+        `Option ${optionLabel(name)} does not apply to a model config search: use ${
+          name === "objective" ? "--objectives" : "--run-config-search-min/max-concurrency"
+        }`,
+      );
+    }
+  }
+  const defaults = { constraints: list(raw, "constraints"), objectives: list(raw, "objectives") };
+  const models = parseModels(raw, defaults, errors);
+  const [minInstances, maxInstances] = range(raw, "instance-count", errors);
+  const [minBatch, maxBatch] = range(raw, "model-batch-size", errors);
+  const [minConcurrency, maxConcurrency] = range(raw, "concurrency", errors);
+  const protocol = text(raw, "protocol") || "http";
+
+  const pointOptions: RawOptions = new Map(raw);
+  for (const name of raw.keys()) {
+    const group = optionDef(name).group;
+    if (SEARCH_ONLY.has(name) || group === "Model config search (--model-repository)") {
+      pointOptions.delete(name);
+    }
+  }
+  if (mode === "c_api") pointOptions.set("service-kind", "triton_c_api");
+  // Checked now with a stand-in model and server, so that bad client options fail before a server starts.
+  let percentile: number | undefined;
+  try {
+    const check = new Map(pointOptions);
+    check.set("model-name", models[0]?.name ?? "model");
+    if (mode === "c_api") check.set("model-repository", text(raw, "model-repository"));
+    percentile = buildProfileConfig(check).percentile;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    errors.push(...error.errors);
+  }
+  if (errors.length > 0) throw new UsageError(errors);
+  const config: SearchConfig = {
+    modelRepository: text(raw, "model-repository"),
+    models,
+    outputRepository: text(raw, "output-model-repository-path").replace(/\/+$/, ""),
+    override: raw.get("override-output-model-repository") === true,
+    launch: {
+      mode: mode as LaunchMode,
+      serverPath: text(raw, "triton-server-path"),
+      ...(raw.has("triton-output-path") ? { logFile: text(raw, "triton-output-path") } : {}),
+      flags: list(raw, "triton-server-flags"),
+      http: text(raw, "triton-http-endpoint"),
+      grpc: text(raw, "triton-grpc-endpoint"),
+    },
+    disabled: raw.get("run-config-search-disable") === true,
+    instanceCounts: Array.from(
+      { length: maxInstances - minInstances + 1 },
+      (_, i) => minInstances + i,
+    ),
+    maxBatchSizes: powersOfTwo(minBatch, maxBatch),
+    concurrencies: powersOfTwo(minConcurrency, maxConcurrency),
+    exportPath: text(raw, "export-path").replace(/\/+$/, "") || ".",
+    numConfigs: int(raw, "num-configs-per-model", errors),
+    checkpointDirectory: text(raw, "checkpoint-directory"),
+    protocol,
+    pointOptions,
+    ...(percentile === undefined ? {} : { percentile }),
+    settings: {},
+  };
+  config.settings = {
+    "model-repository": config.modelRepository,
+    "triton-launch-mode": mode,
+    "run-config-search-disable": config.disabled,
+    "instance-counts": config.instanceCounts.map(String),
+    "max-batch-sizes": config.maxBatchSizes.map(String),
+    concurrencies: config.concurrencies.map(String),
+    "profile-models": [JSON.stringify(models.map((m) => [m.name, m.configParameters ?? null]))],
+    "point-options": [...pointOptions].map(([k, v]) => `${k}=${JSON.stringify(v)}`).sort(),
+  };
+  return config;
+}

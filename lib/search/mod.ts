@@ -1,0 +1,17 @@
+/**
+ * Model configuration search (Model Analyzer's `profile`: --profile-models
+ * with --model-repository): config.pbtxt variants of each model, the Triton
+ * server they are loaded into (local, remote, c_api), each variant's
+ * concurrency sweep through the sweep's points and checkpoints, weighted
+ * objectives and constraints, Model Analyzer's CSV reports and the best
+ * configuration as a ready model directory.
+ * May import every folder below it, lib/sweep and lib/cli included.
+ *
+ * @module
+ */
+export * from "./config.ts";
+export * from "./objectives.ts";
+export * from "./report.ts";
+export * from "./run.ts";
+export * from "./server.ts";
+export * from "./variants.ts";

@@ -1,0 +1,164 @@
+/**
+ * What a search reports, as Model Analyzer does: results/metrics-model-inference.csv
+ * (its default columns, each model's points best first),
+ * results/metrics-server-only.csv (the server's memory per variant, local
+ * mode), and a text summary: the best configurations of each model and why
+ * the best one won.
+ */
+import { csvCell } from "../report/csv.ts";
+import { formatGeneral } from "../report/format.ts";
+import { describeGoals, formatMetric, type PointRecord } from "../sweep/mod.ts";
+import type { ModelConfig } from "../protocol/model_config.ts";
+import { describeObjectives, rankPoints } from "./objectives.ts";
+import type { SearchOutcome, VariantOutcome } from "./run.ts";
+import type { SearchModel } from "./config.ts";
+
+/** `2:CPU`, Model Analyzer's instance group column (counts of every group, its kind). */
+export function instanceGroupText(config: ModelConfig): string {
+  const groups = config.instance_group ?? [];
+  if (groups.length === 0) return "1:AUTO";
+  const count = groups.reduce((n, g) => n + Number(g.count ?? 1), 0);
+  const kind = String(groups[0]!.kind ?? "KIND_AUTO").replace(/^KIND_/, "");
+  return `${count}:${kind}`;
+}
+
+export interface RankedPoint {
+  variant: VariantOutcome;
+  record: PointRecord;
+  /** Why it does not satisfy the constraints (empty when it does). */
+  reasons: string[];
+}
+
+/** Every point of a model, best first under its objectives; those breaking constraints last. */
+export function rankModel(model: SearchModel, variants: readonly VariantOutcome[]): RankedPoint[] {
+  const points = variants.flatMap((variant) =>
+    variant.records.map((record) => ({ variant, record }))
+  );
+  return rankPoints(points, {
+    goals: model.goals,
+    objectives: model.objectives,
+    result: (p) => p.record.result,
+  }).map(({ item, reasons }) => ({ ...item, reasons }));
+}
+
+/** Each variant once, by its best point, best first; variants with no good point are left out. */
+export function rankConfigs(ranked: readonly RankedPoint[]): RankedPoint[] {
+  const seen = new Set<string>();
+  return ranked.filter((p) => {
+    if (p.reasons.length > 0 || seen.has(p.variant.variant.name)) return false;
+    seen.add(p.variant.variant.name);
+    return true;
+  });
+}
+
+const INFERENCE_HEADER = [
+  "Model",
+  "Batch",
+  "Concurrency",
+  "Model Config Path",
+  "Instance Group",
+  "Max Batch Size",
+  "Satisfies Constraints",
+  "Throughput (infer/sec)",
+  "p99 Latency (ms)",
+];
+
+const oneDecimal = (n: number | undefined) => n === undefined ? "" : n.toFixed(1);
+
+/** metrics-model-inference.csv: Model Analyzer's default columns. */
+export function formatInferenceCsv(outcome: SearchOutcome): string {
+  const rows = [INFERENCE_HEADER];
+  for (const { model, variants } of outcome.models) {
+    for (const p of rankModel(model, variants)) {
+      const config = p.variant.variant.config;
+      const p99 = p.record.result.client.percentilesUs.get(99);
+      rows.push([
+        model.name,
+        String(p.record.point.batchSize),
+        String(p.record.point.value),
+        p.variant.variant.name,
+        instanceGroupText(config),
+        String(config.max_batch_size ?? 0),
+        p.reasons.length === 0 ? "Yes" : "No",
+        oneDecimal(p.record.result.client.throughput),
+        oneDecimal(p99 === undefined ? undefined : p99 / 1000),
+      ]);
+    }
+  }
+  return rows.map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
+}
+
+/** metrics-server-only.csv: the server's resident memory, the most any point of a variant saw. */
+export function formatServerCsv(outcome: SearchOutcome): string {
+  const rows = [["Model", "Model Config Path", "RAM Usage (MB)"]];
+  for (const { model, variants } of outcome.models) {
+    for (const v of variants) {
+      const ram = v.records.map((r) => r.result.serverRamMb).filter((n) => n !== undefined);
+      if (ram.length === 0) continue;
+      rows.push([model.name, v.variant.name, oneDecimal(Math.max(...ram as number[]))]);
+    }
+  }
+  return rows.map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
+}
+
+function describeConfig(p: RankedPoint): string {
+  const c = p.variant.variant.config;
+  const batching = c.dynamic_batching !== undefined ? ", dynamic batching" : "";
+  return `${p.variant.variant.name}: ${instanceGroupText(c)} instance(s), max batch size ${
+    c.max_batch_size ?? 0
+  }${batching}`;
+}
+
+function describePoint(p: RankedPoint): string {
+  const r = p.record.result;
+  const p99 = r.client.percentilesUs.get(99);
+  const ram = r.serverRamMb === undefined
+    ? ""
+    : `, server RAM ${formatGeneral(Math.round(r.serverRamMb))} MB`;
+  return `concurrency ${p.record.point.value}: ${
+    formatGeneral(Number(r.client.throughput.toFixed(1)))
+  } infer/sec, p99 latency ${p99 === undefined ? "-" : (p99 / 1000).toFixed(1)} ms${ram}`;
+}
+
+/** The closing summary: per model, the top configurations and why the best won. */
+export function formatSearchSummary(
+  outcome: SearchOutcome,
+  options: { numConfigs: number },
+): string {
+  const lines: string[] = [];
+  for (const { model, variants } of outcome.models) {
+    const ranked = rankModel(model, variants);
+    const configs = rankConfigs(ranked);
+    const points = variants.reduce((n, v) => n + v.records.length, 0);
+    lines.push(
+      `Model ${model.name}: ${variants.length} configurations, ${points} points measured; objectives: ${
+        describeObjectives(model.objectives)
+      }; ${describeGoals(model.goals).replace(/^highest throughput; ?/, "") || "no constraints"}`,
+    );
+    if (configs.length === 0) {
+      lines.push(
+        "  Best: none; no point is stable, free of failed requests and within the constraints",
+      );
+    }
+    configs.slice(0, options.numConfigs).forEach((p, i) => {
+      lines.push(`  ${i === 0 ? "Best" : `#${i + 1}  `} ${describeConfig(p)}`);
+      lines.push(`        at ${describePoint(p)}`);
+    });
+    const best = configs[0];
+    if (best && configs[1]) {
+      const [a, b] = [best.record.result, configs[1].record.result];
+      const why = model.objectives.map(({ metric }) => {
+        const x = metric.value(a);
+        const y = metric.value(b);
+        return x === undefined || y === undefined
+          ? ""
+          : `${metric.label} ${formatMetric(metric, x)} against ${formatMetric(metric, y)}`;
+      }).filter((s) => s !== "").join(", ");
+      lines.push(`  Why: ${why} for the runner-up, within the constraints`);
+    }
+    for (const v of variants.filter((v) => v.failure)) {
+      lines.push(`  Failed: ${v.variant.name}: ${v.failure}`);
+    }
+  }
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,247 @@
+/**
+ * Runs a model configuration search: each variant is loaded into the server
+ * and measured over its concurrency sweep with the normal profile run (one
+ * stabilized level per point), every point saved to the checkpoint at once.
+ * A sweep stops early as Model Analyzer's does: once the last 4 points gain
+ * less than 5 % throughput, or a latency constraint is broken; the decision
+ * is also taken from stored points, so a resumed search measures exactly
+ * what an uninterrupted one would.
+ */
+import { buildProfileConfig } from "../cli/config.ts";
+import { Interrupt } from "../measure/interrupt.ts";
+import {
+  type CheckpointStore,
+  type MeasurePoint,
+  measureWithProfile,
+  POINT_ERRORS,
+  pointConfig,
+  pointKey,
+  type PointRecord,
+  type SweepPoint,
+} from "../sweep/mod.ts";
+import type { LevelResult } from "../types/results.ts";
+import type { SearchConfig, SearchModel } from "./config.ts";
+import { type SearchServer, VariantLoadError } from "./server.ts";
+import type { Variant } from "./variants.ts";
+
+/** Model Analyzer's plateau rule: this many last points ... */
+export const PLATEAU_POINTS = 4;
+/** ... gaining no more than this fraction of throughput end a sweep. */
+export const PLATEAU_GAIN = 0.05;
+
+export interface VariantOutcome {
+  variant: Variant;
+  records: PointRecord[];
+  /** Why it was not measured (the server refused it), or why a point failed. */
+  failure?: string;
+}
+
+export interface ModelPlan {
+  model: SearchModel;
+  variants: Variant[];
+}
+
+export interface SearchOutcome {
+  models: Array<{ model: SearchModel; variants: VariantOutcome[] }>;
+  measured: number;
+  resumed: number;
+  interrupted: boolean;
+}
+
+export interface SearchEvents {
+  variantStart?(variant: Variant, info: { index: number; total: number }): void;
+  pointStart?(point: SweepPoint): void;
+  point?(record: PointRecord): void;
+  variantFailed?(variant: Variant, message: string): void;
+  seriesEnd?(reason: string): void;
+  serverRestarted?(reason: string): void;
+}
+
+/** Why a sweep ends after its latest point (`records` in order), if it does. */
+export function sweepStop(
+  records: readonly PointRecord[],
+  model: Pick<SearchModel, "goals">,
+): string | undefined {
+  const last = records.at(-1)!.result;
+  if (!last.stable) return "the point did not stabilize: higher concurrency is skipped";
+  if (last.client.errorCount > 0) return "requests failed: higher concurrency is skipped";
+  for (const c of model.goals.constraints) {
+    const value = c.metric.value(last);
+    if (c.bound === "max" && c.metric.unit === "msec" && value !== undefined && value > c.limit) {
+      return `${c.metric.label} ${
+        value.toFixed(1)
+      } > ${c.limit} msec: higher concurrency is skipped`;
+    }
+  }
+  if (records.length >= PLATEAU_POINTS) {
+    const window = records.slice(-PLATEAU_POINTS).map((r) => r.result.client.throughput);
+    const gain = (Math.max(...window) - window[0]!) / window[0]!;
+    if (!(gain > PLATEAU_GAIN)) {
+      return `throughput gained ${
+        (gain * 100).toFixed(1)
+      } % over the last ${PLATEAU_POINTS} points: higher concurrency is skipped`;
+    }
+  }
+  return undefined;
+}
+
+/** The input data every point uses, as sweep points name it. */
+function inputDataOf(config: SearchConfig): string {
+  const data = config.pointOptions.get("input-data");
+  return Array.isArray(data) ? data[0] ?? "random" : "random";
+}
+
+/**
+ * Measures every variant of `plans` that `store` does not have. A soft
+ * interrupt stops after the running point (measured and saved); a hard one
+ * abandons it. `restart` replaces a local server that died, once.
+ */
+export async function runSearch(
+  config: SearchConfig,
+  options: {
+    plans: readonly ModelPlan[];
+    store: CheckpointStore;
+    interrupt: Interrupt;
+    server: SearchServer;
+    restart?: () => Promise<SearchServer>;
+    events?: SearchEvents;
+    measure?: MeasurePoint;
+  },
+): Promise<SearchOutcome> {
+  const { store, interrupt, events = {}, measure = measureWithProfile } = options;
+  let server = options.server;
+  let restarted = false;
+  const pointInterrupt = new Interrupt();
+  void interrupt.race(new Promise<never>(() => {})).then(() => {
+    pointInterrupt.trigger();
+    pointInterrupt.trigger();
+  });
+  const outcome: SearchOutcome = { models: [], measured: 0, resumed: 0, interrupted: false };
+  const total = options.plans.reduce((n, p) => n + p.variants.length, 0);
+  let index = 0;
+  for (const { model, variants } of options.plans) {
+    const done: VariantOutcome[] = [];
+    outcome.models.push({ model, variants: done });
+    for (const variant of variants) {
+      events.variantStart?.(variant, { index: ++index, total });
+      const result: VariantOutcome = { variant, records: [] };
+      done.push(result);
+      let served: string | undefined;
+      const load = async () => served ??= await server.load(variant);
+      try {
+        for (const batchSize of model.batchSizes) {
+          const series: PointRecord[] = [];
+          for (const value of model.concurrency ?? config.concurrencies) {
+            const point: SweepPoint = {
+              model: variant.name,
+              batchSize,
+              protocol: config.protocol,
+              inputData: inputDataOf(config),
+              mode: "concurrency",
+              value,
+            };
+            let record = store.records.get(pointKey(point));
+            if (record) outcome.resumed++;
+            else {
+              if (interrupt.soft) {
+                outcome.interrupted = true;
+                return outcome;
+              }
+              await load();
+              events.pointStart?.(point);
+              let measured: LevelResult | undefined;
+              for (let attempt = 0; measured === undefined; attempt++) {
+                try {
+                  measured = await measure(
+                    planOf(config, { served: served!, batchSize, value, server }),
+                    {
+                      interrupt: pointInterrupt,
+                    },
+                  );
+                } catch (error) {
+                  if (interrupt.hard) break;
+                  // A local server that died is started again once, and the point measured again.
+                  if (server.exited && options.restart && !restarted && attempt === 0) {
+                    restarted = true;
+                    server = await options.restart();
+                    events.serverRestarted?.((error as Error).message);
+                    served = undefined;
+                    await load();
+                    continue;
+                  }
+                  if (!POINT_ERRORS.some((type) => error instanceof type)) throw error;
+                  throw new VariantLoadError((error as Error).message);
+                }
+              }
+              if (interrupt.hard || !measured) {
+                outcome.interrupted = true;
+                return outcome;
+              }
+              const ram = await server.usedRamMb();
+              record = {
+                point,
+                result: {
+                  ...measured,
+                  windows: [],
+                  ...(ram === undefined ? {} : { serverRamMb: ram }),
+                },
+                measuredAt: new Date().toISOString(),
+              };
+              store.add(record);
+              store.save();
+              outcome.measured++;
+              events.point?.(record);
+            }
+            series.push(record);
+            result.records.push(record);
+            const stop = sweepStop(series, model);
+            if (stop) {
+              events.seriesEnd?.(stop);
+              break;
+            }
+          }
+        }
+      } catch (error) {
+        if (!(error instanceof VariantLoadError)) throw error;
+        result.failure = error.message;
+        events.variantFailed?.(variant, error.message);
+      }
+      if (served !== undefined && !server.exited) {
+        await server.unload(variant).catch(() => {
+          // A variant that does not unload is replaced by the next load anyway.
+        });
+      }
+    }
+  }
+  return outcome;
+}
+
+/** The profile plan of one point: the served model at one concurrency. */
+function planOf(
+  config: SearchConfig,
+  point: { served: string; batchSize: number; value: number; server: SearchServer },
+) {
+  const raw = new Map(config.pointOptions);
+  raw.set("model-name", point.served);
+  raw.set("batch-size", String(point.batchSize));
+  raw.set("concurrency-range", String(point.value));
+  const url = point.server.url(config.protocol);
+  if (url !== undefined) raw.set("url", url);
+  if (config.launch.mode === "c_api") raw.set("model-repository", config.outputRepository);
+  const plan = buildProfileConfig(raw);
+  return pointConfig(
+    {
+      point: {
+        model: point.served,
+        batchSize: point.batchSize,
+        protocol: config.protocol,
+        inputData: "",
+        mode: "concurrency",
+        value: point.value,
+      },
+      loads: [point.value],
+      config: plan,
+    },
+    point.value,
+  );
+}

@@ -1,0 +1,290 @@
+/**
+ * The Triton server a search loads its variants into (--triton-launch-mode):
+ * local starts tritonserver with explicit model control on the output model
+ * repository and stops it by its PID; remote loads each variant under the
+ * model's own name through the repository API with a `config` override.
+ * c_api measures in process: each point's run starts Triton's library on the
+ * output repository itself, so there is nothing to load here.
+ */
+import { ConnectionError } from "../protocol/errors.ts";
+import { UsageError } from "../types/errors.ts";
+import type { Variant } from "./variants.ts";
+
+/** The server refused a variant: its message; the search goes on with the next one. */
+export class VariantLoadError extends Error {
+  override name = "VariantLoadError";
+}
+
+export interface SearchServer {
+  /** host:port for -u, by protocol; undefined in c_api mode. */
+  url(protocol: string): string | undefined;
+  /** Loads `variant`; returns the model name to measure. Throws VariantLoadError. */
+  load(variant: Variant): Promise<string>;
+  unload(variant: Variant): Promise<void>;
+  /** The server process's resident memory in MB (local mode), else undefined. */
+  usedRamMb(): Promise<number | undefined>;
+  /** True once a local server has exited. */
+  readonly exited: boolean;
+  stop(): Promise<void>;
+}
+
+/** Seconds Triton waits for its models and open streams when stopped. */
+const EXIT_TIMEOUT_SECS = 1;
+const READY_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 10_000;
+
+/** POSTs to the repository API; an answer other than 200 is the server's error text. */
+async function repositoryCall(
+  http: string,
+  options: { model: string; action: "load" | "unload"; config?: Variant["config"] },
+): Promise<void> {
+  const body = options.config === undefined
+    ? undefined
+    : JSON.stringify({ parameters: { config: JSON.stringify(options.config) } });
+  let response: Response;
+  try {
+    response = await fetch(
+      `http://${http}/v2/repository/models/${encodeURIComponent(options.model)}/${options.action}`,
+      { method: "POST", ...(body === undefined ? {} : { body }) },
+    );
+  } catch (error) {
+    throw new ConnectionError(
+      `Can not reach Triton's repository API at ${http}: ${(error as Error).message}`,
+      http,
+    );
+  }
+  const text = await response.text();
+  if (response.status === 200) return;
+  let message = text;
+  try {
+    message = JSON.parse(text).error ?? text;
+  } catch {
+    // Not JSON: the text as it is.
+  }
+  throw new VariantLoadError(
+    `Triton refused to ${options.action} ${options.model}: ${message.trim() || response.status}`,
+  );
+}
+
+async function isReady(http: string): Promise<boolean> {
+  try {
+    const response = await fetch(`http://${http}/v2/health/ready`);
+    await response.body?.cancel();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A running server with explicit model control: each variant replaces the
+ * model's configuration; stop() loads the models again from the server's
+ * own repository.
+ */
+export function remoteServer(options: { http: string; grpc: string }): SearchServer {
+  const touched = new Set<string>();
+  return {
+    url: (protocol) => protocol === "grpc" ? options.grpc : options.http,
+    async load(variant) {
+      touched.add(variant.model);
+      await repositoryCall(options.http, {
+        model: variant.model,
+        action: "load",
+        config: { ...variant.config, name: variant.model },
+      });
+      return variant.model;
+    },
+    unload: (variant) => repositoryCall(options.http, { model: variant.model, action: "unload" }),
+    usedRamMb: () => Promise.resolve(undefined),
+    exited: false,
+    async stop() {
+      for (const model of touched) {
+        await repositoryCall(options.http, { model, action: "load" }).catch(() => {
+          // The model's own configuration is the server's to load; the search is over.
+        });
+      }
+      touched.clear();
+    },
+  };
+}
+
+/** Checks a remote server before the search starts. */
+export async function checkRemote(http: string): Promise<void> {
+  if (!await isReady(http)) {
+    throw new ConnectionError(
+      `Triton at --triton-http-endpoint ${http} is not ready (remote mode needs a running server started with --model-control-mode=explicit)`,
+      http,
+    );
+  }
+}
+
+/** c_api: each point's run starts the library on the output repository and loads the variant. */
+export function inProcessServer(): SearchServer {
+  return {
+    url: () => undefined,
+    load: (variant) => Promise.resolve(variant.name),
+    unload: () => Promise.resolve(),
+    usedRamMb: () => Promise.resolve(undefined),
+    exited: false,
+    stop: () => Promise.resolve(),
+  };
+}
+
+/** A loopback port free a moment ago (Triton can not report an ephemeral one). */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+function readLog(file: string): string {
+  try {
+    return Deno.readTextFileSync(file);
+  } catch {
+    return "";
+  }
+}
+
+function lastLines(text: string, count: number): string {
+  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  return lines.length === 0 ? "(nothing)" : lines.slice(-count).join(" | ");
+}
+
+export interface LocalOptions {
+  /** --triton-server-path */
+  serverPath: string;
+  /** The output model repository the server serves. */
+  repository: string;
+  /** --triton-server-flags: FLAG=VALUE pairs. */
+  flags: readonly string[];
+  /** --triton-output-path, else a temporary file. */
+  logFile?: string;
+}
+
+/**
+ * Starts tritonserver with explicit model control on free loopback ports and
+ * waits until it is ready; a start that fails says why with the log's last
+ * lines. The process is killed with this one if it ends without stop().
+ */
+export async function startLocalServer(options: LocalOptions): Promise<SearchServer> {
+  const log = options.logFile ??
+    Deno.makeTempFileSync({ prefix: "inferperf_triton_", suffix: ".log" });
+  const given = new Map(options.flags.map((f) => {
+    const at = f.indexOf("=");
+    return [
+      f.slice(0, at < 0 ? f.length : at).replace(/^--/, "").replaceAll("_", "-"),
+      f.slice(at + 1),
+    ];
+  }));
+  for (const fixed of ["model-repository", "model-control-mode"]) {
+    if (given.has(fixed)) {
+      throw new UsageError([`--triton-server-flags can not set ${fixed}: the search sets it`]);
+    }
+  }
+  const [httpPort, grpcPort] = [freePort(), freePort()];
+  const flags = new Map<string, string>([
+    ["http-address", "127.0.0.1"],
+    ["grpc-address", "127.0.0.1"],
+    ["http-port", String(httpPort)],
+    ["grpc-port", String(grpcPort)],
+    ["exit-timeout-secs", String(EXIT_TIMEOUT_SECS)],
+    ...given,
+    ["model-repository", options.repository],
+    ["model-control-mode", "explicit"],
+    ["log-file", log],
+  ]);
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(options.serverPath, {
+      args: [...flags].map(([k, v]) => `--${k}=${v}`),
+      stdin: "null",
+      stdout: "null",
+      // Flag errors go to stderr before the log file is open: kept for the message.
+      stderr: "piped",
+    }).spawn();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      throw new UsageError([
+        `Can not start the Triton server "${options.serverPath}": not found (set --triton-server-path)`,
+      ]);
+    }
+    throw error;
+  }
+  let stderr = "";
+  void (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) stderr = (stderr + decoder.decode(chunk)).slice(-4000);
+  })().catch(() => {});
+  const http = `127.0.0.1:${flags.get("http-port")}`;
+  const grpc = `127.0.0.1:${flags.get("grpc-port")}`;
+  let exited = false;
+  const status = child.status.then((s) => {
+    exited = true;
+    return s;
+  });
+  const killNow = () => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already exited.
+    }
+  };
+  addEventListener("unload", killNow);
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    stopped ??= (async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // Already exited.
+      }
+      const timer = setTimeout(killNow, STOP_GRACE_MS);
+      await status;
+      clearTimeout(timer);
+      removeEventListener("unload", killNow);
+    })();
+
+  const deadline = performance.now() + READY_TIMEOUT_MS;
+  while (!await isReady(http)) {
+    if (exited || performance.now() > deadline) {
+      const code = exited ? `exited with code ${(await status).code}` : "was not ready in time";
+      await stop();
+      throw new ConnectionError(
+        `The Triton server ${options.serverPath} ${code}; its output ends: ${
+          lastLines(`${stderr}\n${readLog(log)}`, 5)
+        } (log: ${log})`,
+        http,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url: (protocol) => protocol === "grpc" ? grpc : http,
+    async load(variant) {
+      await repositoryCall(http, { model: variant.name, action: "load" });
+      return variant.name;
+    },
+    unload: (variant) => repositoryCall(http, { model: variant.name, action: "unload" }),
+    usedRamMb: () => residentMb(child.pid),
+    get exited() {
+      return exited;
+    },
+    stop,
+  };
+}
+
+/** VmRSS of a process in MB, read with cat: Deno reads /proc only with --allow-all. */
+async function residentMb(pid: number): Promise<number | undefined> {
+  try {
+    const output = await new Deno.Command("cat", {
+      args: [`/proc/${pid}/status`],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(new TextDecoder().decode(output.stdout))?.[1];
+    return kb === undefined ? undefined : Number(kb) / 1024;
+  } catch {
+    return undefined;
+  }
+}
