@@ -7,7 +7,7 @@
  */
 import { csvCell } from "../report/csv.ts";
 import { formatGeneral } from "../report/format.ts";
-import { describeGoals, formatMetric, type PointRecord } from "../sweep/mod.ts";
+import { constraintText, formatMetric, type PointRecord } from "../sweep/mod.ts";
 import type { ModelConfig } from "../protocol/model_config.ts";
 import { describeObjectives, rankPoints } from "./objectives.ts";
 import type { SearchOutcome, VariantOutcome } from "./run.ts";
@@ -133,7 +133,11 @@ export function formatSearchSummary(
     lines.push(
       `Model ${model.name}: ${variants.length} configurations, ${points} points measured; objectives: ${
         describeObjectives(model.objectives)
-      }; ${describeGoals(model.goals).replace(/^highest throughput; ?/, "") || "no constraints"}`,
+      }; ${
+        model.goals.constraints.length === 0
+          ? "no constraints"
+          : `constraints: ${model.goals.constraints.map(constraintText).join(", ")}`
+      }`,
     );
     if (configs.length === 0) {
       lines.push(

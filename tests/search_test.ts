@@ -1,0 +1,229 @@
+/**
+ * Model configuration search end to end against the real Triton server:
+ * the identity backend sleeping 10 ms per execution serves about
+ * instances x max batch size x 100 requests/s once enough are in flight, so
+ * the best configuration of a small brute search is known in advance.
+ * Bad input is refused with one line before anything is measured.
+ */
+import assert from "node:assert/strict";
+import { parseModelConfig } from "../lib/protocol/model_config.ts";
+import { parseCsv, runCli, within } from "./_helpers.ts";
+import { startTriton, TRITON_DIR, tritonTest } from "./_triton.ts";
+
+const PERMISSIONS = [
+  "--allow-net",
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-sys",
+  "--allow-run",
+];
+const DELAY_MS = 10;
+const MODEL = `backend: "identity"
+max_batch_size: 4
+input [ { name: "INPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
+output [ { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
+instance_group [ { kind: KIND_CPU, count: 1 } ]
+parameters [ { key: "execute_delay_ms", value: { string_value: "${DELAY_MS}" } } ]
+`;
+
+/** A model repository with `delay10` (and `models`' other entries) in a new temporary directory. */
+function repository(models: Record<string, string> = {}): string {
+  const root = Deno.makeTempDirSync({ prefix: "inferperf_search_" });
+  for (const [name, config] of Object.entries({ delay10: MODEL, ...models })) {
+    Deno.mkdirSync(`${root}/models/${name}/1`, { recursive: true });
+    Deno.writeTextFileSync(`${root}/models/${name}/config.pbtxt`, config);
+  }
+  return root;
+}
+
+/** Short windows with a loose stability bound: the machine is shared; the formula's answer is far apart. */
+const MEASURE = ["-p", "300", "-s", "50"];
+
+function local(root: string): string[] {
+  return [
+    "profile",
+    "--model-repository",
+    `${root}/models`,
+    "--triton-server-path",
+    `${TRITON_DIR}/bin/tritonserver`,
+    "--triton-server-flags",
+    `backend-directory=${TRITON_DIR}/backends`,
+    "--output-model-repository-path",
+    `${root}/output`,
+    "--export-path",
+    `${root}/export`,
+    "--checkpoint-directory",
+    `${root}/checkpoints`,
+    ...MEASURE,
+  ];
+}
+
+const INFERENCE_HEADER =
+  "Model,Batch,Concurrency,Model Config Path,Instance Group,Max Batch Size,Satisfies Constraints,Throughput (infer/sec),p99 Latency (ms)";
+
+tritonTest("brute search picks the configuration the formula says is best", async () => {
+  const root = repository();
+  try {
+    const started = performance.now();
+    const run = await runCli([
+      ...local(root),
+      "--profile-models",
+      "delay10",
+      "--run-config-search-max-instance-count",
+      "2",
+      "--run-config-search-max-model-batch-size",
+      "4",
+      "--run-config-search-max-concurrency",
+      "32",
+      "--constraints",
+      "max-perf_latency_p99=80",
+    ], { permissions: PERMISSIONS, timeoutMs: 180_000 });
+    const seconds = (performance.now() - started) / 1000;
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    // Default, then (1, 2 instances) x (max batch 1, 2, 4).
+    for (let n = 0; n < 6; n++) assert.ok(Deno.statSync(`${root}/output/delay10_config_${n}`));
+    const csv = Deno.readTextFileSync(`${root}/export/results/metrics-model-inference.csv`);
+    assert.equal(csv.split("\n")[0], INFERENCE_HEADER);
+    const rows = parseCsv(csv).slice(1);
+    const best = rows[0]!;
+    // 2 instances x max batch 4 x 1000 / 10 ms.
+    assert.deepEqual(best.slice(4, 7), ["2:CPU", "4", "Yes"], csv);
+    within(Number(best[7]), 2 * 4 * 1000 / DELAY_MS, 0.1, "throughput of the best configuration");
+    assert.ok(Number(best[8]) <= 80);
+    assert.match(run.stdout, /Best delay10_config_5: 2:CPU instance\(s\), max batch size 4/);
+    // Every variant written was loaded and measured.
+    assert.doesNotMatch(run.stdout, /Failed:/);
+    assert.equal(new Set(rows.map((r) => r[3])).size, 7, csv);
+    const ram = parseCsv(
+      Deno.readTextFileSync(`${root}/export/results/metrics-server-only.csv`),
+    ).slice(1);
+    assert.equal(ram.length, 7);
+    assert.ok(ram.every((r) => Number(r[2]) > 1), "the server's resident memory");
+    const bestConfig = parseModelConfig(
+      Deno.readTextFileSync(`${root}/output/delay10_best/config.pbtxt`),
+    );
+    assert.equal(bestConfig.name, undefined);
+    assert.equal(bestConfig.max_batch_size, 4);
+    assert.deepEqual(bestConfig.instance_group, [{ count: 2, kind: "KIND_CPU" }]);
+    assert.deepEqual(bestConfig.dynamic_batching, {});
+    assert.ok(Deno.statSync(`${root}/output/delay10_best/1`).isDirectory);
+    console.log(`brute search: ${rows.length} points in ${seconds.toFixed(1)} s`);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
+
+tritonTest(
+  "remote mode: a manual search through the repository API; a refused variant is reported",
+  async () => {
+    const server = await startTriton({
+      args: ["--model-control-mode=explicit", "--load-model=batched"],
+    });
+    const root = Deno.makeTempDirSync({ prefix: "inferperf_search_" });
+    try {
+      const models = new URL("../fixtures/triton/models/", import.meta.url).pathname;
+      Deno.writeTextFileSync(
+        `${root}/search.yaml`,
+        `model_repository: ${models}
+triton_launch_mode: remote
+triton_http_endpoint: ${server.http}
+output_model_repository_path: ${root}/output
+export_path: ${root}/export
+checkpoint_directory: ${root}/checkpoints
+objectives: {perf_throughput: 1}
+profile_models:
+  batched:
+    model_config_parameters:
+      max_batch_size: [4]
+      instance_group: [{kind: [KIND_CPU, KIND_GPU], count: [1, 2]}]
+    parameters:
+      concurrency: [16]
+`,
+      );
+      const run = await runCli(["profile", "--config", `${root}/search.yaml`, ...MEASURE], {
+        permissions: PERMISSIONS,
+        timeoutMs: 120_000,
+      });
+      // The GPU variants can not load on this CPU-only server: reported, the rest measured.
+      assert.equal(run.code, 3, run.stderr + run.stdout);
+      assert.match(run.stdout, /Failed: batched_config_[23]: Triton refused to load batched: /);
+      assert.match(run.stderr, /2 configurations could not be measured/);
+      const rows = parseCsv(
+        Deno.readTextFileSync(`${root}/export/results/metrics-model-inference.csv`),
+      ).slice(1);
+      const byConfig = new Map(rows.map((r) => [r[3], Number(r[7])]));
+      assert.deepEqual([...byConfig.keys()].sort(), [
+        "batched_config_0",
+        "batched_config_1",
+        "batched_config_default",
+      ]);
+      assert.equal(rows[0]![3], "batched_config_1", "two instances serve the most");
+      assert.ok(
+        byConfig.get("batched_config_1")! > 1.5 * byConfig.get("batched_config_0")!,
+        run.stdout,
+      );
+      // The server's own configuration of the model is back.
+      const config = await (await fetch(`http://${server.http}/v2/models/batched/config`)).json();
+      assert.equal(config.max_batch_size, 8);
+    } finally {
+      await server.stop();
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+);
+
+tritonTest("bad input is one line, before anything is measured", async () => {
+  const root = repository({ broken: 'backend: "identity"\nmax_batch_size: "four"\n' });
+  try {
+    const cases: Array<[string[], number, RegExp]> = [
+      [
+        ["--profile-models", "nope"],
+        1,
+        /^error: Model "nope" is not in the model repository .*: no .*nope\/config\.pbtxt$/,
+      ],
+      [
+        ["--profile-models", "broken"],
+        1,
+        /^error: .*broken\/config\.pbtxt:2:17: Expected an integer for field "max_batch_size", found ""four""$/,
+      ],
+      [
+        ["--profile-models", "delay10", "--triton-server-path", "/nonexistent/tritonserver"],
+        1,
+        /^error: Can not start the Triton server "\/nonexistent\/tritonserver": not found \(set --triton-server-path\)$/,
+      ],
+      [
+        ["--profile-models", "delay10", "--triton-server-flags", "http-port=abc"],
+        3,
+        /^error: The Triton server .* exited with code 1; its output ends: .*Invalid option value\. Got abc/,
+      ],
+      [
+        ["--profile-models", "delay10", "--triton-launch-mode", "docker"],
+        1,
+        /^error: --triton-launch-mode docker is not supported/,
+      ],
+    ];
+    for (const [args, code, pattern] of cases) {
+      try {
+        Deno.removeSync(`${root}/output`, { recursive: true });
+      } catch {
+        // Not written by the previous case.
+      }
+      const run = await runCli([...local(root), ...args], { permissions: PERMISSIONS });
+      assert.equal(run.code, code, `${args.join(" ")}: ${run.stderr}`);
+      assert.match(run.stderr.split("\n")[0]!, pattern, args.join(" "));
+    }
+    // An existing output repository is refused without --override-output-model-repository.
+    Deno.mkdirSync(`${root}/output`, { recursive: true });
+    const again = await runCli([...local(root), "--profile-models", "delay10"], {
+      permissions: PERMISSIONS,
+    });
+    assert.equal(again.code, 1);
+    assert.match(
+      again.stderr,
+      /^error: The output model repository .*output exists: .*--override-output-model-repository/,
+    );
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});
