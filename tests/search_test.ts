@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { parseModelConfig } from "../lib/protocol/model_config.ts";
-import { parseCsv, runCli, within } from "./_helpers.ts";
+import { parseCsv, runCli } from "./_helpers.ts";
 import { startTriton, TRITON_DIR, tritonTest } from "./_triton.ts";
 
 const PERMISSIONS = [
@@ -38,7 +38,7 @@ function repository(models: Record<string, string> = {}): string {
 }
 
 /** Short windows with a loose stability bound: the machine is shared; the formula's answer is far apart. */
-const MEASURE = ["-p", "300", "-s", "50"];
+const MEASURE = ["-p", "500", "-s", "50"];
 
 function local(root: string): string[] {
   return [
@@ -74,6 +74,8 @@ tritonTest("brute search picks the configuration the formula says is best", asyn
       "2",
       "--run-config-search-max-model-batch-size",
       "4",
+      "--run-config-search-min-concurrency",
+      "4",
       "--run-config-search-max-concurrency",
       "32",
       "--constraints",
@@ -89,7 +91,11 @@ tritonTest("brute search picks the configuration the formula says is best", asyn
     const best = rows[0]!;
     // 2 instances x max batch 4 x 1000 / 10 ms.
     assert.deepEqual(best.slice(4, 7), ["2:CPU", "4", "Yes"], csv);
-    within(Number(best[7]), 2 * 4 * 1000 / DELAY_MS, 0.1, "throughput of the best configuration");
+    const formula = 2 * 4 * 1000 / DELAY_MS;
+    assert.ok(
+      Math.abs(Number(best[7]) - formula) <= formula * 0.1,
+      `${best[7]} vs ${formula}:\n${run.stdout}`,
+    );
     assert.ok(Number(best[8]) <= 80);
     assert.match(run.stdout, /Best delay10_config_5: 2:CPU instance\(s\), max batch size 4/);
     // Every variant written was loaded and measured.
@@ -160,7 +166,7 @@ profile_models:
       ]);
       assert.equal(rows[0]![3], "batched_config_1", "two instances serve the most");
       assert.ok(
-        byConfig.get("batched_config_1")! > 1.5 * byConfig.get("batched_config_0")!,
+        byConfig.get("batched_config_1")! > 1.3 * byConfig.get("batched_config_0")!,
         run.stdout,
       );
       // The server's own configuration of the model is back.
