@@ -8,10 +8,10 @@ export interface Range {
 }
 
 /**
- * Parses `start[:end[:step]]`. A lone start is a single level; step defaults
- * to 1. An end below the start is kept: a linear sweep then measures the
- * start alone, as perf_analyzer's does. Throws RangeError saying what is
- * wrong (the caller names the option).
+ * Parses `start[:end[:step]]` with perf_analyzer's defaults, end 1 and step 1.
+ * An end below the start is kept: a linear sweep then measures the start
+ * alone, as perf_analyzer's does, so a lone start is a single level. Throws
+ * RangeError saying what is wrong (the caller names the option).
  */
 export function parseRange(text: string, options: { integer: boolean }): Range {
   const parts = text.split(":");
@@ -26,7 +26,7 @@ export function parseRange(text: string, options: { integer: boolean }): Range {
       );
     }
   }
-  const [start, end = start, step = 1] = values as [number, number?, number?];
+  const [start, end = 1, step = 1] = values as [number, number?, number?];
   if (start <= 0) throw new RangeError("the start must be greater than 0");
   if (step <= 0) throw new RangeError("the step must be greater than 0");
   return { start, end, step };

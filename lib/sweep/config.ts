@@ -322,9 +322,9 @@ export function countPoints(sweep: SweepConfig): number | undefined {
   return total;
 }
 
-/** The ProfilePlan that measures one load value of a series, as a single level. */
+/** The ProfilePlan that measures one load value of a series, as a single level (as `--concurrency-range VALUE`). */
 export function pointConfig(series: Series, value: number): ProfilePlan {
-  const level = { start: value, end: value, step: 1 };
+  const level = { start: value, end: 1, step: 1 };
   return series.point.mode === "concurrency"
     ? { ...series.config, concurrency: level, latencyThresholdMs: 0 }
     : { ...series.config, requestRate: level, latencyThresholdMs: 0 };

@@ -51,7 +51,7 @@ Deno.test("the placeholder fixture expands to models x data sets x batch sizes x
   );
   const series = config.series[3]!;
   const point = pointConfig(series, 5);
-  assert.deepEqual(point.concurrency, { start: 5, end: 5, step: 1 });
+  assert.deepEqual(point.concurrency, { start: 5, end: 1, step: 1 });
   assert.equal(point.batchSize, 2);
   assert.equal(point.model, "simple");
   assert.equal(point.async, true);
