@@ -102,7 +102,7 @@ async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
       if (isSearch(raw)) return searchCommand(buildSearchConfig(raw), CONTEXT);
       return raw.has("profile-models")
         ? sweepCommand(buildSweepConfig(raw), CONTEXT)
-        : profileCommand(buildProfileConfig(raw), CONTEXT);
+        : profileCommand(buildProfileConfig(raw, { warn: printWarning }), CONTEXT);
     case "report":
       return reportCommand(buildReportConfig(raw));
     case "merge": {

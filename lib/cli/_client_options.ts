@@ -407,8 +407,8 @@ export function parseService(
     sharedMemory: sharedMemory === "system" ? "system" : "none",
     outputSharedMemorySize: r.bounded(
       "output-shared-memory-size",
-      (n) => n >= 1,
-      "an integer >= 1",
+      (n) => n >= 0,
+      "an integer >= 0",
     ),
     syntheticPrompts: {
       inputTokensMean: r.bounded("synthetic-input-tokens-mean", (n) => n >= 1, "an integer >= 1"),

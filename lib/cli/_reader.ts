@@ -7,6 +7,8 @@ const DECIMAL = /^\s*[+-]?\d+\.\d*\s*$/;
 /** Reads option values with their table default, recording conversion errors. */
 export class Reader {
   readonly errors: string[] = [];
+  /** Values taken as perf_analyzer takes them, with its warning. */
+  readonly warnings: string[] = [];
   constructor(private readonly raw: RawOptions) {}
 
   has(name: string): boolean {

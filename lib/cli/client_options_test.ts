@@ -272,7 +272,7 @@ Deno.test("shared memory: system for Triton over HTTP and gRPC; cuda needs CUDA"
     ["--shared-memory system needs --service-kind triton (shared memory is a Triton extension)"],
   );
   assert.deepEqual(
-    usageErrors(() => config("-m", "x", "--output-shared-memory-size", "0")),
-    ['Invalid value "0" for --output-shared-memory-size: expected an integer >= 1'],
+    usageErrors(() => config("-m", "x", "--output-shared-memory-size", "-1")),
+    ['Invalid value "-1" for --output-shared-memory-size: expected an integer >= 0'],
   );
 });

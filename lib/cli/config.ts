@@ -24,7 +24,11 @@ function parseSequenceIds(r: Reader): { start: number; end: number } {
   const text = r.string("sequence-id-range");
   if (text === undefined) return { start: 1, end: MAX_SEQUENCE_ID };
   const match = /^\s*(\d+)\s*(?::\s*(\d+)\s*)?$/.exec(text);
-  const start = Number(match?.[1]);
+  let start = Number(match?.[1]);
+  if (match && start === 0) {
+    r.warnings.push("--sequence-id-range starts at 0, which is no sequence id: starting at 1");
+    start = 1;
+  }
   const end = match?.[2] === undefined ? MAX_SEQUENCE_ID : Number(match[2]);
   if (!match || start < 1 || end < start || end > MAX_SEQUENCE_ID) {
     r.errors.push(
@@ -49,6 +53,15 @@ function parseConcurrency(r: Reader): Range {
     ? r.bounded("max-concurrency", (n) => n >= 0, "an integer >= 0")
     : 1;
   return { start, end, step: 1 };
+}
+
+/** --sequence-length; perf_analyzer takes one below 1 as its default, with a warning. */
+function parseSequenceLength(r: Reader): number {
+  const length = r.number("sequence-length");
+  if (length === undefined || length >= 1) return length ?? 0;
+  const fallback = optionDef("sequence-length").default as number;
+  r.warnings.push(`--sequence-length ${length} is below 1: using ${fallback}`);
+  return fallback;
 }
 
 /** What the load options give; the sweep's own (range, threshold, search) come separately. */
@@ -101,7 +114,7 @@ function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
     sendLagFails: raw.has("max-send-lag") && !r.flag("ignore-send-lag"),
     sequences: {
       count: r.bounded("num-of-sequences", (n) => n >= 1, "an integer >= 1"),
-      length: r.bounded("sequence-length", (n) => n >= 1, "an integer >= 1"),
+      length: parseSequenceLength(r),
       variationPct: r.bounded("sequence-length-variation", (n) => n >= 0, "a number >= 0"),
       idRange: parseSequenceIds(r),
       serial: r.flag("serial-sequences"),
@@ -219,8 +232,14 @@ function parseComposing(text: string | undefined): Array<{ name: string; version
   });
 }
 
-/** Converts and validates raw options; throws UsageError listing every problem. */
-export function buildProfileConfig(raw: RawOptions): ProfilePlan {
+/**
+ * Converts and validates raw options; throws UsageError listing every problem.
+ * `warn` hears of values taken as perf_analyzer takes them (it warns too).
+ */
+export function buildProfileConfig(
+  raw: RawOptions,
+  options: { warn?: (message: string) => void } = {},
+): ProfilePlan {
   const r = new Reader(raw);
   const errors = r.errors;
   for (const name of raw.keys()) {
@@ -339,6 +358,7 @@ export function buildProfileConfig(raw: RawOptions): ProfilePlan {
   checkWorkers(errors, config);
   checkMpi(errors, { config, raw });
   if (errors.length > 0) throw new UsageError(errors);
+  for (const warning of r.warnings) options.warn?.(warning);
   return config;
 }
 

@@ -550,3 +550,27 @@ Deno.test("values as perf_analyzer reads them", () => {
     "tfserving for TF Serving",
   ]);
 });
+
+Deno.test("values perf_analyzer takes with a warning are taken so, with one", () => {
+  const warnings: string[] = [];
+  const warned = buildProfileConfig(
+    parseArgv([
+      "-m",
+      "m",
+      "--sequence-length",
+      "0",
+      "--sequence-id-range",
+      "0:10",
+      "--output-shared-memory-size",
+      "0",
+    ]).options,
+    { warn: (message) => warnings.push(message) },
+  );
+  assert.equal(warned.sequences.length, 20);
+  assert.deepEqual(warned.sequences.idRange, { start: 1, end: 10 });
+  assert.equal(warned.outputSharedMemorySize, 0);
+  assert.deepEqual(warnings, [
+    "--sequence-length 0 is below 1: using 20",
+    "--sequence-id-range starts at 0, which is no sequence id: starting at 1",
+  ]);
+});

@@ -209,7 +209,7 @@ export async function demoCommand(raw: RawOptions, context: CommandContext): Pro
     }
     raw.set("url", server.addr);
     console.log(`Reference server running on ${server.addr} (simulated models, second thread)\n`);
-    return await profileCommand(buildProfileConfig(raw), context);
+    return await profileCommand(buildProfileConfig(raw, { warn: printWarning }), context);
   } finally {
     await server.close();
   }
