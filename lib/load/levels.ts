@@ -43,7 +43,7 @@ const SEQUENCE_SEED = 0x5e9;
 export type LevelsPlan =
   & LoadPlan
   & Pick<ClientPlan, "model" | "modelVersion">
-  & Pick<MeasurementOptions, "requestCount" | "stallTimeoutMs">;
+  & Pick<MeasurementOptions, "requestCount" | "stallTimeoutMs" | "warmupRequestCount">;
 
 /** The loads of a run's levels. */
 export interface LevelLoads {
@@ -153,6 +153,7 @@ async function patternOf(options: LevelsOptions): Promise<LoadPattern> {
   const { plan, timestampsMs } = options;
   return await loadMode(plan.loadMode).pattern(plan, {
     requestCount: plan.requestCount,
+    warmupRequestCount: plan.warmupRequestCount,
     ...(timestampsMs === undefined ? {} : { timestampsMs }),
   });
 }

@@ -36,13 +36,26 @@ export const customIntervals: LoadModeDef = {
   async pattern(plan, inputs): Promise<LoadPattern> {
     const fixed = inputs.timestampsMs;
     if (fixed !== undefined) {
+      // As in perf_analyzer, the schedule is played once: the warmup sends its first steps at
+      // their timestamps, then the measurement the others at theirs, from its own start. The
+      // level's loads start the warmup first, so each start takes the next part.
+      const warmup = inputs.warmupRequestCount ?? 0;
+      if (warmup >= fixed.length) {
+        throw new InputError(
+          `--warmup-request-count ${warmup} must be less than the ${fixed.length} steps of the ` +
+            "--fixed-schedule input data (the warmup sends the first ones)",
+        );
+      }
+      const parts = warmup > 0 ? [fixed.slice(0, warmup), fixed.slice(warmup)] : [fixed];
+      let starts = 0;
+      const measured = parts[parts.length - 1];
       return {
         range: single(fixedScheduleRate(fixed)),
-        schedule: () => fixedSchedule(fixed),
+        schedule: () => fixedSchedule(parts[Math.min(starts++, parts.length - 1)]),
         // A finite schedule is measured whole: --request-count can only shorten it.
         requestCount: inputs.requestCount > 0
-          ? Math.min(inputs.requestCount, fixed.length)
-          : fixed.length,
+          ? Math.min(inputs.requestCount, measured.length)
+          : measured.length,
       };
     }
     // lib/cli chooses this mode for --fixed-schedule or --request-intervals only.

@@ -46,6 +46,7 @@ const PLAN: LevelsPlan = {
   modelVersion: "",
   requestCount: 0,
   stallTimeoutMs: 0,
+  warmupRequestCount: 0,
 };
 
 /** Answers every request after 2 ms, noting when each was sent. */
@@ -113,4 +114,43 @@ Deno.test("a new load mode is one file and one registry entry", async () => {
   } finally {
     LOAD_MODES.delete("bursts");
   }
+});
+
+Deno.test("--fixed-schedule with a warmup: the first steps warm up, the others are measured from their own start", async () => {
+  const sentMs: number[] = [];
+  const client = fakeClient(sentMs);
+  const loads = await planLoad(client, {
+    plan: { ...PLAN, loadMode: "custom_intervals", fixedSchedule: true, warmupRequestCount: 2 },
+    model: MODEL,
+    streams: [],
+    prepared: [client.prepare({ inputs: [], outputs: [] }, { model: "toy", version: "" })],
+    timestampsMs: [0, 10, 30, 60, 70],
+  });
+  assert.equal(loads.requestCount, 3, "as perf_analyzer: the steps minus the warmup");
+  const level = loads.level(loads.range.start);
+  await level.prepare?.();
+  const recorder = new Recorder();
+  const starts: number[] = [];
+  for (const limit of [2, 3]) {
+    starts.push(performance.now());
+    level.start({ recorder, limit });
+    await level.drained();
+    await level.stop();
+  }
+  loads.close();
+  assert.equal(sentMs.length, 5);
+  // Each send at its step's timestamp from the start of its part (1 ms of timer slack).
+  [0, 10].forEach((t, i) => assert.ok(sentMs[i] - starts[0] >= t - 1, `warmup ${i}`));
+  [30, 60, 70].forEach((t, i) => assert.ok(sentMs[2 + i] - starts[1] >= t - 1, `step ${2 + i}`));
+  await assert.rejects(
+    () =>
+      planLoad(client, {
+        plan: { ...PLAN, loadMode: "custom_intervals", fixedSchedule: true, warmupRequestCount: 2 },
+        model: MODEL,
+        streams: [],
+        prepared: [],
+        timestampsMs: [0, 10],
+      }),
+    /--warmup-request-count 2 must be less than the 2 steps of the --fixed-schedule input data/,
+  );
 });

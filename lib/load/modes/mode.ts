@@ -24,6 +24,8 @@ export interface PatternInputs {
   requestCount: number;
   /** --fixed-schedule: when each input-data step is due, ms from the start of the load. */
   timestampsMs?: readonly number[];
+  /** --warmup-request-count (0: none): a fixed schedule's first steps are the warmup. */
+  warmupRequestCount?: number;
 }
 
 export interface LoadModeDef {
