@@ -362,9 +362,10 @@ export function parseService(
   }
   if (kind === "dynamic_grpc" || raw.has("grpc-method")) {
     errors.push(
-      "perf_analyzer's --service-kind dynamic_grpc and --grpc-method (any gRPC method, raw " +
-        "messages) are not supported: use --service-kind triton -i grpc for KServe v2 servers, " +
-        "tfserving for TF Serving",
+      "perf_analyzer's --service-kind dynamic_grpc and --grpc-method are not supported: their " +
+        "input data names commands to run (message_generator), and inferperf starts no " +
+        "programs; for KServe v2 servers use --service-kind triton -i grpc, for TF Serving " +
+        "tfserving",
     );
   }
   const sharedMemory = r.string("shared-memory");

@@ -265,7 +265,8 @@ const LONG: Record<string, Case> = {
   },
   "grpc-method": {
     value: "pkg.Service/Method",
-    refused: /^perf_analyzer's --service-kind dynamic_grpc and --grpc-method .* not supported: use/,
+    refused:
+      /^perf_analyzer's --service-kind dynamic_grpc and --grpc-method are not supported: .* use/,
   },
 };
 
@@ -545,9 +546,10 @@ Deno.test("values as perf_analyzer reads them", () => {
     paths: ["d"],
   });
   assert.deepEqual(usageErrors(["--service-kind", "dynamic_grpc"]), [
-    "perf_analyzer's --service-kind dynamic_grpc and --grpc-method (any gRPC method, raw " +
-    "messages) are not supported: use --service-kind triton -i grpc for KServe v2 servers, " +
-    "tfserving for TF Serving",
+    "perf_analyzer's --service-kind dynamic_grpc and --grpc-method are not supported: their " +
+    "input data names commands to run (message_generator), and inferperf starts no " +
+    "programs; for KServe v2 servers use --service-kind triton -i grpc, for TF Serving " +
+    "tfserving",
   ]);
 });
 
