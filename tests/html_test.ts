@@ -75,3 +75,36 @@ Deno.test({
     );
   },
 });
+
+Deno.test("the HTML report lists failed requests by cause, with an example of each", () => {
+  const [level] = levels([1]);
+  level.client.errors = [
+    ["Server sent an error: out of memory", 3],
+    ["Server returned 503: busy <now>", 2],
+  ];
+  level.client.errorCount = 5;
+  const html = renderHtmlReport([level], {
+    version: "0.0.0",
+    model: { name: "m", version: "" },
+    mode: "concurrency",
+    batchSize: 1,
+  });
+  assert.match(html, /<h2>Failed requests<\/h2>/);
+  assert.match(
+    html,
+    /<td>error event in the stream<\/td><td>3<\/td><td>Server sent an error: out of memory<\/td>/,
+  );
+  assert.match(
+    html,
+    /<td>HTTP 503<\/td><td>2<\/td><td>Server returned 503: busy &#60;now&#62;<\/td>/,
+  );
+  assert.doesNotMatch(
+    renderHtmlReport(levels([1]), {
+      version: "0.0.0",
+      model: { name: "m", version: "" },
+      mode: "concurrency",
+      batchSize: 1,
+    }),
+    /Failed requests/,
+  );
+});

@@ -337,9 +337,14 @@ Deno.test("openai: every output carries the LLM metrics", () =>
       assert.deepEqual([body.max_tokens, body.min_tokens, body.ignore_eos], [TOKENS, TOKENS, true]);
       assert.deepEqual(body.stream_options, { include_usage: true });
 
-      // HTML: the LLM charts, drawn by Chromium, filling the page's width.
+      // HTML: every LLM metric of both levels in a table...
+      const page = await Deno.readTextFile(html);
+      for (const title of ["Time To Second Token (ms)", "Prefill Throughput (tokens/sec)"]) {
+        assert.equal(page.split(`<td>${title}</td>`).length - 1, 2, title);
+      }
+      // ...and the LLM charts, drawn by Chromium, filling the page's width.
       if ("reason" in chromium) return;
-      const dom = await renderedDom(await Deno.readTextFile(html));
+      const dom = await renderedDom(page);
       assert.match(dom, /<html[^>]*data-rendered="true"/);
       assert.doesNotMatch(withoutScripts(dom), /data-render-error/);
       const fill = Number(/data-chart-fill="([\d.]+)"/.exec(dom)![1]);
@@ -355,6 +360,11 @@ Deno.test("openai: every output carries the LLM metrics", () =>
 
 Deno.test("openai: mid-stream errors are failed requests, whatever their kind", (t) =>
   withLlmServer(async (server) => {
+    const causes: Record<string, string> = {
+      event: "error event in the stream",
+      abort: "connection closed by the server",
+      truncate: "stream ended without [DONE]",
+    };
     for (const kind of ["event", "abort", "truncate"]) {
       await t.step(kind, async () => {
         const run = await profile(server, {
@@ -382,6 +392,17 @@ Deno.test("openai: mid-stream errors are failed requests, whatever their kind", 
         assert.ok(
           parseCsv(run.csv).some((row) =>
             row[0] === "Failed Request Count (count)" && row[1] === "5.00"
+          ),
+        );
+        // The error summary: by cause in every output.
+        const cause = causes[kind];
+        assert.deepEqual((level.error_causes as Json[]).map((e) => [e.cause, e.count]), [
+          [cause, 5],
+        ]);
+        assert.ok(run.stdout.includes(`by cause: ${cause} 5`), run.stdout);
+        assert.ok(
+          parseCsv(run.csv).some((row) =>
+            row[0] === `Failed Requests: ${cause} (count)` && row[1] === "5.00"
           ),
         );
       });

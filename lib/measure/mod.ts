@@ -14,6 +14,7 @@ export * from "./recorder.ts";
 export * from "./stats.ts";
 export * from "./stability.ts";
 export * from "./stall.ts";
+export * from "./error_causes.ts";
 export * from "./gpu_metrics.ts";
 export * from "./histogram.ts";
 export * from "./prometheus.ts";

@@ -21,6 +21,7 @@ import {
   tokenCountSources,
 } from "./llm_table.ts";
 import { formatGeneral, printableLine, wholeUs } from "./format.ts";
+import { errorCauses } from "../measure/error_causes.ts";
 
 /** The trace settings perf_analyzer's options set, shown first and in this order. */
 const TRACE_ORDER = ["trace_level", "trace_rate", "trace_count", "log_frequency"];
@@ -198,16 +199,18 @@ function clientLines(c: ClientSummary, options: LevelFormatOptions): string[] {
   return out;
 }
 
-/** A count of failed requests and their most frequent messages. */
+/** A count of failed requests by cause, and their most frequent messages. */
 function failureLines(
   title: string,
   failures: Pick<ClientSummary, "errorCount" | "errors">,
 ): string[] {
+  const causes = errorCauses(failures.errors).map(({ cause, count }) => `${cause} ${count}`);
   return [
     `    ${title}: ${failures.errorCount}`,
     ...failures.errors.slice(0, SHOWN_ERRORS).map(([message, count]) =>
       `      ${count} x ${printableLine(message)}`
     ),
+    `      by cause: ${causes.join(", ")}`,
   ];
 }
 

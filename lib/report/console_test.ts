@@ -246,12 +246,13 @@ Deno.test("formatLevel: failed requests and late sends", () => {
   );
   const failed = lines.indexOf("    Failed requests: 20");
   assert.equal(lines[failed - 1].startsWith("    Avg HTTP time"), true);
-  assert.deepEqual(lines.slice(failed + 1, failed + 7), [
+  assert.deepEqual(lines.slice(failed + 1, failed + 8), [
     "      9 x HTTP 500: model crashed",
     "      4 x connection reset by peer",
     "      3 x e3",
     "      2 x e4",
     "      1 x e5",
+    "      by cause: other 20",
     "",
   ]);
   assert.doesNotMatch(

@@ -10,6 +10,7 @@ import type {
   ServerSummary,
 } from "../types/results.ts";
 import { withReported } from "../measure/stats.ts";
+import { errorCauses } from "../measure/error_causes.ts";
 import { accountedUs, latencyComponents } from "./components.ts";
 import { formatGeneral, wholeUs } from "./format.ts";
 import {
@@ -161,6 +162,9 @@ function formatLlmCsv(results: readonly LevelResult[], mode: LoadMode): string {
     text += row(["Output Token Counts", sources.output]);
     text += row(["Input Token Counts", sources.input]);
     text += row(["Failed Request Count (count)", genaiNumber(r.client.errorCount)]);
+    for (const { cause, count } of errorCauses(r.client.errors)) {
+      text += row([`Failed Requests: ${cause} (count)`, genaiNumber(count)]);
+    }
   }
   return text;
 }

@@ -2,7 +2,8 @@
  * --report-html: one self-contained HTML file (inline data, style and
  * script; no network access when opened) with the throughput-vs-latency
  * curve, the stacked latency components of each level, latency percentiles
- * per level, the per-window time series and, for LLM runs, every LLM metric.
+ * per level, the per-window time series, for LLM runs every LLM metric, and
+ * the failed requests by cause.
  */
 import { LatencyHistogram, windowFigures, windowHistogram } from "../measure/histogram.ts";
 import type { LevelResult, LoadMode } from "../types/results.ts";
@@ -10,6 +11,7 @@ import { chartSection as section, escapeHtml, htmlPage, SCRIPT } from "./html_te
 import { latencyComponents, reportedWindows } from "./components.ts";
 import { LLM_SECTIONS, type LlmChartData, llmChartData } from "./_llm_html.ts";
 import { LLM_METRICS, llmSystemMetrics, metricTitle, statistic } from "./llm_table.ts";
+import { errorCauses } from "../measure/error_causes.ts";
 import { formatGeneral } from "./format.ts";
 
 /** Percentiles of the distribution chart: log-spaced towards the tail, as HdrHistogram plots them. */
@@ -180,6 +182,20 @@ function llmMetricsTable(results: readonly LevelResult[], unit: string): string 
     `<tbody>${rows.join("")}</tbody></table>\n`;
 }
 
+/** Failed requests of every level by cause, with an example message of each; "" without any. */
+function errorTable(results: readonly LevelResult[], unit: string): string {
+  const rows = results.flatMap((r) =>
+    errorCauses(r.client.errors).map((e) =>
+      `<tr><td>${escapeHtml(formatGeneral(r.value))}</td><td>${escapeHtml(e.cause)}</td>` +
+      `<td>${e.count}</td><td>${escapeHtml(e.example)}</td></tr>`
+    )
+  );
+  if (rows.length === 0) return "";
+  return `<h2>Failed requests</h2>\n<table class="errors"><thead><tr><th>${escapeHtml(unit)}</th>` +
+    "<th>Cause</th><th>Requests</th><th>Example</th></tr></thead>" +
+    `<tbody>${rows.join("")}</tbody></table>\n`;
+}
+
 /** The complete HTML document. */
 export function renderHtmlReport(
   results: readonly LevelResult[],
@@ -221,6 +237,7 @@ export function renderHtmlReport(
       ...(data.levels.some((l) => l.llm) ? LLM_SECTIONS.map((s) => section(...s)) : []),
       `<h2>Levels</h2>\n${levelTable(data, unit)}`,
       llmMetricsTable(results, unit),
+      errorTable(results, unit),
     ].join(""),
     { data, script: SCRIPT },
   );

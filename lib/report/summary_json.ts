@@ -16,6 +16,7 @@ import type {
   WindowData,
 } from "../types/results.ts";
 import type { MeasurementOptions } from "../measure/plan.ts";
+import { errorCauses } from "../measure/error_causes.ts";
 import type { GpuMetrics } from "../types/results.ts";
 import { latencyComponents, reportedWindows } from "./components.ts";
 import { LLM_METRICS, llmSystemMetrics, statistic, tokenCountSources } from "./llm_table.ts";
@@ -54,6 +55,7 @@ function clientJson(c: ClientSummary): Json {
     response_count: c.responseCount,
     error_count: c.errorCount,
     errors: c.errors.map(([message, count]) => ({ message, count })),
+    error_causes: errorCauses(c.errors).map((e) => ({ ...e })),
     duration_ms: c.durationMs,
     throughput: c.throughput,
     response_throughput: c.responseThroughput,
