@@ -93,6 +93,14 @@ function numpy(values: number[]) {
   return { avg: sorted.reduce((a, b) => a + b, 0) / sorted.length, p50: at(50), p99: at(99) };
 }
 
+/** The text a response of an OpenAI stream carried, as genai-perf extracts it; "" for none. */
+function textOf(output: Record<string, unknown>): string {
+  const data = String(output.response ?? "").replace(/^data: /, "").trim();
+  if (data === "" || data === "[DONE]") return "";
+  const chunk = JSON.parse(data);
+  return chunk.choices?.[0]?.delta?.content ?? chunk.choices?.[0]?.text ?? "";
+}
+
 /**
  * The peers' per-request metrics over a profile export's requests (times in
  * ns): genai-perf's LLMProfileDataParser._parse_requests
@@ -107,15 +115,18 @@ function peersOf(requests: ReturnType<typeof parseProfileExport>["experiments"][
   const perUser: number[] = [];
   const prefill: number[] = [];
   for (const r of requests) {
-    const times = r.response_timestamps.map((t) => ms(t - r.timestamp));
-    const osl = r.output_token_count!;
+    // genai-perf's _preprocess_response: responses without text (the role chunk, the usage
+    // chunk, data: [DONE]) are dropped before any metric.
+    const times = r.response_timestamps.filter((_, i) => textOf(r.response_outputs[i]) !== "")
+      .map((t) => ms(t - r.timestamp));
+    const osl = r.inferperf_output_tokens!;
     out.ttft.push(times[0]);
     out.ttst.push(times[1] - times[0]);
     out.latency.push(times.at(-1)!);
     const gap = (times.at(-1)! - times[0]) / (osl - 1);
     itl.push(gap);
     perUser.push(1000 / gap);
-    prefill.push(r.input_token_count! / (times[0] / 1000));
+    prefill.push(r.inferperf_input_tokens! / (times[0] / 1000));
   }
   return { ...out, itl, perUser, prefill };
 }

@@ -323,16 +323,21 @@ Deno.test("openai: every output carries the LLM metrics", () =>
       ]);
       assert.ok(rows.some((row) => row[0] === "Concurrency" && row[1] === "4"), "second level");
 
-      // Export: perf_analyzer's per-response timestamps, plus token counts.
+      // Export: perf_analyzer's one response per event with its text, plus token counts.
       const exportData = parseProfileExport(await Deno.readTextFile(exported));
       assert.deepEqual(validate(exportData, await loadSchema("profile_export.schema.json")), []);
       const [first] = exportData.experiments[0].requests;
-      assert.equal(first.response_timestamps.length, TOKENS, "one timestamp per token");
-      assert.equal(first.output_token_count, TOKENS);
-      assert.equal(first.token_count_source, "usage");
-      assert.equal(first.input_token_count, 32, "the prompt's own tokens");
-      assert.equal(first.server_input_token_count, 32 + 28, "and the chat template's");
-      assert.equal(first.response_token_counts!.length, TOKENS);
+      const events = first.response_outputs.map((output) => output.response as string);
+      assert.equal(first.response_timestamps.length, events.length, "one timestamp per event");
+      assert.ok(events.every((event) => /^data: .*\n\n$/s.test(event)), events[0]);
+      assert.equal(events.at(-1), "data: [DONE]\n\n");
+      const texts = events.slice(0, -1).map((event) => JSON.parse(event.slice(6)))
+        .filter((chunk) => chunk.choices?.[0]?.delta?.content);
+      assert.equal(texts.length, TOKENS, "one event per token");
+      assert.equal(first.inferperf_output_tokens, TOKENS);
+      assert.equal(first.inferperf_token_source, "usage");
+      assert.equal(first.inferperf_input_tokens, 32, "the prompt's own tokens");
+      assert.equal(first.inferperf_server_input_tokens, 32 + 28, "and the chat template's");
       const body = JSON.parse(first.request_inputs.payload as string);
       assert.deepEqual([body.max_tokens, body.min_tokens, body.ignore_eos], [TOKENS, TOKENS, true]);
       assert.deepEqual(body.stream_options, { include_usage: true });

@@ -236,6 +236,7 @@ export class Recorder {
     done.correctedLatenciesUs = this.#correctedLatenciesUs.take();
     done.sendLagsUs = this.#sendLagsUs.take();
     this.#window = emptyWindow(now, { histogram: this.#newHistogram?.() });
+    this.#sink?.rotated?.(now);
     this.#target = Infinity;
     this.#onTarget?.();
     this.#onTarget = undefined;

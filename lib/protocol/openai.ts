@@ -125,6 +125,16 @@ function errorMessage(body: JsonObject): string | undefined {
   return undefined;
 }
 
+/** `text` as the outputs of one response. */
+function responseOutput(text: string): OutputTensors {
+  return [{
+    name: RESPONSE_OUTPUT,
+    datatype: "BYTES",
+    shape: [1],
+    data: encodeBytesElements([text]),
+  }];
+}
+
 class OpenAiSession implements InferSession {
   readonly #connection: Http1Connection;
   readonly #sessions: HttpSessions;
@@ -134,6 +144,7 @@ class OpenAiSession implements InferSession {
   #timing: TokenTiming | undefined;
   #options: InferOptions | undefined;
   #events: string[] | undefined;
+  #onOutputs: InferOptions["onOutputs"];
   #done = false;
   #error: string | undefined;
   readonly #keepText: boolean;
@@ -155,7 +166,7 @@ class OpenAiSession implements InferSession {
     this.#embeddings = options.embeddings;
     this.#parser = new SseParser((data, type) => {
       if (type === "error") this.#error ??= data;
-      else this.#event(data, performance.now());
+      else this.#event(data, { now: performance.now(), streamed: true });
     });
   }
 
@@ -187,6 +198,7 @@ class OpenAiSession implements InferSession {
     this.#timing = t;
     this.#options = options;
     this.#events = options?.decodeOutputs === true ? [] : undefined;
+    this.#onOutputs = options?.decodeOutputs === true ? options.onOutputs : undefined;
     this.#done = false;
     this.#error = undefined;
     const connection = this.#connection;
@@ -208,7 +220,7 @@ class OpenAiSession implements InferSession {
       const body = decoder.decode(await connection.readBody());
       t.end = performance.now();
       t.streamed = false;
-      this.#event(body, t.end);
+      this.#event(body, { now: t.end, streamed: false });
     }
     if (this.#error !== undefined) {
       throw new InferError(`Server sent an error: ${this.#error}`, head.status);
@@ -232,9 +244,15 @@ class OpenAiSession implements InferSession {
     this.#sessions.forget(this);
   }
 
-  /** One streamed event (or the whole body of an answer that is not streamed), arrived `now`. */
-  #event(data: string, now: number): void {
+  /** One streamed event's data (or the whole body of an answer that is not streamed), arrived `now`. */
+  #event(data: string, arrival: { now: number; streamed: boolean }): void {
     if (this.#done) return;
+    const now = arrival.now;
+    // perf_analyzer exports each event as the text it came in, the body of an answer as is.
+    this.#onOutputs?.(
+      responseOutput(arrival.streamed ? `data: ${data}\n\n` : data),
+      now,
+    );
     if (data === DONE) {
       this.#done = true;
       return;

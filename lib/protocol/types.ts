@@ -25,6 +25,14 @@ export interface InferOptions {
   decodeOutputs?: boolean;
   /** Called as each response arrives (decoupled models send several per request). */
   onResponse?: () => void;
+  /**
+   * The profile export: called, when outputs are decoded, with what each
+   * message of the answer carried as it arrived at `atMs` (performance.now()):
+   * every event of an OpenAI stream as its text, [DONE] and events without
+   * tokens included; every response of a decoupled stream. Clients that do
+   * not call it answer with the outputs they return.
+   */
+  onOutputs?: (outputs: OutputTensors, atMs: number) => void;
 }
 
 /** One connection's worth of in-flight capacity: one request at a time. */

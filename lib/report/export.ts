@@ -20,6 +20,7 @@ import { windowHistogram } from "../measure/histogram.ts";
 import { outputReason, WriteError } from "./output_file.ts";
 import { type CompletedRequest, isTokenTiming, type RequestSink } from "../types/timing.ts";
 import { TokenColumns } from "./_export_tokens.ts";
+import type { Tokenizer } from "../input/tokenizer.ts";
 import type { LoadMode, WindowData } from "../types/results.ts";
 import type {
   InferenceClient,
@@ -40,6 +41,13 @@ export { exportTargetProblem } from "./export_target.ts";
  * and their multi-megabyte strings raised RSS by ~60 MB.
  */
 const FLUSH_INTERVAL_MS = 10;
+/**
+ * Characters of claimed records written per flush: a window's records are
+ * claimed at once when it ends, and written over the next flushes so that
+ * no write holds the event loop long (256 KB per 10 ms is 25 MB/s, more
+ * than 5,000 req/s of records produce).
+ */
+const DRAIN_CHARS = 256 * 1024;
 
 const encoder = new TextEncoder();
 const utf8 = new TextDecoder();
@@ -103,15 +111,29 @@ function joinedElements(tensor: Tensor): string | undefined {
   const size = Type.BYTES_PER_ELEMENT;
   if (data.byteOffset % size !== 0 || data.byteLength % size !== 0) return undefined;
   const view = new Type(data.buffer, data.byteOffset, data.byteLength / size);
+  if (view.length === 0) return '""';
   if (tensor.datatype === "FP32" || tensor.datatype === "FP64") {
-    for (let i = 0; i < view.length; i++) if (!Number.isFinite(view[i])) return undefined;
+    // Written as doubles, as perf_analyzer's JSON writer does: 1 is 1.0.
+    let text = "";
+    for (let i = 0; i < view.length; i++) {
+      const value = view[i] as number;
+      if (!Number.isFinite(value)) return undefined;
+      text += `${i > 0 ? "," : ""}${doubleJson(value)}`;
+    }
+    return view.length > 1 ? `[${text}]` : text;
   }
-  return view.length > 1 ? `[${view.join(",")}]` : view.length === 1 ? String(view[0]) : '""';
+  return view.length > 1 ? `[${view.join(",")}]` : String(view[0]);
 }
 
-/** A JSON scalar of one tensor element: non-finite floats as strings, 64-bit integers exact. */
-function elementJson(value: number | bigint | boolean | string): string {
-  if (typeof value === "number") return Number.isFinite(value) ? String(value) : `"${value}"`;
+/**
+ * A JSON scalar of one tensor element: floats as doubles, non-finite ones as
+ * strings, 64-bit integers exact.
+ */
+function elementJson(value: number | bigint | boolean | string, float: boolean): string {
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) return `"${value}"`;
+    return float ? doubleJson(value) : String(value);
+  }
   if (typeof value === "string") return JSON.stringify(value);
   return String(value);
 }
@@ -135,8 +157,9 @@ export function tensorValueJson(tensor: Tensor): string {
     return "null";
   }
   if (elements.length === 0) return '""';
-  if (elements.length === 1) return elementJson(elements[0]);
-  return `[${elements.map(elementJson).join(",")}]`;
+  const float = tensor.datatype.startsWith("FP") || tensor.datatype === "BF16";
+  if (elements.length === 1) return elementJson(elements[0], float);
+  return `[${elements.map((e) => elementJson(e, float)).join(",")}]`;
 }
 
 /** `{"NAME":value,...}` of a list of tensors. */
@@ -181,6 +204,9 @@ class SlotDetail {
   startBefore = 0;
   /** performance.now() of each response, as the client reports them (decoupled models send several). */
   readonly responsesMs: number[] = [];
+  /** Each message of the answer and its outputs, from clients that report them (onOutputs). */
+  readonly messagesMs: number[] = [];
+  readonly messageOutputs: OutputTensors[] = [];
   /** The load's own per-response callback, called after noting the time. */
   chained: (() => void) | undefined;
   /** Every response is decoded, so that outputs can be exported. */
@@ -190,7 +216,18 @@ class SlotDetail {
       this.responsesMs.push(performance.now());
       this.chained?.();
     },
+    onOutputs: (outputs, atMs) => {
+      this.messagesMs.push(atMs);
+      this.messageOutputs.push(outputs);
+    },
   };
+
+  /** Ready for the slot's next request. */
+  reset(): void {
+    this.responsesMs.length = 0;
+    this.messagesMs.length = 0;
+    this.messageOutputs.length = 0;
+  }
 }
 
 /** What the client wrapped by wrapClient() saw of a load slot's latest request. */
@@ -232,7 +269,7 @@ class ExportingSession implements InferSession {
       this.#details.set(timing, detail);
     }
     detail.request = request;
-    detail.responsesMs.length = 0;
+    detail.reset();
     detail.chained = options?.onResponse;
     detail.startBefore = timing.start;
     detail.outputs = await this.#inner.infer(request, timing, detail.options);
@@ -244,13 +281,51 @@ class ExportingSession implements InferSession {
   }
 }
 
-/** perf_analyzer knows two experiment modes: request intervals count as request rate. */
-const experimentMode = (mode: LoadMode) => mode === "concurrency" ? "concurrency" : "request_rate";
+/**
+ * A number as rapidjson writes a double (perf_analyzer's JSON writer): the
+ * shortest text that reads back the same, always with a fraction or an
+ * exponent, so that 8 is `8.0` and 1e21 is `1e21`.
+ */
+export function doubleJson(value: number): string {
+  if (Object.is(value, -0)) return "-0.0";
+  const text = String(value);
+  if (text.includes("e")) return text.replace("e+", "e");
+  return text.includes(".") || !Number.isFinite(value) ? text : `${text}.0`;
+}
+
+/**
+ * `{"mode":...,"value":...}` as perf_analyzer writes it: a concurrency as an
+ * integer, a request rate (and request intervals, counted as one) as a double.
+ */
+export function experimentJson(mode: LoadMode, value: number): string {
+  return mode === "concurrency"
+    ? `{"mode":"concurrency","value":${Math.round(value)}}`
+    : `{"mode":"request_rate","value":${doubleJson(value)}}`;
+}
+
+/** The records the recorder counted in one stretch between two of its window ends. */
+interface Stretch {
+  /** When the recorder ended it (performance.now()): a reported window ends then, or none does. */
+  endMs: number;
+  /** Comma-separated records of valid and of failed requests. */
+  requests: string[];
+  failed: string[];
+}
+
+const newStretch = (): Stretch => ({ endMs: NaN, requests: [], failed: [] });
 
 /**
  * Collects completed requests (as the RequestSink of every level) and writes
  * them out. Requests are kept by reference in column arrays until the next
  * flush; serializing happens on a timer, never in the request loop.
+ *
+ * As perf_analyzer, an experiment holds the requests its windows counted, and
+ * only them: those of the warmup, and those that completed after the last
+ * window, are left out. Records are serialized into the stretch the recorder
+ * is filling; a stretch is written once a reported window is known to end
+ * where it ends, and dropped when none does. Failed requests (perf_analyzer
+ * stops at the first) go to the experiment's `failed_requests`, so that
+ * `requests` holds answered requests only.
  *
  * The recorder reports timings only; which request was sent and what came
  * back is seen by the client wrapped with wrapClient(), which also decodes
@@ -269,19 +344,32 @@ export class ProfileExportWriter implements RequestTracer {
   #finished = false;
   /** The experiment being written: requests so far (for the separating commas) and windows. */
   #experiment:
-    | { requests: number; boundaries: string[]; histograms: string[]; behindSchedule?: true }
+    | {
+      requests: number;
+      boundaries: string[];
+      histograms: string[];
+      failed: string[];
+      behindSchedule?: true;
+    }
     | undefined;
   #experiments = 0;
+  /** The stretch being filled, and those ended that no window claimed yet. */
+  #stretch = newStretch();
+  #ended: Stretch[] = [];
+  /** Records that windows claimed, written from #readyAt on a little at each flush. */
+  #ready: string[] = [];
+  #readyAt = 0;
   // Pending records, one column per field, cleared by each flush.
   #start: number[] = [];
   /** Responses per record (0 for a failed request); their times follow each other in #responsesMs. */
   #responseCounts: number[] = [];
   #responsesMs: number[] = [];
+  /** The outputs of each response, beside its time; undefined: written as {}. */
+  #responseOutputs: (OutputTensors | undefined)[] = [];
   #intended: number[] = [];
-  /** Token-streaming requests: tokens per response and per request. */
-  readonly #tokens = new TokenColumns();
+  /** Token-streaming requests: their token counts. */
+  readonly #tokens: TokenColumns;
   #requests: (PreparedRequest | undefined)[] = [];
-  #outputs: (OutputTensors | undefined)[] = [];
   #errors: (string | undefined)[] = [];
   #failure: WriteError | undefined;
   /** Reused for every write, so that flushes do not leave buffers behind for the collector. */
@@ -290,9 +378,11 @@ export class ProfileExportWriter implements RequestTracer {
   #lastOutputs: OutputTensors | undefined;
   #lastOutputsJson = "{}";
 
-  constructor(path: string) {
+  /** `tokenizer`: counts the output text of LLM requests the server sent no usage for. */
+  constructor(path: string, options: { tokenizer?: Tokenizer } = {}) {
     this.path = path;
     this.#tempPath = `${path}.${Deno.pid}.partial`;
+    this.#tokens = new TokenColumns(options.tokenizer);
   }
 
   /**
@@ -351,7 +441,7 @@ export class ProfileExportWriter implements RequestTracer {
     }
     detail.request = key;
     detail.startBefore = seen.sent ? NaN : timing.start;
-    detail.responsesMs.length = 0;
+    detail.reset();
     for (const ms of seen.responsesMs) detail.responsesMs.push(ms);
     detail.outputs = seen.outputs;
   }
@@ -366,23 +456,43 @@ export class ProfileExportWriter implements RequestTracer {
     const sent = timing !== undefined && timing.start !== detail?.startBefore;
     this.#start.push(sent ? timing.start : performance.now());
     if (c.error !== undefined) this.#responseCounts.push(0);
-    else if (detail === undefined || detail.responsesMs.length === 0) {
+    else if (detail !== undefined && detail.messagesMs.length > 0) {
+      // Every message of the answer with what it carried, as perf_analyzer keeps them.
+      const times = detail.messagesMs;
+      this.#responseCounts.push(times.length);
+      for (let i = 0; i < times.length; i++) {
+        this.#responsesMs.push(times[i]);
+        this.#responseOutputs.push(detail.messageOutputs[i]);
+      }
+    } else if (detail === undefined || detail.responsesMs.length === 0) {
       // Clients that report no responses one by one answer once, at the end.
       this.#responseCounts.push(1);
       this.#responsesMs.push(timing!.end);
+      this.#responseOutputs.push(detail?.outputs);
     } else {
       // A token stream's own times are when each chunk was read, those its metrics use; the
       // callback's come after the chunk's JSON was parsed.
       const chunks = isTokenTiming(timing!) ? timing.chunkTimes : undefined;
       const times = chunks?.length === detail.responsesMs.length ? chunks : detail.responsesMs;
       this.#responseCounts.push(times.length);
-      for (let i = 0; i < times.length; i++) this.#responsesMs.push(times[i]);
+      for (let i = 0; i < times.length; i++) {
+        this.#responsesMs.push(times[i]);
+        this.#responseOutputs.push(i === times.length - 1 ? detail.outputs : undefined);
+      }
     }
-    this.#tokens.add(c.error === undefined ? timing : undefined, this.#responseCounts.at(-1)!);
+    this.#tokens.add(c.error === undefined ? timing : undefined);
     this.#intended.push(c.intendedMs ?? NaN);
     this.#requests.push(detail?.request);
-    this.#outputs.push(c.error === undefined ? detail?.outputs : undefined);
     this.#errors.push(c.error);
+  }
+
+  /** The recorder ended a window at `atMs`: what was added since is that stretch. */
+  rotated(atMs: number): void {
+    if (this.#experiment === undefined || this.#finished) return;
+    this.#serialize();
+    this.#stretch.endMs = atMs;
+    this.#ended.push(this.#stretch);
+    this.#stretch = newStretch();
   }
 
   /** Starts the next experiment (load level); opens the file on the first. */
@@ -400,13 +510,17 @@ export class ProfileExportWriter implements RequestTracer {
       Deno.unrefTimer(this.#timer);
     }
     this.#write(
-      `${this.#experiments++ > 0 ? "," : ""}{"experiment":{"mode":"${experimentMode(mode)}",` +
-        `"value":${value}},"requests":[`,
+      `${this.#experiments++ > 0 ? "," : ""}{"experiment":${experimentJson(mode, value)},` +
+        `"requests":[`,
     );
-    this.#experiment = { requests: 0, boundaries: [], histograms: [] };
+    this.#experiment = { requests: 0, boundaries: [], histograms: [], failed: [] };
   }
 
-  /** A window of the current experiment ended: its boundaries and histogram. */
+  /**
+   * A window of the current experiment ended: its boundaries and histogram,
+   * and the requests it counted (the stretch that ended with it); stretches
+   * that ended before it belong to no window.
+   */
   addWindow(window: WindowData): void {
     const experiment = this.#experiment;
     if (experiment === undefined || this.#finished) return;
@@ -415,6 +529,15 @@ export class ProfileExportWriter implements RequestTracer {
     }
     experiment.boundaries.push(wallClockText(window.endMs));
     experiment.histograms.push(windowHistogram(window).encode());
+    let claimed = 0;
+    for (const stretch of this.#ended) {
+      if (stretch.endMs > window.endMs) break;
+      claimed++;
+      if (stretch.endMs !== window.endMs) continue;
+      for (const record of stretch.requests) this.#ready.push(record);
+      for (const record of stretch.failed) experiment.failed.push(record);
+    }
+    this.#ended.splice(0, claimed);
   }
 
   /** The current experiment's send-lag p99 exceeded --max-send-lag (an open-loop level). */
@@ -422,26 +545,33 @@ export class ProfileExportWriter implements RequestTracer {
     if (this.#experiment) this.#experiment.behindSchedule = true;
   }
 
-  /** Writes the pending requests. */
+  /**
+   * Serializes the pending requests into the stretch being filled, and
+   * writes part of the records that windows claimed.
+   */
   flush(): void {
-    const experiment = this.#experiment;
+    this.#serialize();
+    this.#drain(DRAIN_CHARS);
+  }
+
+  #serialize(): void {
     const count = this.#start.length;
-    if (experiment === undefined || count === 0) return;
-    let text = "";
+    if (this.#experiment === undefined || count === 0) return;
+    const stretch = this.#stretch;
     let response = 0;
     for (let i = 0; i < count; i++) {
-      text += `${experiment.requests++ > 0 ? "," : ""}${this.#recordJson(i, response)}`;
+      if (this.#errors[i] === undefined) stretch.requests.push(this.#recordJson(i, response));
+      else stretch.failed.push(this.#failedJson(i));
       response += this.#responseCounts[i];
     }
     this.#start.length = 0;
     this.#responseCounts.length = 0;
     this.#responsesMs.length = 0;
+    this.#responseOutputs.length = 0;
     this.#intended.length = 0;
     this.#tokens.clear();
     this.#requests.length = 0;
-    this.#outputs.length = 0;
     this.#errors.length = 0;
-    this.#write(text);
   }
 
   /**
@@ -491,13 +621,34 @@ export class ProfileExportWriter implements RequestTracer {
     this.#file = undefined;
   }
 
+  /** Writes claimed records, about `chars` characters of them. */
+  #drain(chars: number): void {
+    const experiment = this.#experiment;
+    const ready = this.#ready;
+    if (experiment === undefined || ready.length === this.#readyAt) return;
+    let text = "";
+    while (this.#readyAt < ready.length && text.length < chars) {
+      text += `${experiment.requests++ > 0 ? "," : ""}${ready[this.#readyAt++]}`;
+    }
+    if (this.#readyAt === ready.length) {
+      ready.length = 0;
+      this.#readyAt = 0;
+    }
+    this.#write(text);
+  }
+
+  /** Ends the experiment; requests no window of it counted are dropped. */
   #endExperiment(): void {
     const experiment = this.#experiment;
     if (experiment === undefined) return;
-    this.flush();
+    this.#serialize();
+    this.#drain(Infinity);
     this.#experiment = undefined;
+    this.#stretch = newStretch();
+    this.#ended = [];
     this.#write(
       `],"window_boundaries":[${experiment.boundaries.join(",")}],` +
+        `"failed_requests":[${experiment.failed.join(",")}],` +
         `"window_latency_histograms":${JSON.stringify(experiment.histograms)}` +
         (experiment.behindSchedule ? `,"${BEHIND_SCHEDULE_FIELD}":true}` : "}"),
     );
@@ -514,30 +665,37 @@ export class ProfileExportWriter implements RequestTracer {
     return facts;
   }
 
-  /** Record `i`, whose response times start at `firstResponse` in #responsesMs. */
-  #recordJson(i: number, firstResponse: number): string {
+  /** `{"timestamp":...,"sequence_id":...,"request_inputs":...` of record `i`. */
+  #headJson(i: number): string {
     const facts = this.#factsOf(this.#requests[i]);
-    const error = this.#errors[i];
-    const outputs = this.#outputs[i];
     let json = `{"timestamp":${wallClockText(this.#start[i])}`;
     if (facts.sequenceId !== 0n) json += `,"sequence_id":${facts.sequenceId}`;
-    json += `,"request_inputs":${facts.inputsJson}`;
-    if (error === undefined) {
-      const count = this.#responseCounts[i];
-      let times = "";
-      for (let r = firstResponse; r < firstResponse + count; r++) {
-        times += `${r > firstResponse ? "," : ""}${wallClockText(this.#responsesMs[r])}`;
-      }
-      // Only the last response's outputs are kept: earlier responses are written as {}.
-      json += `,"response_timestamps":[${times}]` +
-        `,"response_outputs":[${"{},".repeat(count - 1)}${this.#outputsJson(outputs)}]`;
-      json += this.#tokens.json(i, { first: firstResponse, count });
-    } else {
-      json += `,"response_timestamps":[],"response_outputs":[],"error":${JSON.stringify(error)}`;
-    }
+    return `${json},"request_inputs":${facts.inputsJson}`;
+  }
+
+  /** `,"intended_timestamp":...}`: the end of record `i`. */
+  #tailJson(i: number): string {
     const intended = this.#intended[i];
-    if (!Number.isNaN(intended)) json += `,"intended_timestamp":${wallClockText(intended)}`;
-    return `${json}}`;
+    return Number.isNaN(intended) ? "}" : `,"intended_timestamp":${wallClockText(intended)}}`;
+  }
+
+  /** Valid record `i`, whose responses start at `first` in #responsesMs. */
+  #recordJson(i: number, first: number): string {
+    const count = this.#responseCounts[i];
+    let times = "";
+    let outputs = "";
+    for (let r = first; r < first + count; r++) {
+      const comma = r > first ? "," : "";
+      times += `${comma}${wallClockText(this.#responsesMs[r])}`;
+      outputs += `${comma}${this.#outputsJson(this.#responseOutputs[r])}`;
+    }
+    return `${this.#headJson(i)},"response_timestamps":[${times}],` +
+      `"response_outputs":[${outputs}]${this.#tokens.json(i)}${this.#tailJson(i)}`;
+  }
+
+  /** Failed record `i`: no responses, and why. */
+  #failedJson(i: number): string {
+    return `${this.#headJson(i)},"error":${JSON.stringify(this.#errors[i])}${this.#tailJson(i)}`;
   }
 
   #outputsJson(outputs: OutputTensors | undefined): string {
@@ -574,19 +732,28 @@ export interface ExportedRequest {
   response_timestamps: bigint[];
   response_outputs: Record<string, unknown>[];
   intended_timestamp?: bigint;
-  error?: string;
-  response_token_counts?: number[];
-  output_token_count?: number;
-  input_token_count?: number;
-  server_input_token_count?: number;
-  reasoning_response_count?: number;
-  token_count_source?: "usage" | "client";
+  inferperf_output_tokens?: number;
+  inferperf_input_tokens?: number;
+  inferperf_server_input_tokens?: number;
+  inferperf_reasoning_responses?: number;
+  inferperf_token_source?: "usage" | "tokenizer" | "chunks";
+}
+
+/** A failed request (inferperf only): no responses, and why. */
+export interface FailedRequest {
+  timestamp: bigint;
+  sequence_id?: number | bigint;
+  request_inputs: Record<string, unknown>;
+  error: string;
+  intended_timestamp?: bigint;
 }
 
 export interface ExportedExperiment {
   experiment: { mode: "concurrency" | "request_rate"; value: number };
   requests: ExportedRequest[];
   window_boundaries: bigint[];
+  /** inferperf only. */
+  failed_requests?: FailedRequest[];
   /** HdrHistogram compressed base64, one per window (inferperf only). */
   window_latency_histograms?: string[];
   /** inferperf only: present (true) when the level's send-lag p99 exceeded --max-send-lag. */

@@ -2,11 +2,12 @@ import assert from "node:assert/strict";
 import { encodeBytesElements } from "../input/codec.ts";
 import { LatencyHistogram } from "../measure/histogram.ts";
 import { Recorder } from "../measure/recorder.ts";
-import type { WindowData } from "../types/results.ts";
 import type { InferenceClient, InferOptions, PreparedRequest } from "../protocol/types.ts";
 import type { RequestTiming } from "../types/timing.ts";
 import type { Tensor } from "../types/tensor.ts";
 import {
+  doubleJson,
+  experimentJson,
   exportTargetProblem,
   parseProfileExport,
   ProfileExportWriter,
@@ -54,13 +55,20 @@ function fakeClient(clock: { now: number }): InferenceClient & { statsCalls: num
   };
 }
 
-function window(startMs: number, endMs: number, latenciesUs: number[] = []): WindowData {
-  return { startMs, endMs, latenciesUs } as unknown as WindowData;
-}
+Deno.test("numbers are written as perf_analyzer's rapidjson writes them", () => {
+  assert.deepEqual(
+    [8, 12.5, 0.000001, 1e-7, 1e20, 1e21, -0].map(doubleJson),
+    ["8.0", "12.5", "0.000001", "1e-7", "100000000000000000000.0", "1e21", "-0.0"],
+  );
+  assert.equal(experimentJson("concurrency", 4), '{"mode":"concurrency","value":4}');
+  assert.equal(experimentJson("request_rate", 8), '{"mode":"request_rate","value":8.0}');
+  assert.equal(experimentJson("custom_intervals", 2.5), '{"mode":"request_rate","value":2.5}');
+});
 
 Deno.test("tensor values are written as perf_analyzer writes them", () => {
   assert.equal(tensorValueJson(f32("x", [1.5])), "1.5");
-  assert.equal(tensorValueJson(f32("x", [1, NaN, Infinity])), '[1,"NaN","Infinity"]');
+  assert.equal(tensorValueJson(f32("x", [1, 0.1])), "[1.0,0.10000000149011612]", "doubles");
+  assert.equal(tensorValueJson(f32("x", [1, NaN, Infinity])), '[1.0,"NaN","Infinity"]');
   assert.equal(tensorValueJson(f32("x", [])), '""');
   assert.equal(tensorValueJson(bytes("s", ['say "hi"'])), '"say \\"hi\\""');
   assert.equal(tensorValueJson(bytes("s", ["a", "b"])), '["a","b"]');
@@ -105,34 +113,48 @@ Deno.test("an export round-trips: experiments, requests, outputs, errors, window
     await send(plain);
     writer.beginExperiment("concurrency", 2);
     await send(plain);
+    recorder.rotate(); // the warmup ends: no window counts its request
+    await send(plain);
     await send(sequenced);
     writer.flush();
     await send(failing);
     recorder.recordError("Cannot connect");
-    writer.addWindow(window(9, 20, [2500]));
-    writer.addWindow(window(20, 30));
+    const measured = recorder.rotate();
+    const empty = recorder.rotate();
+    await send(plain); // after the last window
+    writer.addWindow(measured);
+    writer.addWindow(empty);
     writer.beginExperiment("request_rate", 12.5);
+    recorder.rotate();
     await send(plain, 19.5);
+    writer.addWindow(recorder.rotate());
+    writer.beginExperiment("request_rate", 8);
     assert.throws(() => Deno.statSync(path), Deno.errors.NotFound, "renamed only when done");
     writer.finish(HEADER);
     writer.finish(HEADER);
     await send(plain);
 
-    const exported = parseProfileExport(await Deno.readTextFile(path));
+    const text = await Deno.readTextFile(path);
+    assert.match(text, /"experiment":\{"mode":"request_rate","value":8\.0\}/, "a rate is a double");
+    const exported = parseProfileExport(text);
     assert.equal(exported.version, "0.1.0");
     assert.equal(exported.service_kind, "triton");
     assert.equal(exported.endpoint, "");
-    assert.equal(exported.experiments.length, 2);
+    assert.equal(exported.experiments.length, 3);
     const [first, second] = exported.experiments;
     assert.deepEqual(first.experiment, { mode: "concurrency", value: 2 });
-    assert.deepEqual(first.window_boundaries, [wallClockNs(9), wallClockNs(20), wallClockNs(30)]);
+    assert.deepEqual(first.window_boundaries, [
+      wallClockNs(measured.startMs),
+      wallClockNs(measured.endMs),
+      wallClockNs(empty.endMs),
+    ]);
     assert.equal(first.window_latency_histograms!.length, 2);
-    assert.equal(LatencyHistogram.decode(first.window_latency_histograms![0]).count, 1);
-    assert.equal(first.requests.length, 4, "the request before any experiment is dropped");
+    assert.equal(LatencyHistogram.decode(first.window_latency_histograms![0]).count, 2);
+    assert.equal(first.requests.length, 2, "only the requests the windows counted");
     assert.deepEqual(first.requests[0], {
-      timestamp: wallClockNs(12.5),
-      request_inputs: { IN: [1, 2] },
-      response_timestamps: [wallClockNs(15)],
+      timestamp: wallClockNs(15),
+      request_inputs: { IN: [1.0, 2.0] },
+      response_timestamps: [wallClockNs(17.5)],
       response_outputs: [{ OUT: 3 }],
     });
     assert.equal(
@@ -140,23 +162,21 @@ Deno.test("an export round-trips: experiments, requests, outputs, errors, window
       2_500_000n,
     );
     assert.deepEqual(first.requests[1], {
-      timestamp: wallClockNs(15),
+      timestamp: wallClockNs(17.5),
       sequence_id: 7,
       request_inputs: { TEXT: "hello" },
-      response_timestamps: [wallClockNs(17.5)],
+      response_timestamps: [wallClockNs(20)],
       response_outputs: [{ OUT: 3 }],
     });
-    assert.deepEqual(first.requests[2], {
-      timestamp: wallClockNs(17.5),
+    assert.deepEqual(first.failed_requests![0], {
+      timestamp: wallClockNs(20),
       request_inputs: {},
-      response_timestamps: [],
-      response_outputs: [],
       error: "Server returned 500",
     });
-    assert.equal(first.requests[3].error, "Cannot connect");
-    assert.deepEqual(first.requests[3].request_inputs, {});
+    assert.equal(first.failed_requests![1].error, "Cannot connect");
+    assert.deepEqual(first.failed_requests![1].request_inputs, {});
     assert.deepEqual(second.experiment, { mode: "request_rate", value: 12.5 });
-    assert.deepEqual(second.window_boundaries, []);
+    assert.equal(second.window_boundaries.length, 2);
     assert.equal(second.requests[0].intended_timestamp, wallClockNs(19.5));
     assert.equal(second.requests.length, 1, "requests after finish() are not written");
     assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["profile.json"]);
@@ -245,10 +265,12 @@ Deno.test("failed requests carry their send time and inputs; each response gets 
     await assert.rejects(session.infer(refused, timing));
     recorder.recordError("Connection reset", timing);
     const after = performance.now();
+    writer.addWindow(recorder.rotate());
     writer.finish(HEADER);
 
-    const [sent, failed, unsent] = parseProfileExport(await Deno.readTextFile(path))
-      .experiments[0].requests;
+    const [experiment] = parseProfileExport(await Deno.readTextFile(path)).experiments;
+    const [sent] = experiment.requests;
+    const [failed, unsent] = experiment.failed_requests!;
     // Each response is stamped on arrival (the real clock, not the fake one of `timing`).
     assert.equal(sent.response_timestamps.length, 3);
     const [first, second, third] = sent.response_timestamps;
@@ -258,8 +280,6 @@ Deno.test("failed requests carry their send time and inputs; each response gets 
     assert.deepEqual(failed, {
       timestamp: wallClockNs(107),
       request_inputs: { A: 1, B: 2, C: 3 },
-      response_timestamps: [],
-      response_outputs: [],
       error: "Server returned 500",
     });
     // The stale `start` of the previous request is not taken for this one's send.

@@ -7,7 +7,7 @@
  * from the runs' HDR histograms merged.
  */
 import { LatencyHistogram } from "../measure/histogram.ts";
-import { BEHIND_SCHEDULE_FIELD } from "./export.ts";
+import { BEHIND_SCHEDULE_FIELD, doubleJson } from "./export.ts";
 
 // deno-lint-ignore no-explicit-any
 type Doc = Record<string, any>;
@@ -16,20 +16,27 @@ interface JsonWithRaw {
   rawJSON(text: string): unknown;
 }
 
+const raw = JSON as unknown as JsonWithRaw;
+
 /**
- * JSON whose integers beyond 2^53 (the exports' nanosecond timestamps) are
- * kept digit for digit, as JSON.rawJSON values that JSON.stringify writes back.
+ * JSON whose numbers JSON.stringify would write otherwise (the exports'
+ * nanosecond timestamps beyond 2^53, doubles such as a request rate's `8.0`)
+ * are kept as written, as JSON.rawJSON values that JSON.stringify writes back.
  */
 export function parseExact(text: string): Doc {
-  const raw = JSON as unknown as JsonWithRaw;
   return JSON.parse(
     text,
     (_key, value, context?: { source?: string }) =>
-      typeof value === "number" && !Number.isSafeInteger(value) && Number.isInteger(value) &&
-        /^-?\d+$/.test(context?.source ?? "")
-        ? raw.rawJSON(context!.source!)
+      typeof value === "number" && context?.source !== undefined &&
+        context.source !== String(value)
+        ? raw.rawJSON(context.source)
         : value,
   );
+}
+
+/** A number of a document parseExact read: kept as written, or plain. */
+function numberOf(value: number | { rawJSON: string }): number {
+  return typeof value === "number" ? value : Number(value.rawJSON);
 }
 
 /** A file that is neither a summary JSON nor a profile export, or runs that do not match. */
@@ -245,8 +252,16 @@ function nanoseconds(value: number | { rawJSON: string }): bigint {
   return typeof value === "number" ? BigInt(Math.round(value)) : BigInt(value.rawJSON);
 }
 
-function sortedRequests(experiments: readonly Doc[]): Doc[] {
-  const requests = experiments.flatMap((e) => e.requests as Doc[]);
+/** A level's value as perf_analyzer writes it: a request rate as a double. */
+function experimentValue(mode: string, value: number): unknown {
+  return mode === "request_rate" ? raw.rawJSON(doubleJson(value)) : value;
+}
+
+function sortedRequests(
+  experiments: readonly Doc[],
+  key: "requests" | "failed_requests" = "requests",
+): Doc[] {
+  const requests = experiments.flatMap((e) => (e[key] ?? []) as Doc[]);
   const keyed = requests.map((r) => ({ r, ns: nanoseconds(r.timestamp) }));
   keyed.sort((a, b) => a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0);
   return keyed.map((k) => k.r);
@@ -260,6 +275,10 @@ export function addShardRequests(base: Doc, others: readonly Doc[]): Doc {
   const experiments = (base.experiments as Doc[]).map((experiment, i) => ({
     ...experiment,
     requests: sortedRequests([experiment, ...others.flatMap((o) => o.experiments[i] ?? [])]),
+    failed_requests: sortedRequests(
+      [experiment, ...others.flatMap((o) => o.experiments[i] ?? [])],
+      "failed_requests",
+    ),
   }));
   return { ...base, experiments };
 }
@@ -282,9 +301,13 @@ export function mergeExports(docs: readonly Doc[]): Doc {
       ...runs[0],
       experiment: {
         ...runs[0].experiment,
-        value: sum(runs.map((r) => r.experiment.value)),
+        value: experimentValue(
+          runs[0].experiment.mode,
+          sum(runs.map((r) => numberOf(r.experiment.value))),
+        ),
       },
       requests,
+      failed_requests: sortedRequests(runs, "failed_requests"),
     };
     // One run that sent late puts the merged level behind schedule.
     if (runs.some((r) => r[BEHIND_SCHEDULE_FIELD])) experiment[BEHIND_SCHEDULE_FIELD] = true;

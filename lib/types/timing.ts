@@ -90,4 +90,11 @@ export interface CompletedRequest {
  */
 export interface RequestSink {
   add(request: CompletedRequest): void;
+  /**
+   * The recorder ended a window at `atMs` (performance.now()): the requests
+   * added since the previous call are the ones it counted in that window,
+   * whose `endMs` is `atMs` (warmup and the tail after the last window are
+   * such stretches too, that no reported window ends at).
+   */
+  rotated?(atMs: number): void;
 }

@@ -1,5 +1,6 @@
 /** --profile-export-file: every request of the run, written as it goes (perf_analyzer's format). */
 import denoConfig from "../../../deno.json" with { type: "json" };
+import { loadTokenizer } from "../../input/tokenizer.ts";
 import type { LoadMode } from "../../types/results.ts";
 import type { ProfilePlan } from "../plan.ts";
 import type { SinkDef } from "./sink.ts";
@@ -27,7 +28,11 @@ export const exportSink: SinkDef = {
   histograms: true,
   async open(plan, { mode }) {
     const { ProfileExportWriter } = await import("../../report/export.ts");
-    const writer = new ProfileExportWriter(plan.profileExportFile!);
+    // Output texts the server gave no usage for are counted as the console counts them.
+    const tokenizer = plan.serviceKind === "openai"
+      ? await loadTokenizer(plan.tokenizer)
+      : undefined;
+    const writer = new ProfileExportWriter(plan.profileExportFile!, tokenizer ? { tokenizer } : {});
     return {
       levelStart: (value) => {
         const experiment = exportedExperiment(plan, { mode, value });

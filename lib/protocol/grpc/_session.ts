@@ -214,6 +214,7 @@ export abstract class SessionBase implements InferSession, StreamHandler {
   /** Output tensors of a response message of the request in flight. */
   protected decodeResponse: (message: Uint8Array) => OutputTensors = decodeInferResponse;
   protected onResponse: (() => void) | undefined;
+  protected onOutputs: InferOptions["onOutputs"];
   protected readonly state = newCallState();
   protected readonly reader = new MessageReader((message, compressed) =>
     this.onMessage(message, compressed)
@@ -303,6 +304,7 @@ export abstract class SessionBase implements InferSession, StreamHandler {
     this.timing = timing;
     this.decode = options?.decodeOutputs === true;
     this.onResponse = options?.onResponse;
+    this.onOutputs = this.decode ? options?.onOutputs : undefined;
     const { promise, resolve, reject } = Promise.withResolvers<OutputTensors | undefined>();
     this.#resolve = resolve;
     this.#reject = reject;
@@ -522,6 +524,15 @@ export class StreamSession extends SessionBase {
       timing.responses++;
       if (this.decode && response.infer !== undefined) this.#last = response.infer;
       this.onResponse?.();
+      if (this.onOutputs !== undefined && response.infer !== undefined) {
+        try {
+          // A copy: decoded tensors may view the message's bytes, which the reader reuses.
+          this.onOutputs(this.decodeResponse(response.infer.slice()), now);
+        } catch (error) {
+          this.fail(error as Error);
+          return;
+        }
+      }
     }
     const final = response.final ?? !this.#decoupled;
     if (!final) {
