@@ -212,7 +212,6 @@ Deno.test({
         1,
         /--workers 2 can not be used .* one per process/,
       ],
-      [["-m", "identity_fp32", "-u", "localhost:8000"], 1, /-url do not apply/],
       [
         ["-m", "identity_fp32", "--input-data", `${FIXTURES}int32_echo.json`],
         1,

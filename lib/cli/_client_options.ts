@@ -51,7 +51,8 @@ function parseRequestParameter(item: string): RequestParameter | string {
   if (first <= 0 || last === first) return invalid("expected NAME:VALUE:TYPE");
   const name = item.slice(0, first).trim();
   const text = item.slice(first + 1, last).trim();
-  const type = item.slice(last + 1).trim();
+  // perf_analyzer matches the type in lower case ("INT" is int).
+  const type = item.slice(last + 1).trim().toLowerCase();
   if (RESERVED_PARAMETERS.has(name) || name.startsWith("triton_")) {
     return invalid(
       `"${name}" is a reserved parameter (set by inferperf or the server: ${
@@ -176,13 +177,13 @@ export function parseProtocol(
       );
     }
   } else if (raw.has("request-period")) {
-    errors.push("Option --request-period applies to --periodic-concurrency-range only");
+    r.ignored("Option --request-period applies to --periodic-concurrency-range only");
   }
 
   let grpcSsl: GrpcSslConfig | undefined;
   const grpcFiles = given(GRPC_SSL_FILES);
   if (!grpc && (raw.has("ssl-grpc-use-ssl") || grpcFiles.length > 0)) {
-    errors.push("Options --ssl-grpc-* need -i grpc (for HTTPS use --ssl-https-*)");
+    r.ignored("Options --ssl-grpc-* apply to -i grpc only (for HTTPS use --ssl-https-*)");
   } else if (r.flag("ssl-grpc-use-ssl")) {
     grpcSsl = {
       rootCertificatesFile: r.string("ssl-grpc-root-certifications-file"),
@@ -196,13 +197,13 @@ export function parseProtocol(
       );
     }
   } else if (grpcFiles.length > 0) {
-    errors.push(`Options ${grpcFiles.join(", ")} need --ssl-grpc-use-ssl`);
+    r.ignored(`Options ${grpcFiles.join(", ")} apply with --ssl-grpc-use-ssl only`);
   }
 
   const httpsGiven = given(HTTPS_SSL_OPTIONS);
   if (httpsGiven.length > 0 && (grpc || !/^\s*https:\/\//i.test(options.url))) {
-    errors.push(
-      `Options ${httpsGiven.join(", ")} need -i http and an https:// URL in -u` +
+    r.ignored(
+      `Options ${httpsGiven.join(", ")} apply to -i http with an https:// URL in -u only` +
         (grpc ? " (for gRPC use --ssl-grpc-*)" : ""),
     );
   }
@@ -262,15 +263,15 @@ const C_API_OPTIONS: ReadonlyArray<[string, string]> = [
 
 /**
  * --service-kind triton_c_api needs the Triton install and the model
- * repository of the in-process server, and none of the network options,
- * which would silently do nothing; other kinds take neither of its options.
+ * repository of the in-process server; the network options do nothing with
+ * it, nor do its options with other kinds (warnings: perf_analyzer accepts them).
  */
 function checkCApiOptions(r: Reader, kind: string): void {
   const given = (names: string[]) => names.filter((name) => r.has(name)).map((n) => `--${n}`);
   const own = C_API_OPTIONS.map(([name]) => name);
   if (kind !== "triton_c_api") {
     if (given(own).length > 0) {
-      r.errors.push(`Options ${given(own).join(", ")} apply to --service-kind triton_c_api only`);
+      r.ignored(`Options ${given(own).join(", ")} apply to --service-kind triton_c_api only`);
     }
     return;
   }
@@ -282,9 +283,9 @@ function checkCApiOptions(r: Reader, kind: string): void {
   }
   const network = given(NETWORK_OPTIONS);
   if (network.length > 0) {
-    r.errors.push(
-      `Options ${network.join(", ")} do not apply to --service-kind triton_c_api: ` +
-        "requests go to the in-process server, not over a network",
+    r.ignored(
+      `Options ${network.join(", ")} do not apply to --service-kind triton_c_api (requests ` +
+        "go to the in-process server, not over a network)",
     );
   }
 }
@@ -349,10 +350,10 @@ export function parseService(
       );
     }
   } else if (raw.has("endpoint")) {
-    errors.push("Option --endpoint applies to --service-kind openai only");
+    r.ignored("Option --endpoint applies to --service-kind openai only");
   }
   if (raw.has("model-signature-name") && kind !== "tfserving") {
-    errors.push("Option --model-signature-name applies to --service-kind tfserving only");
+    r.ignored("Option --model-signature-name applies to --service-kind tfserving only");
   }
   const llmGiven = LLM_OPTIONS.filter((n) => raw.has(n));
   if (llmGiven.length > 0 && kind !== "openai") {

@@ -11,6 +11,11 @@ export class Reader {
   readonly warnings: string[] = [];
   constructor(private readonly raw: RawOptions) {}
 
+  /** What perf_analyzer accepts and ignores (`what` says why it has no effect): a warning. */
+  ignored(what: string): void {
+    this.warnings.push(`${what}: ignored, as perf_analyzer ignores it`);
+  }
+
   has(name: string): boolean {
     return this.raw.has(name);
   }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { config, usageErrors } from "./testdata/usage_errors.ts";
+import { config, usageErrors, warnings } from "./testdata/usage_errors.ts";
 
 Deno.test("gRPC: default port 8001, streaming implies async, compression and TLS files", () => {
   const c = config(
@@ -38,9 +38,17 @@ Deno.test("gRPC: default port 8001, streaming implies async, compression and TLS
     [
       "Option --streaming needs -i grpc (HTTP has no streams)",
       "Option --grpc-compression-algorithm needs -i grpc",
-      "Options --ssl-grpc-* need -i grpc (for HTTPS use --ssl-https-*)",
     ],
   );
+  // perf_analyzer ignores TLS options of the other protocol; so does a run, saying so.
+  assert.deepEqual(warnings("-m", "x", "--ssl-grpc-private-key-file", "k.pem"), [
+    "Options --ssl-grpc-* apply to -i grpc only (for HTTPS use --ssl-https-*): ignored, as " +
+    "perf_analyzer ignores it",
+  ]);
+  assert.deepEqual(warnings("-m", "x", "-i", "grpc", "--ssl-grpc-root-certifications-file", "c"), [
+    "Options --ssl-grpc-root-certifications-file apply with --ssl-grpc-use-ssl only: ignored, " +
+    "as perf_analyzer ignores it",
+  ]);
   assert.deepEqual(
     usageErrors(() =>
       config("-m", "x", "-i", "grpc", "--ssl-grpc-use-ssl", "--ssl-grpc-private-key-file", "k")
@@ -77,8 +85,8 @@ Deno.test("--ssl-https-*: an https URL, verify-host 0 turns hostname checks off,
   );
   assert.match(errors[0], /--ssl-https-verify-peer is not supported: Deno always verifies/);
   assert.match(
-    usageErrors(() => config("-m", "x", "--ssl-https-ca-certificates-file", "ca.pem"))[0],
-    /need -i http and an https:\/\/ URL/,
+    warnings("-m", "x", "--ssl-https-ca-certificates-file", "ca.pem")[0],
+    /apply to -i http with an https:\/\/ URL in -u only: ignored/,
   );
 });
 
@@ -229,10 +237,14 @@ Deno.test("service kinds: defaults, the protocol each needs and the options that
         "2",
       )
     ),
+    ["Options --num-prompts apply to --service-kind openai only"],
+  );
+  assert.deepEqual(
+    warnings("-m", "x", "--endpoint", "v1/embeddings", "--model-signature-name", "s"),
     [
-      "Option --endpoint applies to --service-kind openai only",
-      "Option --model-signature-name applies to --service-kind tfserving only",
-      "Options --num-prompts apply to --service-kind openai only",
+      "Option --endpoint applies to --service-kind openai only: ignored, as perf_analyzer ignores it",
+      "Option --model-signature-name applies to --service-kind tfserving only: ignored, as " +
+      "perf_analyzer ignores it",
     ],
   );
   assert.deepEqual(usageErrors(() => config("-m", "x", "--service-kind", "triton_c_api")), [
@@ -245,15 +257,16 @@ Deno.test("service kinds: defaults, the protocol each needs and the options that
   assert.equal(c.tritonServerDirectory, "/opt/tritonserver");
   assert.equal(c.modelRepository, "models");
   assert.match(
-    usageErrors(() => config("-m", "x", ...capi, "--model-repository", "m", "-i", "grpc"))[0],
-    /^Options --protocol do not apply to --service-kind triton_c_api/,
+    warnings("-m", "x", ...capi, "--model-repository", "m", "-i", "grpc")[0],
+    /^Options --protocol do not apply to --service-kind triton_c_api .*: ignored/,
   );
   assert.match(
     usageErrors(() => config("-m", "x", ...capi, "--model-repository", "m", "--workers", "2"))[0],
     /^Option --workers 2 can not be used with --service-kind triton_c_api: .* one per process/,
   );
-  assert.deepEqual(usageErrors(() => config("-m", "x", "--model-repository", "m")), [
-    "Options --model-repository apply to --service-kind triton_c_api only",
+  assert.deepEqual(warnings("-m", "x", "--model-repository", "m"), [
+    "Options --model-repository apply to --service-kind triton_c_api only: ignored, as " +
+    "perf_analyzer ignores it",
   ]);
 });
 

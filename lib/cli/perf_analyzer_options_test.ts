@@ -234,7 +234,7 @@ const LONG: Record<string, Case> = {
   },
   "request-parameter": {
     with: GRPC,
-    value: "max_tokens:16:int",
+    value: "max_tokens:16:INT",
     check: (p) => assert.deepEqual(p.requestParameters, [{ name: "max_tokens", value: 16 }]),
   },
   "endpoint": {

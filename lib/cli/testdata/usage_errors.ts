@@ -9,6 +9,13 @@ export function config(...argv: string[]): ProfilePlan {
   return buildProfileConfig(parseArgv(argv).options);
 }
 
+/** The warnings of a command line's plan (options perf_analyzer accepts and ignores, ...). */
+export function warnings(...argv: string[]): string[] {
+  const heard: string[] = [];
+  buildProfileConfig(parseArgv(argv).options, { warn: (message) => heard.push(message) });
+  return heard;
+}
+
 /** The messages of the UsageError that `fn` throws (other errors pass through). */
 export function usageErrors(fn: () => unknown): string[] {
   try {
