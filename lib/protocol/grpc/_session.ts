@@ -216,8 +216,8 @@ export abstract class SessionBase implements InferSession, StreamHandler {
   protected onResponse: (() => void) | undefined;
   protected onOutputs: InferOptions["onOutputs"];
   protected readonly state = newCallState();
-  protected readonly reader = new MessageReader((message, compressed) =>
-    this.onMessage(message, compressed)
+  protected readonly reader = new MessageReader((message, compressed, truncated) =>
+    this.onMessage(message, compressed, truncated)
   );
   #resolve: ((value: OutputTensors | undefined) => void) | undefined;
   #reject: ((error: Error) => void) | undefined;
@@ -266,8 +266,8 @@ export abstract class SessionBase implements InferSession, StreamHandler {
   /** Writes `request` to its stream; throws what the HTTP/2 session throws. */
   protected abstract send(session: Http2Session, request: PreparedGrpcRequest): void;
 
-  /** One gRPC message of the stream, as the reader delimits it. */
-  protected abstract onMessage(message: Uint8Array, compressed: boolean): void;
+  /** One gRPC message of the stream, as the reader delimits it (its head only when truncated). */
+  protected abstract onMessage(message: Uint8Array, compressed: boolean, truncated: boolean): void;
 
   abstract headers(stream: Http2Stream, fields: readonly string[], endStream: boolean): void;
 
@@ -451,6 +451,13 @@ export class UnarySession extends SessionBase {
   }
 }
 
+/**
+ * What a streamed response is read for when its outputs are not wanted: the
+ * error message, the parameters (triton_final_response) and the output
+ * descriptions, which servers write before the tensors' bytes.
+ */
+const STREAM_HEAD_BYTES = 64 * 1024;
+
 /** ModelStreamInfer: one long-lived stream; requests go one at a time, responses are counted. */
 export class StreamSession extends SessionBase {
   readonly #walker = new Walker();
@@ -467,6 +474,9 @@ export class StreamSession extends SessionBase {
     this.#decoupled = request.decoupled;
     this.#last = undefined;
     this.timing!.responses = 0;
+    // Responses are only counted unless their outputs are wanted: a large one is read for its
+    // head (error, final flag) and its tensors dropped as they arrive, not copied.
+    this.reader.headLimit = this.decode ? Infinity : STREAM_HEAD_BYTES;
   }
 
   protected send(session: Http2Session, request: PreparedGrpcRequest): void {
@@ -503,7 +513,7 @@ export class StreamSession extends SessionBase {
     }
   }
 
-  protected onMessage(message: Uint8Array, compressed: boolean): void {
+  protected onMessage(message: Uint8Array, compressed: boolean, truncated: boolean): void {
     const now = performance.now();
     const timing = this.timing;
     if (timing === undefined || !this.busy) {
@@ -511,7 +521,7 @@ export class StreamSession extends SessionBase {
     }
     const body = compressed ? decompress(this.state.encoding, message) : message;
     const response = this.#response;
-    readStreamResponse(body, this.#walker, response);
+    readStreamResponse(body, this.#walker, response, truncated);
     if (response.error !== "") {
       timing.recvStart = now;
       this.fail(

@@ -29,6 +29,8 @@ export class Walker {
   /** Length of the field nextDelimited() stopped at. */
   length = 0;
   bytes: Uint8Array = new Uint8Array(0);
+  /** The bytes are a message's head (MessageReader.headLimit): a field may run past the end. */
+  truncated = false;
 
   reset(bytes: Uint8Array, start = 0, end = bytes.length): void {
     this.bytes = bytes;
@@ -88,7 +90,8 @@ export class Walker {
       if (wire === 2) {
         this.length = this.varint();
         if (this.pos + this.length > this.end) {
-          throw new ProtocolError("Truncated protobuf message");
+          if (!this.truncated) throw new ProtocolError("Truncated protobuf message");
+          this.length = this.end - this.pos;
         }
         return Math.floor(key / 8);
       }
@@ -104,12 +107,22 @@ function sameBytes(bytes: Uint8Array, start: number, end: number, expected: Uint
   return true;
 }
 
-/** Reads a ModelStreamInferResponse into `out` (reused); `w` is a scratch walker. */
-export function readStreamResponse(message: Uint8Array, w: Walker, out: StreamResponse): void {
+/**
+ * Reads a ModelStreamInferResponse into `out` (reused); `w` is a scratch
+ * walker. `truncated`: the message's head only, cut inside its output tensors
+ * (which servers write after the parameters and output descriptions).
+ */
+export function readStreamResponse(
+  message: Uint8Array,
+  w: Walker,
+  out: StreamResponse,
+  truncated = false,
+): void {
   out.error = "";
   out.hasOutputs = false;
   out.final = undefined;
   out.infer = undefined;
+  w.truncated = truncated;
   w.reset(message);
   let inferStart = -1;
   let inferEnd = -1;

@@ -172,6 +172,50 @@ Deno.test("stream framing: every split of real responses across DATA frames read
   }
 });
 
+Deno.test("stream framing: with a head limit, large responses are read from their head alike", () => {
+  const large = streamResponse({
+    infer_response: {
+      model_name: "m",
+      parameters: { triton_final_response: { bool_param: false } },
+      ...OUTPUT,
+      raw_output_contents: [new Uint8Array(200_000).fill(9)],
+    },
+  });
+  const messages = [TRITON_STREAM_RESPONSE, large, streamResponse({ error_message: "e" }), large];
+  const wire = concatBytes(messages.map((message) => frameMessage(message, false)));
+  const expected = messages.map((m) => summary(m).replace(/^\d+:/, ""));
+  for (const size of [1, 7, 1000, 16_384, wire.length]) {
+    const got: string[] = [];
+    const lengths: number[] = [];
+    const reader = new MessageReader((message, _compressed, truncated) => {
+      const out: StreamResponse = {
+        error: "",
+        hasOutputs: false,
+        final: undefined,
+        infer: undefined,
+      };
+      readStreamResponse(message, new Walker(), out, truncated);
+      got.push(`${out.hasOutputs}:${out.final}:${out.error}`);
+      lengths.push(message.length);
+    });
+    reader.headLimit = 1000;
+    for (let at = 0; at < wire.length; at += size) reader.push(wire.subarray(at, at + size));
+    assert.deepEqual(got, expected, `frames of ${size}`);
+    // Small responses stay whole; of a large one split over frames only the head is kept (one
+    // that arrives in a single frame is passed on as a view, with nothing to copy).
+    const head = size === wire.length ? large.length : 1000;
+    assert.deepEqual(lengths, [TRITON_STREAM_RESPONSE.length, head, messages[2].length, head]);
+    assert.equal(reader.idle, true);
+  }
+  // Compressed messages are only readable whole: never cut.
+  const packed: Uint8Array[] = [];
+  const reader = new MessageReader((message) => packed.push(message.slice()));
+  reader.headLimit = 10;
+  reader.push(frameMessage(large, true).subarray(0, 100));
+  reader.push(frameMessage(large, true).subarray(100));
+  assert.deepEqual(packed, [large]);
+});
+
 function summary(message: Uint8Array): string {
   if (message.length === 0) return "empty";
   const response = read(message);

@@ -92,14 +92,24 @@ export function decompress(algorithm: string, message: Uint8Array): Uint8Array {
  * valid only during the callback.
  */
 export class MessageReader {
+  /**
+   * Uncompressed messages longer than this are passed on as their first
+   * `headLimit` bytes (with `truncated`) once their last byte arrived: a
+   * reader that needs only the fields before a large tensor saves the
+   * allocation and copy of the rest.
+   */
+  headLimit = Infinity;
   #prefix = new Uint8Array(5);
   #prefixLength = 0;
   #message: Uint8Array | undefined;
   #filled = 0;
+  /** Bytes of the current message still to drop after its head. */
+  #skip = 0;
+  #truncated = false;
   #compressed = false;
 
   constructor(
-    readonly onMessage: (message: Uint8Array, compressed: boolean) => void,
+    readonly onMessage: (message: Uint8Array, compressed: boolean, truncated: boolean) => void,
   ) {}
 
   /** True between messages (nothing partial buffered). */
@@ -111,6 +121,7 @@ export class MessageReader {
     this.#prefixLength = 0;
     this.#message = undefined;
     this.#filled = 0;
+    this.#skip = 0;
   }
 
   push(data: Uint8Array): void {
@@ -121,7 +132,7 @@ export class MessageReader {
           const length = readLength(data, pos + 1);
           const compressed = data[pos] === 1;
           if (data.length - pos - 5 >= length) {
-            this.onMessage(data.subarray(pos + 5, pos + 5 + length), compressed);
+            this.onMessage(data.subarray(pos + 5, pos + 5 + length), compressed, false);
             pos += 5 + length;
             continue;
           }
@@ -140,11 +151,17 @@ export class MessageReader {
         continue;
       }
       const message = this.#message;
-      const take = Math.min(message.length - this.#filled, data.length - pos);
-      message.set(data.subarray(pos, pos + take), this.#filled);
-      this.#filled += take;
-      pos += take;
-      if (this.#filled === message.length) this.#finish();
+      if (this.#filled < message.length) {
+        const take = Math.min(message.length - this.#filled, data.length - pos);
+        message.set(data.subarray(pos, pos + take), this.#filled);
+        this.#filled += take;
+        pos += take;
+      } else {
+        const drop = Math.min(this.#skip, data.length - pos);
+        this.#skip -= drop;
+        pos += drop;
+      }
+      if (this.#filled === message.length && this.#skip === 0) this.#finish();
     }
   }
 
@@ -154,15 +171,19 @@ export class MessageReader {
         `Message of ${length} bytes exceeds the ${MAX_MESSAGE}-byte limit`,
       );
     }
-    this.#message = new Uint8Array(length);
+    // A compressed message is only readable whole.
+    const kept = compressed ? length : Math.min(length, this.headLimit);
+    this.#message = new Uint8Array(kept);
     this.#filled = 0;
+    this.#skip = length - kept;
+    this.#truncated = kept < length;
     this.#compressed = compressed;
   }
 
   #finish(): void {
     const message = this.#message!;
     this.#message = undefined;
-    this.onMessage(message, this.#compressed);
+    this.onMessage(message, this.#compressed, this.#truncated);
   }
 }
 
