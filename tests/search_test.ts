@@ -233,3 +233,49 @@ tritonTest("bad input is one line, before anything is measured", async () => {
     Deno.removeSync(root, { recursive: true });
   }
 });
+
+tritonTest(
+  "Ctrl-C once saves the running point and exits 130; the same command resumes",
+  async () => {
+    const root = repository();
+    try {
+      const args = [
+        ...local(root),
+        "--profile-models",
+        "delay10",
+        "--run-config-search-max-instance-count",
+        "2",
+        "--run-config-search-max-model-batch-size",
+        "1",
+        "--run-config-search-min-concurrency",
+        "4",
+        "--run-config-search-max-concurrency",
+        "8",
+      ];
+      const once = await runCli(args, {
+        permissions: PERMISSIONS,
+        signalAt: "[2/3]",
+        timeoutMs: 120_000,
+      });
+      assert.equal(once.code, 130, once.stderr + once.stdout);
+      assert.match(once.stdout, /Interrupted: measured points are in .*0\.ckpt/);
+      const saved = JSON.parse(Deno.readTextFileSync(`${root}/checkpoints/0.ckpt`)).points.length;
+      assert.ok(saved >= 2, `${saved} points saved`);
+      const resumed = await runCli(args, { permissions: PERMISSIONS, timeoutMs: 120_000 });
+      assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+      assert.match(
+        resumed.stdout,
+        new RegExp(`resuming from checkpoint .*0\\.ckpt \\(points measured: ${saved}\\)`),
+      );
+      assert.match(resumed.stdout, new RegExp(`from the checkpoint: ${saved}\\)`));
+      const rows = parseCsv(
+        Deno.readTextFileSync(`${root}/export/results/metrics-model-inference.csv`),
+      ).slice(1);
+      assert.deepEqual(new Set(rows.map((r) => r[3])).size, 3);
+      const all = JSON.parse(Deno.readTextFileSync(`${root}/checkpoints/1.ckpt`)).points.length;
+      assert.equal(rows.length, all);
+    } finally {
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+);

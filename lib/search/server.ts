@@ -198,6 +198,8 @@ export async function startLocalServer(options: LocalOptions): Promise<SearchSer
   try {
     child = new Deno.Command(options.serverPath, {
       args: [...flags].map(([k, v]) => `--${k}=${v}`),
+      // Its own process group: a terminal's Ctrl-C must not stop it under the running point.
+      detached: true,
       stdin: "null",
       stdout: "null",
       // Flag errors go to stderr before the log file is open: kept for the message.
