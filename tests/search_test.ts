@@ -40,7 +40,8 @@ function repository(models: Record<string, string> = {}): string {
 /** Short windows with a loose stability bound: the machine is shared; the formula's answer is far apart. */
 const MEASURE = ["-p", "500", "-s", "50"];
 
-function local(root: string): string[] {
+/** A local search writing its repository, reports and checkpoints under `root`, suffixed `tag`. */
+function local(root: string, tag = ""): string[] {
   return [
     "profile",
     "--model-repository",
@@ -50,11 +51,11 @@ function local(root: string): string[] {
     "--triton-server-flags",
     `backend-directory=${TRITON_DIR}/backends`,
     "--output-model-repository-path",
-    `${root}/output`,
+    `${root}/output${tag}`,
     "--export-path",
-    `${root}/export`,
+    `${root}/export${tag}`,
     "--checkpoint-directory",
-    `${root}/checkpoints`,
+    `${root}/checkpoints${tag}`,
     ...MEASURE,
   ];
 }
@@ -62,45 +63,51 @@ function local(root: string): string[] {
 const INFERENCE_HEADER =
   "Model,Batch,Concurrency,Model Config Path,Instance Group,Max Batch Size,Satisfies Constraints,Throughput (infer/sec),p99 Latency (ms)";
 
-tritonTest("brute search picks the configuration the formula says is best", async () => {
+/** The best row of a search's metrics-model-inference.csv and the number of points. */
+function bestOf(root: string, tag: string): { best: string[]; points: number; csv: string } {
+  const csv = Deno.readTextFileSync(`${root}/export${tag}/results/metrics-model-inference.csv`);
+  assert.equal(csv.split("\n")[0], INFERENCE_HEADER);
+  const rows = parseCsv(csv).slice(1);
+  return { best: rows[0]!, points: rows.length, csv };
+}
+
+tritonTest("brute and quick search pick the configuration the formula says is best", async () => {
   const root = repository();
   try {
-    const started = performance.now();
-    const run = await runCli([
-      ...local(root),
+    const args = [
       "--profile-models",
       "delay10",
       "--run-config-search-max-instance-count",
       "2",
       "--run-config-search-max-model-batch-size",
       "4",
-      "--run-config-search-min-concurrency",
-      "4",
       "--run-config-search-max-concurrency",
       "32",
       "--constraints",
       "max-perf_latency_p99=80",
-    ], { permissions: PERMISSIONS, timeoutMs: 180_000 });
-    const seconds = (performance.now() - started) / 1000;
+    ];
+    const started = performance.now();
+    const run = await runCli([...local(root), ...args], {
+      permissions: PERMISSIONS,
+      timeoutMs: 180_000,
+    });
+    const bruteSeconds = (performance.now() - started) / 1000;
     assert.equal(run.code, 0, run.stderr + run.stdout);
     // Default, then (1, 2 instances) x (max batch 1, 2, 4).
     for (let n = 0; n < 6; n++) assert.ok(Deno.statSync(`${root}/output/delay10_config_${n}`));
-    const csv = Deno.readTextFileSync(`${root}/export/results/metrics-model-inference.csv`);
-    assert.equal(csv.split("\n")[0], INFERENCE_HEADER);
-    const rows = parseCsv(csv).slice(1);
-    const best = rows[0]!;
+    const brute = bestOf(root, "");
     // 2 instances x max batch 4 x 1000 / 10 ms.
-    assert.deepEqual(best.slice(4, 7), ["2:CPU", "4", "Yes"], csv);
     const formula = 2 * 4 * 1000 / DELAY_MS;
+    assert.deepEqual(brute.best.slice(3, 7), ["delay10_config_5", "2:CPU", "4", "Yes"], brute.csv);
     assert.ok(
-      Math.abs(Number(best[7]) - formula) <= formula * 0.1,
-      `${best[7]} vs ${formula}:\n${run.stdout}`,
+      Math.abs(Number(brute.best[7]) - formula) <= formula * 0.1,
+      `${brute.best[7]} vs ${formula}:\n${run.stdout}`,
     );
-    assert.ok(Number(best[8]) <= 80);
+    assert.ok(Number(brute.best[8]) <= 80);
     assert.match(run.stdout, /Best delay10_config_5: 2:CPU instance\(s\), max batch size 4/);
     // Every variant written was loaded and measured.
     assert.doesNotMatch(run.stdout, /Failed:/);
-    assert.equal(new Set(rows.map((r) => r[3])).size, 7, csv);
+    assert.equal(new Set(parseCsv(brute.csv).slice(1).map((r) => r[3])).size, 7, brute.csv);
     const ram = parseCsv(
       Deno.readTextFileSync(`${root}/export/results/metrics-server-only.csv`),
     ).slice(1);
@@ -114,7 +121,25 @@ tritonTest("brute search picks the configuration the formula says is best", asyn
     assert.deepEqual(bestConfig.instance_group, [{ count: 2, kind: "KIND_CPU" }]);
     assert.deepEqual(bestConfig.dynamic_batching, {});
     assert.ok(Deno.statSync(`${root}/output/delay10_best/1`).isDirectory);
-    console.log(`brute search: ${rows.length} points in ${seconds.toFixed(1)} s`);
+
+    const quickStarted = performance.now();
+    const quickRun = await runCli(
+      [...local(root, "_quick"), ...args, "--run-config-search-mode", "quick"],
+      { permissions: PERMISSIONS, timeoutMs: 180_000 },
+    );
+    const quickSeconds = (performance.now() - quickStarted) / 1000;
+    assert.equal(quickRun.code, 0, quickRun.stderr + quickRun.stdout);
+    const quick = bestOf(root, "_quick");
+    assert.deepEqual(quick.best.slice(3, 7), brute.best.slice(3, 7), quick.csv);
+    assert.ok(
+      quick.points <= 0.4 * brute.points,
+      `quick measured ${quick.points} points, brute ${brute.points}:\n${quickRun.stdout}`,
+    );
+    console.log(
+      `brute: ${brute.points} points in ${
+        bruteSeconds.toFixed(1)
+      } s; quick: ${quick.points} points in ${quickSeconds.toFixed(1)} s`,
+    );
   } finally {
     Deno.removeSync(root, { recursive: true });
   }

@@ -41,6 +41,8 @@ export interface SearchConfig {
     http: string;
     grpc: string;
   };
+  /** --run-config-search-mode: every variant, or hill climbing. */
+  searchMode: "brute" | "quick";
   /** --run-config-search-disable: the model's own configuration only. */
   disabled: boolean;
   instanceCounts: number[];
@@ -281,6 +283,7 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
       http: text(raw, "triton-http-endpoint"),
       grpc: text(raw, "triton-grpc-endpoint"),
     },
+    searchMode: text(raw, "run-config-search-mode") as "brute" | "quick",
     disabled: raw.get("run-config-search-disable") === true,
     instanceCounts: Array.from(
       { length: maxInstances - minInstances + 1 },
@@ -300,6 +303,7 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
     "model-repository": config.modelRepository,
     "triton-launch-mode": mode,
     "run-config-search-disable": config.disabled,
+    "run-config-search-mode": config.searchMode,
     "instance-counts": config.instanceCounts.map(String),
     "max-batch-sizes": config.maxBatchSizes.map(String),
     concurrencies: config.concurrencies.map(String),

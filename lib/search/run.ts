@@ -23,6 +23,7 @@ import type { LevelResult } from "../types/results.ts";
 import type { SearchConfig, SearchModel } from "./config.ts";
 import { type SearchServer, VariantLoadError } from "./server.ts";
 import type { Variant } from "./variants.ts";
+import { compareResults, rankPoints } from "./objectives.ts";
 
 /** Model Analyzer's plateau rule: this many last points ... */
 export const PLATEAU_POINTS = 4;
@@ -61,6 +62,7 @@ export interface SearchEvents {
 export function sweepStop(
   records: readonly PointRecord[],
   model: Pick<SearchModel, "goals">,
+  plateauPoints = PLATEAU_POINTS,
 ): string | undefined {
   const last = records.at(-1)!.result;
   if (!last.stable) return "the point did not stabilize: higher concurrency is skipped";
@@ -73,8 +75,8 @@ export function sweepStop(
       } > ${c.limit} msec: higher concurrency is skipped`;
     }
   }
-  if (records.length >= PLATEAU_POINTS) {
-    const window = records.slice(-PLATEAU_POINTS).map((r) => r.result.client.throughput);
+  if (records.length >= plateauPoints) {
+    const window = records.slice(-plateauPoints).map((r) => r.result.client.throughput);
     const gain = (Math.max(...window) - window[0]!) / window[0]!;
     if (!(gain > PLATEAU_GAIN)) {
       return `throughput gained ${
@@ -119,101 +121,190 @@ export async function runSearch(
   const outcome: SearchOutcome = { models: [], measured: 0, resumed: 0, interrupted: false };
   const total = options.plans.reduce((n, p) => n + p.variants.length, 0);
   let index = 0;
-  for (const { model, variants } of options.plans) {
-    const done: VariantOutcome[] = [];
-    outcome.models.push({ model, variants: done });
-    for (const variant of variants) {
-      events.variantStart?.(variant, { index: ++index, total });
-      const result: VariantOutcome = { variant, records: [] };
-      done.push(result);
-      let served: string | undefined;
-      const load = async () => served ??= await server.load(variant);
-      try {
-        for (const batchSize of model.batchSizes) {
-          const series: PointRecord[] = [];
-          for (const value of model.concurrency ?? config.concurrencies) {
-            const point: SweepPoint = {
-              model: variant.name,
-              batchSize,
-              protocol: config.protocol,
-              inputData: inputDataOf(config),
-              mode: "concurrency",
-              value,
-            };
-            let record = store.records.get(pointKey(point));
-            if (record) outcome.resumed++;
-            else {
-              if (interrupt.soft) {
-                outcome.interrupted = true;
-                return outcome;
-              }
-              await load();
-              events.pointStart?.(point);
-              let measured: LevelResult | undefined;
-              for (let attempt = 0; measured === undefined; attempt++) {
-                try {
-                  measured = await measure(
-                    planOf(config, { served: served!, batchSize, value, server }),
-                    {
-                      interrupt: pointInterrupt,
-                    },
-                  );
-                } catch (error) {
-                  if (interrupt.hard) break;
-                  // A local server that died is started again once, and the point measured again.
-                  if (server.exited && options.restart && !restarted && attempt === 0) {
-                    restarted = true;
-                    server = await options.restart();
-                    events.serverRestarted?.((error as Error).message);
-                    served = undefined;
-                    await load();
-                    continue;
-                  }
-                  if (!POINT_ERRORS.some((type) => error instanceof type)) throw error;
-                  throw new VariantLoadError((error as Error).message);
+
+  /** Measures a variant's sweep over `concurrencies`; false when interrupted. */
+  const measureVariant = async (
+    model: SearchModel,
+    variant: Variant,
+    result: VariantOutcome,
+    concurrencies: readonly number[],
+    plateauPoints: number,
+  ): Promise<boolean> => {
+    events.variantStart?.(variant, { index: ++index, total });
+    let served: string | undefined;
+    const load = async () => served ??= await server.load(variant);
+    try {
+      for (const batchSize of model.batchSizes) {
+        const series: PointRecord[] = [];
+        for (const value of concurrencies) {
+          const point: SweepPoint = {
+            model: variant.name,
+            batchSize,
+            protocol: config.protocol,
+            inputData: inputDataOf(config),
+            mode: "concurrency",
+            value,
+          };
+          let record = store.records.get(pointKey(point));
+          if (record) outcome.resumed++;
+          else {
+            if (interrupt.soft) return false;
+            await load();
+            events.pointStart?.(point);
+            let measured: LevelResult | undefined;
+            for (let attempt = 0; measured === undefined; attempt++) {
+              try {
+                measured = await measure(
+                  planOf(config, { served: served!, batchSize, value, server }),
+                  { interrupt: pointInterrupt },
+                );
+              } catch (error) {
+                if (interrupt.hard) break;
+                // A local server that died is started again once, and the point measured again.
+                if (server.exited && options.restart && !restarted && attempt === 0) {
+                  restarted = true;
+                  server = await options.restart();
+                  events.serverRestarted?.((error as Error).message);
+                  served = undefined;
+                  await load();
+                  continue;
                 }
+                if (!POINT_ERRORS.some((type) => error instanceof type)) throw error;
+                throw new VariantLoadError((error as Error).message);
               }
-              if (interrupt.hard || !measured) {
-                outcome.interrupted = true;
-                return outcome;
-              }
-              const ram = await server.usedRamMb();
-              record = {
-                point,
-                result: {
-                  ...measured,
-                  windows: [],
-                  ...(ram === undefined ? {} : { serverRamMb: ram }),
-                },
-                measuredAt: new Date().toISOString(),
-              };
-              store.add(record);
-              store.save();
-              outcome.measured++;
-              events.point?.(record);
             }
-            series.push(record);
-            result.records.push(record);
-            const stop = sweepStop(series, model);
-            if (stop) {
-              events.seriesEnd?.(stop);
-              break;
-            }
+            if (interrupt.hard || !measured) return false;
+            const ram = await server.usedRamMb();
+            record = {
+              point,
+              result: {
+                ...measured,
+                windows: [],
+                ...(ram === undefined ? {} : { serverRamMb: ram }),
+              },
+              measuredAt: new Date().toISOString(),
+            };
+            store.add(record);
+            store.save();
+            outcome.measured++;
+            events.point?.(record);
+          }
+          series.push(record);
+          result.records.push(record);
+          const stop = sweepStop(series, model, plateauPoints);
+          if (stop) {
+            events.seriesEnd?.(stop);
+            break;
           }
         }
-      } catch (error) {
-        if (!(error instanceof VariantLoadError)) throw error;
-        result.failure = error.message;
-        events.variantFailed?.(variant, error.message);
       }
-      if (served !== undefined && !server.exited) {
-        await server.unload(variant).catch(() => {
-          // A variant that does not unload is replaced by the next load anyway.
-        });
+    } catch (error) {
+      if (!(error instanceof VariantLoadError)) throw error;
+      result.failure = error.message;
+      events.variantFailed?.(variant, error.message);
+    }
+    if (served !== undefined && !server.exited) {
+      await server.unload(variant).catch(() => {
+        // A variant that does not unload is replaced by the next load anyway.
+      });
+    }
+    return true;
+  };
+
+  for (const plan of options.plans) {
+    const done: VariantOutcome[] = [];
+    outcome.models.push({ model: plan.model, variants: done });
+    const quick = config.searchMode === "quick" && !plan.model.configParameters && !config.disabled;
+    const measureOne = async (variant: Variant, concurrencies: readonly number[]) => {
+      const result: VariantOutcome = { variant, records: [] };
+      done.push(result);
+      // Quick search ends a sweep at the first point that gains under 5 %.
+      if (
+        !await measureVariant(
+          plan.model,
+          variant,
+          result,
+          concurrencies,
+          quick ? 2 : PLATEAU_POINTS,
+        )
+      ) {
+        outcome.interrupted = true;
+      }
+      return result;
+    };
+    const concurrencies = plan.model.concurrency ?? config.concurrencies;
+    if (quick) {
+      await climb(plan, {
+        measure: measureOne,
+        concurrencies,
+        interrupted: () => outcome.interrupted,
+      });
+    } else {
+      for (const variant of plan.variants) {
+        await measureOne(variant, concurrencies);
+        if (outcome.interrupted) break;
       }
     }
+    if (outcome.interrupted) return outcome;
   }
   return outcome;
+}
+
+/** A variant's best point that meets the constraints, if any. */
+function bestPoint(model: SearchModel, variant: VariantOutcome): PointRecord | undefined {
+  return rankPoints(variant.records, { ...model, result: (r) => r.result }).find((r) =>
+    r.reasons.length === 0
+  )?.item;
+}
+
+/**
+ * Quick search: hill climbing from the smallest configuration. From the
+ * current one it measures the next max batch size up, then the next
+ * instance count up, each sweep starting at the concurrency where the
+ * current configuration did best, and moves to the first that beats it;
+ * it stops when neither does.
+ */
+async function climb(
+  plan: ModelPlan,
+  options: {
+    measure: (variant: Variant, concurrencies: readonly number[]) => Promise<VariantOutcome>;
+    concurrencies: readonly number[];
+    interrupted: () => boolean;
+  },
+): Promise<void> {
+  const { model } = plan;
+  // The model's own configuration is not a step of the climb.
+  const grid = plan.variants.slice(1);
+  const at = (count: number | undefined, batch: number | undefined) =>
+    grid.find((v) => v.coordinates?.count === count && v.coordinates?.maxBatchSize === batch);
+  const counts = [...new Set(grid.map((v) => v.coordinates!.count))];
+  const batches = [...new Set(grid.map((v) => v.coordinates!.maxBatchSize))];
+  let current = await options.measure(grid[0]!, options.concurrencies);
+  while (!options.interrupted()) {
+    const best = bestPoint(model, current);
+    if (!best) return;
+    const sweep = options.concurrencies.filter((c) => c >= best.point.value);
+    const { count, maxBatchSize } = current.variant.coordinates!;
+    const step = [
+      at(count, batches[batches.indexOf(maxBatchSize) + 1]),
+      at(counts[counts.indexOf(count) + 1], maxBatchSize),
+    ];
+    let moved = false;
+    for (const variant of step) {
+      if (!variant || (maxBatchSize === undefined && variant.coordinates!.count === count)) {
+        continue;
+      }
+      const measured = await options.measure(variant, sweep);
+      if (options.interrupted()) return;
+      const candidate = bestPoint(model, measured);
+      if (candidate && compareResults(candidate.result, best.result, model.objectives) > 0) {
+        current = measured;
+        moved = true;
+        break;
+      }
+    }
+    if (!moved) return;
+  }
 }
 
 /** The profile plan of one point: the served model at one concurrency. */

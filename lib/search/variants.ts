@@ -21,6 +21,8 @@ export interface Variant {
   model: string;
   /** The full configuration, named `name`. */
   config: ModelConfig;
+  /** A brute search's point: instance count, and max_batch_size where the model batches. */
+  coordinates?: { count: number; maxBatchSize?: number };
 }
 
 /** The model's config.pbtxt; a missing model or a file that does not parse is a UsageError. */
@@ -88,7 +90,10 @@ export function bruteVariants(model: string, base: ModelConfig, ranges: BruteRan
         config.max_batch_size = maxBatchSize;
         config.dynamic_batching = base.dynamic_batching ?? {};
       }
-      variants.push(named(model, config, String(variants.length - 1)));
+      variants.push({
+        ...named(model, config, String(variants.length - 1)),
+        coordinates: { count, ...(maxBatchSize === undefined ? {} : { maxBatchSize }) },
+      });
     }
   }
   return variants;

@@ -97,12 +97,12 @@ export const SEARCH: readonly OptionDef[] = [
     name: "run-config-search-mode",
     type: "string",
     default: "brute",
-    choices: ["brute"],
+    choices: ["brute", "quick"],
     group: GROUP,
     valueName: "MODE",
     commands: ["profile"],
     help:
-      "How variants are chosen. brute: every instance count and max batch size in the ranges below (or every combination of model_config_parameters).",
+      "How variants are chosen. brute: every instance count and max batch size in the ranges below (or every combination of model_config_parameters); quick: hill climbing from the smallest, one instance or one max batch size step at a time, while throughput improves.",
   },
   {
     name: "run-config-search-disable",
