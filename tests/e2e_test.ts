@@ -90,10 +90,17 @@ Deno.test("a perf_analyzer script's command line: older letters, joined values, 
       "-a",
       "-p500",
       "--request-count=40",
+      "--model-signature-name",
+      "serving_default",
       "None",
     ]);
     assert.equal(r.code, 0, r.stderr + r.stdout);
-    assert.equal(r.stderr, 'warning: Ignored argument "None": perf_analyzer ignores it too\n');
+    assert.equal(
+      r.stderr,
+      'warning: Ignored argument "None": perf_analyzer ignores it too\n' +
+        "warning: Option --model-signature-name applies to --service-kind tfserving only: " +
+        "ignored, as perf_analyzer ignores it\n",
+    );
     assert.match(r.stdout, /Request concurrency: 2\n/);
     assert.match(r.stdout, /Request count: 40\n/);
   });

@@ -53,14 +53,15 @@ const TOKEN_OPTIONS: TokenOptions = Object.fromEntries(
 /**
  * perf_analyzer's getopt_long moves arguments that are not options aside and
  * never reads them (genai-perf's --fixed-schedule command line ends with a
- * stray "None"); so does a profile, saying so. `flag`: the flag just before.
+ * stray "None"); so does a profile, saying so. `flag`: the flag just before,
+ * as written and by name.
  */
-function strayWarning(value: string, flag: string | undefined): string {
+function strayWarning(value: string, flag: { raw: string; name: string } | undefined): string {
   if (flag === undefined) return `Ignored argument "${value}": perf_analyzer ignores it too`;
   const off = BOOLEAN_VALUES.get(value.toLowerCase()) === false
-    ? `; ${flag.startsWith("--") ? flag : "its long form"}=false turns it off`
+    ? `; --${flag.name}=false turns it off`
     : "";
-  return `Ignored argument "${value}": ${flag} takes no value and is on, as in perf_analyzer${off}`;
+  return `Ignored argument "${value}": ${flag.raw} takes no value and is on, as in perf_analyzer${off}`;
 }
 
 /** Splits argv into a command and raw option values. */
@@ -75,8 +76,8 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
   const operands: string[] = [];
   // The variadic option whose values positional arguments still extend.
   let variadic: string | undefined;
-  // The flag given just before, as written: a positional after it is not its value.
-  let flag: string | undefined;
+  // The flag given just before: a positional after it is not its value.
+  let flag: { raw: string; name: string } | undefined;
   for (const token of tokens) {
     if (token.kind === "positional") {
       if (variadic !== undefined) (options.get(variadic) as string[]).push(token.value);
@@ -119,7 +120,7 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
       } else if (def.type === "count") {
         options.set(def.name, ((options.get(def.name) as number | undefined) ?? 0) + 1);
       } else options.set(def.name, on);
-      if (token.value === undefined) flag = token.rawName;
+      if (token.value === undefined) flag = { raw: token.rawName, name: def.name };
       continue;
     }
     if (token.value === undefined) {

@@ -476,6 +476,10 @@ Deno.test("arguments that are not options are ignored with a warning, as perf_an
   ]);
   assert.equal(buildProfileConfig(anywhere.options).batchSize, 2);
   assert.equal(buildProfileConfig(anywhere.options).verbose, 0);
+  assert.deepEqual(parseArgv(["-m", "m", "-a", "false"]).warnings, [
+    'Ignored argument "false": -a takes no value and is on, as in perf_analyzer; ' +
+    "--async=false turns it off",
+  ]);
   // inferperf's own commands keep refusing them; merge takes them as its runs.
   assert.deepEqual(usageErrorsOf(() => parseArgv(["report", "stray"])), [
     'Unexpected argument "stray"',
