@@ -33,6 +33,13 @@ export interface CsvOptions {
   /** The response cache is enabled: adds Server Cache Hit and Server Cache Miss. */
   cache?: boolean;
   /**
+   * The server columns (Network+Server Send/Recv to Server Compute Output,
+   * and the cache's): perf_analyzer writes them for Triton (and its C API)
+   * when the server has the statistics extension, never for other kinds.
+   * Default true.
+   */
+  serverStats?: boolean;
+  /**
    * --collect-metrics: GPU metrics per level, keyed by LevelResult.value.
    * Written with --verbose-csv only, as perf_analyzer does; a level without an
    * entry gets empty cells.
@@ -181,11 +188,12 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
     return formatLlmCsv(results, options.mode);
   }
   const percentiles = percentileColumns(options.percentile);
-  const cache = options.cache ?? false;
+  const serverStats = options.serverStats ?? true;
+  const cache = serverStats && (options.cache ?? false);
   const verbose = options.verbose ?? false;
   const header = [levelHeader(options.mode), "Inferences/Second"];
   if (options.decoupled) header.push("Response Throughput");
-  header.push(...SEND_TO_COMPUTE_COLUMNS);
+  header.push(...(serverStats ? SEND_TO_COMPUTE_COLUMNS : SEND_TO_COMPUTE_COLUMNS.slice(0, 1)));
   if (cache) header.push("Server Cache Hit", "Server Cache Miss");
   header.push("Client Recv", ...percentiles.map((p) => `p${p} latency`));
   if (verbose) {
@@ -211,7 +219,8 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
     const cells: (string | number)[] = [levelCell(r), formatGeneral(c.throughput)];
     if (options.decoupled) cells.push(formatGeneral(c.responseThroughput));
     const networkUs = latencyComponents(r).networkUs;
-    cells.push(wholeUs(c.avgSendUs), wholeUs(networkUs), ...serverCells(server, cache));
+    cells.push(wholeUs(c.avgSendUs));
+    if (serverStats) cells.push(wholeUs(networkUs), ...serverCells(server, cache));
     cells.push(
       wholeUs(c.avgRecvUs),
       ...percentiles.map((p) => wholeUs(c.percentilesUs.get(p) ?? 0)),

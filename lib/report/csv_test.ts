@@ -123,3 +123,13 @@ Deno.test("formatComposingCsv writes one composing model of an ensemble", () => 
       "2,20,0,139,10,20,700,30,0\n",
   );
 });
+
+Deno.test("without server statistics (not Triton, or no statistics extension) no server column", () => {
+  const results = [level("concurrency", 1, client({ avgSendUs: 10.6, avgRecvUs: 5.7 }))];
+  assert.equal(
+    formatCsv(results, { mode: "concurrency", serverStats: false, cache: true }),
+    "Concurrency,Inferences/Second,Client Send,Client Recv," +
+      "p50 latency,p90 latency,p95 latency,p99 latency,Errors\n" +
+      "1,20,10,5,1000,1100,1200,1300,0\n",
+  );
+});

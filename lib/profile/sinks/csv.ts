@@ -29,6 +29,9 @@ export const csvSink: SinkDef = {
             verbose: plan.verboseCsv,
             percentile: plan.percentile,
             decoupled: target?.model.decoupled ?? false,
+            cache: target?.model.responseCache ?? false,
+            serverStats: (plan.serviceKind === "triton" || plan.serviceKind === "triton_c_api") &&
+              (target?.server.extensions.includes("statistics") ?? false),
             ...(plan.collectMetrics ? { metrics: metricsByLevel(results) } : {}),
           }),
         );
