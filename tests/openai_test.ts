@@ -228,8 +228,11 @@ Deno.test("openai: metrics match the server's schedule at concurrency 1, 8 and 6
 
 Deno.test("openai: a fixed request rate, measured also from the intended send time", () =>
   withLlmServer(async (server) => {
+    const html = await Deno.makeTempFile({ suffix: ".html" });
     const run = await profile(server, {
       args: [
+        "--report-html",
+        html,
         ...STREAMED,
         ...GOODPUT,
         "--request-rate-range",
@@ -238,9 +241,37 @@ Deno.test("openai: a fixed request rate, measured also from the intended send ti
         "30",
         // The lag of a loaded test machine is not what this test is about.
         "--ignore-send-lag",
+        "--slice-duration",
+        "0.5",
       ],
     });
     checkAccuracy(run.llm, {});
+    // Time slices: the 30 sends of 1.5 s in three slices of 0.5 s, each with every metric.
+    const slices = run.llm.time_slices as Array<{ start_s: number; end_s: number; llm: Json }>;
+    assert.ok(slices.length >= 3, `${slices.length} slices`);
+    assert.equal(slices.reduce((n, s) => n + (s.llm.request_count as number), 0), 30);
+    for (const slice of slices.slice(0, 3)) {
+      assert.equal(slice.end_s - slice.start_s, 0.5);
+      const ttft = slice.llm.time_to_first_token_ms as Statistics;
+      notEarly(ttft.p50, TTFT_MS, `TTFT p50 of the slice from ${slice.start_s} s`);
+      within(slice.llm.request_throughput_per_sec as number, 20, "slice request rate", 0.25);
+    }
+    assert.equal(
+      run.stdout.match(/^ {4}Slice [\d.]+-[\d.]+ s: time_to_first_token avg/gm)?.length,
+      slices.length,
+    );
+    const page = await Deno.readTextFile(html);
+    await Deno.remove(html);
+    assert.equal(
+      page.split("<td>Time To First Token (ms)</td>").length - 1,
+      1 + slices.length,
+      "the level's row and each slice's",
+    );
+    assert.ok(page.includes("<td>20, 0-0.5 s</td>"));
+    assert.equal(
+      parseCsv(run.csv).filter((row) => row[0] === "Time Slice (s)").length,
+      slices.length,
+    );
     const corrected = run.llm.corrected_time_to_first_token_ms as Statistics;
     assert.ok(corrected.avg >= (run.llm.time_to_first_token_ms as Statistics).avg);
     within(

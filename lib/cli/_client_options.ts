@@ -305,6 +305,7 @@ const LLM_OPTIONS = [
   "random-seed",
   "tokenizer",
   "goodput",
+  "slice-duration",
 ];
 
 /** --service-kind and the options that go with it. */
@@ -427,6 +428,9 @@ export function parseService(
     },
     tokenizer: r.string("tokenizer") as TokenizerName,
     goodput,
+    sliceDurationMs: raw.has("slice-duration")
+      ? r.bounded("slice-duration", (n) => n > 0, "a number of seconds > 0") * 1000
+      : 0,
   };
 }
 

@@ -22,6 +22,8 @@ export interface MeasurementOptions {
 export interface TokenPlan {
   /** --goodput objectives; empty without. */
   goodput: GoodputObjective[];
+  /** --slice-duration in ms: the metrics of each slice of a level too; 0: none. */
+  sliceDurationMs: number;
 }
 
 /** --collect-metrics: the server's Prometheus metrics scraped during the windows. */

@@ -58,7 +58,9 @@ function emptyTokens(): TokenWindowData {
     reasoningChunks: [],
     reasoningTexts: [],
     sendLagUs: [],
+    sendEpochMs: [],
     gapsUs: [],
+    gapsPerRequest: [],
     gapSumUs: [],
     gapCount: [],
   };
@@ -94,6 +96,8 @@ function recordTokens(w: WindowData, timing: TokenTiming, intendedMs: number | u
   t.reasoningChunks.push(timing.reasoningChunks ?? 0);
   t.reasoningTexts.push(reasoningUsage >= 0 ? undefined : timing.reasoningText || undefined);
   t.sendLagUs.push(intendedMs === undefined ? NaN : (start - intendedMs) * 1000);
+  t.sendEpochMs.push(performance.timeOrigin + start);
+  t.gapsPerRequest.push(streamed && times !== undefined ? Math.max(0, times.length - 1) : 0);
   if (streamed && times !== undefined) {
     for (let i = 1; i < times.length; i++) {
       const gap = (times[i] - times[i - 1]) * 1000;

@@ -61,6 +61,8 @@ export interface TokenSummaryOptions {
   /** Counts output texts the server gave no usage for. */
   tokenizer?: Tokenizer;
   goodput?: readonly GoodputObjective[];
+  /** --slice-duration in ms: the metrics of each slice of the level too (0 or absent: none). */
+  sliceMs?: number;
 }
 
 /** Per-request figures of a level, aligned by index. */
@@ -213,6 +215,66 @@ function gapsByPosition(tokens: readonly TokenWindowData[]): number[] | undefine
   return sums.length > 0 ? sums.map((sum, i) => sum / counts[i]) : undefined;
 }
 
+/** The lists of TokenWindowData that do not hold one entry per request. */
+const NOT_PER_REQUEST = new Set(["gapsUs", "gapSumUs", "gapCount"]);
+
+/** The requests of `t` that `keep` picks (by index), gaps by position recounted. */
+function subset(t: TokenWindowData, keep: (i: number) => boolean): TokenWindowData {
+  const out = Object.fromEntries(Object.keys(t).map((k) => [k, []])) as unknown as TokenWindowData;
+  const perRequest = Object.entries(t).filter(([key]) => !NOT_PER_REQUEST.has(key)) as Array<
+    [keyof TokenWindowData, unknown[]]
+  >;
+  let gap = 0;
+  for (let i = 0; i < t.latencyUs.length; i++) {
+    const gaps = t.gapsPerRequest[i];
+    if (keep(i)) {
+      for (const [key, values] of perRequest) (out[key] as unknown[]).push(values[i]);
+      for (let g = 0; g < gaps; g++) {
+        const slot = Math.min(g, t.gapSumUs.length - 1);
+        out.gapsUs.push(t.gapsUs[gap + g]);
+        out.gapSumUs[slot] = (out.gapSumUs[slot] ?? 0) + t.gapsUs[gap + g];
+        out.gapCount[slot] = (out.gapCount[slot] ?? 0) + 1;
+      }
+    }
+    gap += gaps;
+  }
+  return out;
+}
+
+/**
+ * AIPerf's time slices (--slice-duration): the level cut into slices of
+ * `sliceMs` from its first window's start, each request in the slice it was
+ * sent in (one sent before the level began, in the first), every metric of
+ * each slice over its own duration.
+ */
+function timeSlices(
+  windows: readonly WindowData[],
+  tokens: readonly TokenWindowData[],
+  options: TokenSummaryOptions & { sliceMs: number },
+): NonNullable<LlmSummary["slices"]> {
+  const startMs = Number(windows[0].startWallNs) / 1e6;
+  const last = windows[windows.length - 1];
+  const endMs = Number(last.startWallNs) / 1e6 + (last.endMs - last.startMs);
+  const count = Math.max(1, Math.ceil((endMs - startMs) / options.sliceMs));
+  const slices: NonNullable<LlmSummary["slices"]> = [];
+  for (let k = 0; k < count; k++) {
+    const from = k * options.sliceMs;
+    const to = Math.min((k + 1) * options.sliceMs, endMs - startMs);
+    const index = (sendMs: number) =>
+      Math.min(count - 1, Math.max(0, Math.floor((sendMs - startMs) / options.sliceMs)));
+    // One window per part, the slice's duration counted once.
+    const parts = tokens.map((t, j): WindowData => ({
+      ...last,
+      startMs: 0,
+      endMs: j === 0 ? to - from : 0,
+      tokens: subset(t, (i) => index(t.sendEpochMs[i]) === k),
+    }));
+    const llm = summarizeTokens(parts, { ...options, sliceMs: 0 });
+    if (llm !== undefined) slices.push({ startS: from / 1000, endS: to / 1000, llm });
+  }
+  return slices;
+}
+
 /**
  * The LLM summary of windows, or undefined when they hold no token-streaming
  * request. Rates divide by the windows' summed duration: the peers' benchmark
@@ -282,6 +344,9 @@ export function summarizeTokens(
     const ttft = of(shifted(r.ttftUs, r.sendLagUs));
     if (ttft) corrected.timeToFirstTokenUs = ttft;
     summary.corrected = corrected;
+  }
+  if (options.sliceMs !== undefined && options.sliceMs > 0) {
+    summary.slices = timeSlices(windows, tokens, { ...options, sliceMs: options.sliceMs });
   }
   return summary;
 }

@@ -385,3 +385,30 @@ Deno.test("reasoning tokens: from usage, else the tokenizer, else the chunks; OS
   assert.equal(counted.outputSequenceLength.avg, 6);
   assert.equal(summarizeTokens([window])!.reasoningTokenCount!.max, 4, "no tokenizer: chunks");
 });
+
+Deno.test("time slices: every metric again over the requests sent in each slice", () => {
+  const recorder = new Recorder();
+  recorder.rotate();
+  for (const r of FIXED) recorder.record(streamed(r.send, r.responses, { ...r, usage: true }));
+  const window = recorder.rotate();
+  // The window from performance.now() 0 to 90 ms: sends at 0 and 10 ms, then 30 and 35 ms.
+  window.startMs = 0;
+  window.endMs = 90;
+  window.startWallNs = BigInt(Math.round(performance.timeOrigin * 1e6));
+  const llm = summarizeTokens([window], { sliceMs: 20 })!;
+  assert.deepEqual(llm.slices!.map((s) => [s.startS, s.endS, s.llm.requestCount]), [
+    [0, 0.02, 2],
+    [0.02, 0.04, 2],
+  ]);
+  const [first, second] = llm.slices!.map((s) => s.llm);
+  assert.equal(first.timeToFirstTokenUs!.avg, (20 + 30) / 2 * 1000);
+  assert.equal(second.timeToFirstTokenUs!.avg, (60 + 25) / 2 * 1000);
+  assert.equal(first.requestThroughput, 2 / 0.02);
+  assertClose(first.outputTokenThroughput, (5 + 7) / 0.02, "slice output tokens/s");
+  // Inter-chunk latency of the slice's own requests only: 5, 6, 7, 8 and 5, 7 ms.
+  assert.equal(first.interChunkLatencyUs!.avg, 38 / 6 * 1000);
+  assert.deepEqual(first.gapByPositionUs, [5_000, 6_500, 7_000, 8_000]);
+  assert.equal(second.interChunkLatencyUs!.max, 15_000);
+  assert.equal(first.slices, undefined);
+  assert.equal(summarizeTokens([window])!.slices, undefined);
+});

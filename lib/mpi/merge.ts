@@ -62,7 +62,9 @@ function mergeTokens(parts: readonly (TokenWindowData | undefined)[]): TokenWind
     reasoningChunks: pool("reasoningChunks"),
     reasoningTexts: pool("reasoningTexts"),
     sendLagUs: pool("sendLagUs"),
+    sendEpochMs: pool("sendEpochMs"),
     gapsUs: pool("gapsUs"),
+    gapsPerRequest: pool("gapsPerRequest"),
     gapSumUs: byPosition("gapSumUs"),
     gapCount: byPosition("gapCount"),
   };

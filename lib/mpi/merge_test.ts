@@ -76,7 +76,9 @@ Deno.test("LLM token figures survive encoding and pool across ranks", () => {
     reasoningChunks: [0],
     reasoningTexts: [undefined],
     sendLagUs: [NaN],
+    sendEpochMs: [0],
     gapsUs: [],
+    gapsPerRequest: [0],
     gapSumUs: [2, 4],
     gapCount: [1, 1],
   });

@@ -89,7 +89,11 @@ async function tokenSummaryOptions(
 ): Promise<LevelOptions["tokens"] | undefined> {
   if (config.serviceKind !== "openai") return undefined;
   const tokenizer = await loadTokenizer(config.tokenizer);
-  return { goodput: config.goodput, ...(tokenizer ? { tokenizer } : {}) };
+  return {
+    goodput: config.goodput,
+    sliceMs: config.sliceDurationMs,
+    ...(tokenizer ? { tokenizer } : {}),
+  };
 }
 
 /** --workers N > 1: the threads that drive the load, loaded only then. */

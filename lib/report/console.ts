@@ -275,7 +275,24 @@ function llmLines(l: LlmSummary): string[] {
     const objectives = l.goodput.objectives.map((o) => `${o.metric}:${o.value}`).join(" ");
     out.push(`    Goodput: ${l.goodput.goodCount} of ${l.requestCount} requests met ${objectives}`);
   }
+  for (const slice of l.slices ?? []) out.push(sliceLine(slice));
   return out;
+}
+
+/** --slice-duration: one line per slice, each metric's average and each rate. */
+function sliceLine(slice: NonNullable<LlmSummary["slices"]>[number]): string {
+  const parts: string[] = [];
+  for (const metric of LLM_METRICS) {
+    const d = metric.of(slice.llm);
+    if (d === undefined) continue;
+    const value = metric.unit === "ms" ? d.avg.toFixed(2) : formatGeneral(d.avg);
+    parts.push(`${metric.name} avg ${value} ${metric.unit}`);
+  }
+  for (const [name, unit, value] of llmSystemMetrics(slice.llm)) {
+    parts.push(`${name} ${formatGeneral(value)}${unit === "count" ? "" : ` ${unit}`}`);
+  }
+  const span = `${formatGeneral(slice.startS)}-${formatGeneral(slice.endS)} s`;
+  return `    Slice ${span}: ${parts.join(", ")}`;
 }
 
 /**

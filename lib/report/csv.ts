@@ -5,6 +5,7 @@
 import type {
   GpuMetrics,
   LevelResult,
+  LlmSummary,
   LoadMode,
   OpenLoopSummary,
   ServerSummary,
@@ -151,20 +152,7 @@ function formatLlmCsv(results: readonly LevelResult[], mode: LoadMode): string {
     if (results.length > 1) {
       text += `${text === "" ? "" : "\n"}${row([levelHeader(mode), levelCell(r)])}`;
     }
-    text += row(["Metric", ...LLM_CSV_STATISTICS]);
-    for (const metric of LLM_METRICS) {
-      const d = metric.of(l);
-      if (!d) continue;
-      const cells = LLM_CSV_STATISTICS.map((name) => {
-        const value = statistic(d, name);
-        return value === undefined ? "N/A" : genaiNumber(value);
-      });
-      text += row([metricTitle(metric.name, metric.unit), ...cells]);
-    }
-    text += "\n" + row(["Metric", "Value"]);
-    for (const [name, unit, value] of llmSystemMetrics(l)) {
-      text += row([metricTitle(name, unit), genaiNumber(value)]);
-    }
+    text += llmBlock(l);
     const sources = tokenCountSources(l);
     text += row(["Output Token Counts", sources.output]);
     text += row(["Input Token Counts", sources.input]);
@@ -172,6 +160,30 @@ function formatLlmCsv(results: readonly LevelResult[], mode: LoadMode): string {
     for (const { cause, count } of errorCauses(r.client.errors)) {
       text += row([`Failed Requests: ${cause} (count)`, genaiNumber(count)]);
     }
+    for (const slice of l.slices ?? []) {
+      text += "\n" +
+        row(["Time Slice (s)", `${genaiNumber(slice.startS)}-${genaiNumber(slice.endS)}`]);
+      text += llmBlock(slice.llm);
+    }
+  }
+  return text;
+}
+
+/** genai-perf's rows of one summary: a metric per row with its statistics, a blank line, the rates. */
+function llmBlock(l: LlmSummary): string {
+  let text = row(["Metric", ...LLM_CSV_STATISTICS]);
+  for (const metric of LLM_METRICS) {
+    const d = metric.of(l);
+    if (!d) continue;
+    const cells = LLM_CSV_STATISTICS.map((name) => {
+      const value = statistic(d, name);
+      return value === undefined ? "N/A" : genaiNumber(value);
+    });
+    text += row([metricTitle(metric.name, metric.unit), ...cells]);
+  }
+  text += "\n" + row(["Metric", "Value"]);
+  for (const [name, unit, value] of llmSystemMetrics(l)) {
+    text += row([metricTitle(name, unit), genaiNumber(value)]);
   }
   return text;
 }

@@ -148,16 +148,23 @@ function behindScheduleNote(data: HtmlReportData): string {
 const TABLE_STATISTICS = ["avg", "p50", "p90", "p99", "max"];
 
 /**
- * Every LLM metric of every level in one table (the console's and CSV's
- * names and units): a row per level and metric, then the level's rates.
+ * Every LLM metric of every level (and of each of its --slice-duration
+ * slices) in one table, in the console's and CSV's names and units: a row per
+ * level and metric, then the level's rates.
  */
 function llmMetricsTable(results: readonly LevelResult[], unit: string): string {
   const rows: string[] = [];
   const cell = (text: string) => `<td>${escapeHtml(text)}</td>`;
-  for (const r of results) {
-    const l = r.llm;
-    if (l === undefined) continue;
-    const level = formatGeneral(r.value);
+  const levels = results.flatMap((r) =>
+    r.llm === undefined ? [] : [
+      { level: formatGeneral(r.value), l: r.llm },
+      ...(r.llm.slices ?? []).map((s) => ({
+        level: `${formatGeneral(r.value)}, ${formatGeneral(s.startS)}-${formatGeneral(s.endS)} s`,
+        l: s.llm,
+      })),
+    ]
+  );
+  for (const { level, l } of levels) {
     for (const metric of LLM_METRICS) {
       const d = metric.of(l);
       if (d === undefined) continue;

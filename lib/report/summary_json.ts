@@ -154,6 +154,13 @@ function llmJson(l: LlmSummary): Json {
   if (l.gapByPositionUs) {
     json.inter_chunk_latency_by_position_ms = l.gapByPositionUs.map((us) => us / 1000);
   }
+  if (l.slices) {
+    json.time_slices = l.slices.map((s) => ({
+      start_s: s.startS,
+      end_s: s.endS,
+      llm: llmJson(s.llm),
+    }));
+  }
   return json;
 }
 

@@ -86,8 +86,12 @@ export interface TokenWindowData {
   reasoningTexts: Array<string | undefined>;
   /** Open-loop modes: send minus intended send time, microseconds; NaN in closed loops. */
   sendLagUs: number[];
+  /** When each request was sent: ms since the epoch (performance.timeOrigin + its start). */
+  sendEpochMs: number[];
   /** Every gap between consecutive chunks with output, microseconds. */
   gapsUs: number[];
+  /** How many of `gapsUs` each request added, in order. */
+  gapsPerRequest: number[];
   /** Sum and count of gaps by position (gap i: between chunk i and i + 1), for the ITL chart. */
   gapSumUs: number[];
   gapCount: number[];
@@ -227,6 +231,11 @@ export interface LlmSummary {
   };
   /** (input tokens, time to first token in us) of up to 2,000 requests, for the scatter chart. */
   ttftByInput?: Array<[number, number]>;
+  /**
+   * --slice-duration: the same metrics over each slice of the level, its
+   * requests by send time; seconds from the level's start. Empty slices left out.
+   */
+  slices?: Array<{ startS: number; endS: number; llm: LlmSummary }>;
 }
 
 /** A --goodput objective: a request is good when `metric` is within `value`. */

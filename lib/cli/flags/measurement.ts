@@ -97,4 +97,12 @@ export const MEASUREMENT: readonly OptionDef[] = [
     help:
       "LLM service level objectives: time_to_first_token, time_to_second_token, inter_token_latency, request_latency (ms, upper bounds), output_token_throughput_per_user (tokens/s, lower bound). Reports the rate of requests that met all of them.",
   },
+  {
+    name: "slice-duration",
+    type: "float",
+    group: "Measurement",
+    valueName: "SECONDS",
+    help:
+      "LLM runs: every metric also per slice of this many seconds of each level (requests by send time), as AIPerf's time slices.",
+  },
 ];
