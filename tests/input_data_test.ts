@@ -105,7 +105,7 @@ Deno.test("every seed example loads and is sent to the reference server", async 
       ["simple", "steps.json", { batchSize: 4 }, 1],
       ["identity_uint8", "b64.json", {}, 3],
       ["identity_string", "streams.json", {}, 9],
-      ["identity_int32", "shapes.json", { shapes: new Map([["INPUT", [4, 4]]]) }, 4],
+      ["identity_int32", "shapes.json", {}, 4],
       ["identity_image", "image.json", {}, 2],
     ];
     for (const [model, file, overrides, count] of examples) {
@@ -121,7 +121,7 @@ Deno.test("every seed example loads and is sent to the reference server", async 
     const shaped = await sendAll(
       client,
       "identity_int32",
-      inputOptions([FIXTURES + "shapes.json"], { shapes: new Map([["INPUT", [4, 4]]]) }),
+      inputOptions([FIXTURES + "shapes.json"]),
     );
     assert.deepEqual(shaped.received.map((o) => o[0].shape), [[2, 8], [8, 2], [4, 4], [4, 4]]);
     const validated = await sendAll(
@@ -328,11 +328,11 @@ Deno.test("input errors exit 1 with one line saying where, before any request", 
       ],
       [
         ["-m", "identity_image", "--input-data", FIXTURES + "steps.json"],
-        /^error: "\S+steps\.json" data\[0\]: "INPUT0" is not an input of model "identity_image"/,
+        /^error: "\S+steps\.json" data\[0\]: The input or output 'INPUT0' is not found in the model configuration \(model "identity_image" has inputs/,
       ],
       [
-        ["-m", "identity_int32", "--input-data", FIXTURES + "shapes.json"],
-        /^error: "\S+shapes\.json" data\[2\]\.INPUT: The variable-sized tensor "INPUT" .*--shape option\.$/,
+        ["-m", "identity_int32", "--input-data", FIXTURES + "shapes.json", "--shape", "INPUT:4,4"],
+        /^error: "\S+shapes\.json" data\[0\]\.INPUT: The supplied shape of \[2,8\] for input "INPUT" is incompatible with the model's input shape of \[4,4\] \(/,
       ],
       [
         ["-m", "slow", "-b", "2"],

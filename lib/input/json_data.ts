@@ -168,9 +168,8 @@ function decodeStep(
   for (const key of Object.keys(value)) {
     if (specs.some((s) => s.name === key) || STEP_FIELDS.has(key)) continue;
     throw new InputError(
-      `${where}: "${key}" is not an ${role} of model "${model.name}" (${role}s: ${
-        specs.map((s) => s.name).join(", ")
-      })`,
+      `${where}: The input or output '${key}' is not found in the model configuration ` +
+        `(model "${model.name}" has ${role}s ${specs.map((s) => s.name).join(", ")})`,
     );
   }
   const tensors: Tensor[] = [];

@@ -172,7 +172,8 @@ Deno.test("each data problem is one line saying where", () => {
   const cases: Array<[unknown, string]> = [
     [
       { data: [step, { ...step, INPUTX: ones }] },
-      '"d.json" data[1]: "INPUTX" is not an input of model "pair" (inputs: INPUT0, INPUT1)',
+      "\"d.json\" data[1]: The input or output 'INPUTX' is not found in the model " +
+      'configuration (model "pair" has inputs INPUT0, INPUT1)',
     ],
     [{ data: [{ INPUT0: ones }] }, '"d.json" data[0]: missing tensor INPUT1'],
     [
@@ -195,7 +196,8 @@ Deno.test("each data problem is one line saying where", () => {
     ],
     [
       { data: [step], validation_data: [{ OUTPUT9: ones }] },
-      '"d.json" validation_data[0]: "OUTPUT9" is not an output of model "pair" (outputs: OUTPUT0, OUTPUT1)',
+      "\"d.json\" validation_data[0]: The input or output 'OUTPUT9' is not found in the model " +
+      'configuration (model "pair" has outputs OUTPUT0, OUTPUT1)',
     ],
     [
       { data: [step, step], validation_data: [{}] },
