@@ -137,7 +137,9 @@ tritonTest(
   "an optional input a step leaves out is not sent; -b 2 over steps that differ is refused",
   async () => {
     const optional = data("optional.json");
-    for (const target of [http, grpc, [...grpc, "--streaming"]]) {
+    // Shared memory too, which perf_analyzer refuses with optional inputs (-A for /dev/shm).
+    const paths = [http, grpc, [...grpc, "--streaming"], [...http, "--shared-memory", "system"]];
+    for (const target of paths) {
       // Validation data: OUTPUT1 comes back only from the step that gives INPUT1.
       const cli = await ok([
         "-m",
@@ -147,7 +149,7 @@ tritonTest(
         optional,
         "--request-count",
         "10",
-      ]);
+      ], { permissions: ["-A"] });
       assert.match(cli.stdout, /Request count: 10\n/);
     }
     const twice = await runCli(["-m", "optional", ...http, "--input-data", optional, "-b", "2"]);
