@@ -239,6 +239,8 @@ export interface SeenRequest {
   /** performance.now() of each response as the client reported them; none: one, at the timing's end. */
   responsesMs: readonly number[];
   outputs: OutputTensors | undefined;
+  /** Each response's outputs, from clients that report them (onOutputs), beside responsesMs. */
+  responseOutputs?: readonly OutputTensors[];
 }
 
 /** A RequestSink that also sees, through the client it wraps, what each request sent and got. */
@@ -414,11 +416,13 @@ export class ProfileExportWriter implements RequestTracer {
   seen(timing: RequestTiming): SeenRequest | undefined {
     const detail = this.#details.get(timing);
     if (detail === undefined) return undefined;
+    const perResponse = detail.messagesMs.length > 0;
     return {
       request: detail.request && this.#sources.get(detail.request),
       sent: timing.start !== detail.startBefore,
-      responsesMs: detail.responsesMs,
+      responsesMs: perResponse ? detail.messagesMs : detail.responsesMs,
       outputs: detail.outputs,
+      ...(perResponse ? { responseOutputs: detail.messageOutputs } : {}),
     };
   }
 
@@ -442,7 +446,13 @@ export class ProfileExportWriter implements RequestTracer {
     detail.request = key;
     detail.startBefore = seen.sent ? NaN : timing.start;
     detail.reset();
-    for (const ms of seen.responsesMs) detail.responsesMs.push(ms);
+    const perResponse = seen.responseOutputs;
+    if (perResponse !== undefined) {
+      for (let i = 0; i < perResponse.length; i++) {
+        detail.messagesMs.push(seen.responsesMs[i]);
+        detail.messageOutputs.push(perResponse[i]);
+      }
+    } else for (const ms of seen.responsesMs) detail.responsesMs.push(ms);
     detail.outputs = seen.outputs;
   }
 

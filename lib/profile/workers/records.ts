@@ -60,9 +60,11 @@ export interface RecordMessage {
  * (packed rather than cloned per request, and output bytes copied out of the
  * response buffers they view). `numbers` holds per row: inputs id (-1:
  * unknown), sequence id (0: none), sent (1/0), the response count and times,
- * the output count (-1: none; -2: the outputs of the last row that had some)
- * and per output its name and datatype (indices in `strings`), rank, dims and
- * byte length, whose bytes follow each other in `bytes`.
+ * then an output block: the output count (-1: none; -2: the outputs of the
+ * last row that had some) and per output its name and datatype (indices in
+ * `strings`), rank, dims and byte length, whose bytes follow each other in
+ * `bytes`; or -3 and one output block per response, for clients that report
+ * each response's outputs.
  */
 export interface SeenMessage {
   numbers: Float64Array<ArrayBuffer>;
@@ -74,6 +76,8 @@ export interface SeenMessage {
 
 /** Output count of a row whose outputs are those of the last row that had some. */
 const SAME_OUTPUTS = -2;
+/** In place of the output count: one output block per response follows. */
+const PER_RESPONSE = -3;
 
 /** Packs what a worker's client saw (ProfileExportWriter.seen) into a SeenMessage. */
 class SeenPacker {
@@ -104,7 +108,16 @@ class SeenPacker {
     const times = seen?.responsesMs ?? [];
     numbers.push(times.length);
     for (let i = 0; i < times.length; i++) numbers.push(times[i]);
-    const outputs = options.outputs ? seen?.outputs : undefined;
+    const perResponse = options.outputs ? seen?.responseOutputs : undefined;
+    if (perResponse !== undefined) {
+      numbers.push(PER_RESPONSE);
+      for (const outputs of perResponse) this.#packOutputs(outputs);
+    } else this.#packOutputs(options.outputs ? seen?.outputs : undefined);
+  }
+
+  /** One output block: a count (or SAME_OUTPUTS, or -1 for none), then each tensor. */
+  #packOutputs(outputs: OutputTensors | undefined): void {
+    const numbers = this.#numbers;
     if (outputs !== undefined && outputs === this.#lastOutputs) {
       numbers.push(SAME_OUTPUTS);
       return;
@@ -305,7 +318,7 @@ export class RemoteRequests {
 
   /** Hands the export the request of the next row, replayed with `timing`; times move by `offsetMs`. */
   next(timing: RequestTiming, offsetMs: number): void {
-    const { numbers, strings, bytes } = this.#message!;
+    const numbers = this.#message!.numbers;
     let n = this.#number;
     const inputsId = numbers[n++];
     const sequenceId = numbers[n++];
@@ -315,11 +328,27 @@ export class RemoteRequests {
     const times = seen.responsesMs;
     times.length = numbers[n++];
     for (let i = 0; i < times.length; i++) times[i] = numbers[n++] + offsetMs;
+    this.#number = n;
+    if (numbers[n] === PER_RESPONSE) {
+      this.#number++;
+      seen.outputs = undefined;
+      seen.responseOutputs = times.map(() => this.#outputs() ?? []);
+    } else {
+      seen.outputs = this.#outputs();
+      seen.responseOutputs = undefined;
+    }
+    this.#writer.noteRemote(timing, seen);
+  }
+
+  /** The output block at the current position. */
+  #outputs(): Tensor[] | undefined {
+    const { numbers, strings, bytes } = this.#message!;
+    let n = this.#number;
     const outputCount = numbers[n++];
-    if (outputCount === SAME_OUTPUTS) seen.outputs = this.#lastOutputs;
-    else if (outputCount < 0) seen.outputs = undefined;
-    else {
-      const outputs: Tensor[] = [];
+    let outputs: Tensor[] | undefined;
+    if (outputCount === SAME_OUTPUTS) outputs = this.#lastOutputs;
+    else if (outputCount >= 0) {
+      outputs = [];
       for (let i = 0; i < outputCount; i++) {
         const name = strings[numbers[n++]];
         const datatype = strings[numbers[n++]] as Tensor["datatype"];
@@ -329,10 +358,10 @@ export class RemoteRequests {
         this.#byte += data.byteLength;
         outputs.push({ name, datatype, shape, data });
       }
-      seen.outputs = this.#lastOutputs = outputs;
+      this.#lastOutputs = outputs;
     }
     this.#number = n;
-    this.#writer.noteRemote(timing, seen);
+    return outputs;
   }
 
   #request(inputsId: number, sequenceId: number): InferRequest {

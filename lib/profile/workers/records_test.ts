@@ -120,3 +120,37 @@ Deno.test("outputs repeated from row to row cross once and arrive as one object"
   assert.notEqual(received[1], received[2]);
   assert.notEqual(received[4], received[0]);
 });
+
+Deno.test("each response's outputs cross with its time, as the export writes them", () => {
+  const text = (event: string): Tensor[] => [{
+    name: "response",
+    datatype: "BYTES",
+    shape: [1],
+    data: new TextEncoder().encode(event),
+  }];
+  const events = [text("data: {}\n\n"), text("data: [DONE]\n\n")];
+  const timing: RequestTiming = { start: 1, sendEnd: 1, recvStart: 2, end: 4, responses: 1 };
+  const batch = new RecordBatch(() => assert.fail("not full"), {
+    seen: () => ({
+      request: undefined,
+      sent: true,
+      responsesMs: [2, 3],
+      outputs: undefined,
+      responseOutputs: events,
+    }),
+  });
+  const received: SeenRequest[] = [];
+  const remote = new RemoteRequests({
+    noteRemote: (_t, s) => received.push({ ...s, responsesMs: [...s.responsesMs] }),
+  });
+  batch.record(timing);
+  batch.record(timing);
+  replay(batch.take(), { recorder: noting([]), offsetMs: 10, remote });
+  assert.equal(received.length, 2);
+  for (const seen of received) {
+    assert.deepEqual(seen.responsesMs, [12, 13]);
+    assert.equal(seen.outputs, undefined);
+    const decoded = seen.responseOutputs!.map((o) => new TextDecoder().decode(o[0].data));
+    assert.deepEqual(decoded, ["data: {}\n\n", "data: [DONE]\n\n"]);
+  }
+});
