@@ -70,7 +70,8 @@ export const INPUT_DATA: readonly OptionDef[] = [
     type: "int",
     default: 102400,
     group: "Input data",
-    help: "Bytes of shared memory reserved for each output of each request.",
+    help:
+      "Bytes of shared memory reserved per batch element for each output of variable size (a -1 dim, BYTES); fixed-size outputs are sized from the model, as perf_analyzer does.",
   },
   {
     name: "synthetic-input-tokens-mean",
