@@ -97,3 +97,17 @@ Deno.test("BYTES files hold one string per line; variable dims take --shape or t
     );
   });
 });
+
+Deno.test("a directory may leave out an input the model marks optional", async () => {
+  const model = { ...SIMPLE, inputs: [SIMPLE.inputs[0], { ...SIMPLE.inputs[1], optional: true }] };
+  await withDir({ INPUT0: new Uint8Array(64) }, async (dir) => {
+    const data = await loadDirectoryData(dir, { model, shapes: new Map() });
+    assert.deepEqual(data.streams[0][0].inputs.map((t) => t.name), ["INPUT0"]);
+  });
+  await withDir({ INPUT1: new Uint8Array(64) }, async (dir) => {
+    await assert.rejects(
+      () => loadDirectoryData(dir, { model, shapes: new Map() }),
+      (e) => e instanceof InputError && /missing tensor INPUT0/.test(e.message),
+    );
+  });
+});

@@ -6,6 +6,7 @@ import {
   decodeInferResponse,
   KServeHttpClient,
   type KServeHttpOptions,
+  modelInfoFromJson,
   parseKServeUrl,
   serverError,
 } from "./kserve_http.ts";
@@ -571,4 +572,20 @@ Deno.test("serverError uses the error field or the body text, as one line", () =
   for (const [status, body, message] of cases) {
     assert.equal(serverError(status, encoder.encode(body)).message, message);
   }
+});
+
+Deno.test("model info: inputs the configuration marks optional are marked so", () => {
+  const tensor = (name: string) => ({ name, datatype: "FP32", shape: [-1, 4] });
+  const info = modelInfoFromJson(
+    { name: "m", versions: ["1"], inputs: [tensor("A"), tensor("B")], outputs: [tensor("C")] },
+    {
+      max_batch_size: 8,
+      input: [{ name: "A", optional: false }, { name: "B", optional: true }],
+    },
+    { model: "m", version: "" },
+  );
+  assert.deepEqual(info.inputs, [
+    { name: "A", datatype: "FP32", dims: [4] },
+    { name: "B", datatype: "FP32", dims: [4], optional: true },
+  ]);
 });
