@@ -19,7 +19,13 @@ async function openssl(dir: string, args: string[]): Promise<void> {
   }
 }
 
-/** A CA signing a localhost server certificate and a client certificate; a second, unrelated CA; a server certificate for another host. */
+/**
+ * A CA signing a localhost server certificate and a client certificate; a
+ * second, unrelated CA; a server certificate for another host; certificates
+ * the runtime's TLS library cannot use: an X.509 v1 client certificate (what
+ * `openssl x509 -req` makes without an extensions file) and one with a
+ * secp256k1 key; a self-signed localhost server certificate.
+ */
 export async function makeCertificates(): Promise<Certificates> {
   const dir = await Deno.makeTempDir({ prefix: "inferperf_tls_" });
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
@@ -37,11 +43,18 @@ export async function makeCertificates(): Promise<Certificates> {
       "-subj",
       `/CN=${name}`,
     ]);
-  const leaf = async (name: string, options: { cn: string; ext: string }) => {
-    await Deno.writeTextFile(`${dir}/${name}.ext`, options.ext);
+  const leaf = async (
+    name: string,
+    options: { cn: string; ext?: string; curve?: string },
+  ) => {
+    if (options.ext !== undefined) await Deno.writeTextFile(`${dir}/${name}.ext`, options.ext);
     await openssl(dir, [
       "req",
-      ...ec,
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      `ec_paramgen_curve:${options.curve ?? "prime256v1"}`,
+      "-nodes",
       "-keyout",
       `${name}.key`,
       "-out",
@@ -63,8 +76,7 @@ export async function makeCertificates(): Promise<Certificates> {
       `${name}.pem`,
       "-days",
       "2",
-      "-extfile",
-      `${name}.ext`,
+      ...(options.ext === undefined ? [] : ["-extfile", `${name}.ext`]),
     ]);
   };
   await ca("ca");
@@ -78,6 +90,27 @@ export async function makeCertificates(): Promise<Certificates> {
     ext: "subjectAltName=DNS:elsewhere.invalid\nextendedKeyUsage=serverAuth\n",
   });
   await leaf("client", { cn: "client", ext: "extendedKeyUsage=clientAuth\n" });
+  await leaf("client-v1", { cn: "client" });
+  await leaf("client-k1", {
+    cn: "client",
+    ext: "extendedKeyUsage=clientAuth\n",
+    curve: "secp256k1",
+  });
+  await openssl(dir, [
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    "self-signed.key",
+    "-out",
+    "self-signed.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=localhost",
+    "-addext",
+    "subjectAltName=DNS:localhost",
+  ]);
   await openssl(dir, ["x509", "-in", "client.pem", "-outform", "DER", "-out", "client.der"]);
   await openssl(dir, [
     "pkcs8",

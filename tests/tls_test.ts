@@ -85,6 +85,39 @@ Deno.test("gRPC over mutual TLS: the client certificate chain and key options", 
     const anonymous = await runCli(grpcArgs(server, ...root));
     assert.equal(anonymous.code, 3);
     assert.match(anonymous.stderr, /CertificateRequired|certificate required/i);
+    // What the runtime's TLS library cannot use is one line naming the file, never a panic.
+    const identity = (cert: string, key: string) =>
+      runCli(grpcArgs(
+        server,
+        ...root,
+        "--ssl-grpc-certificate-chain-file",
+        certs.path(cert),
+        "--ssl-grpc-private-key-file",
+        certs.path(key),
+      ));
+    const refusals: Array<[string, string, RegExp]> = [
+      [
+        "client-v1.pem",
+        "client-v1.key",
+        /^error: "[^"]*client-v1\.pem" \(--ssl-grpc-certificate-chain-file\) is an X\.509 v1 certificate; the TLS library needs X\.509 v3/,
+      ],
+      [
+        "client-k1.pem",
+        "client-k1.key",
+        /^error: "[^"]*client-k1\.key" \(--ssl-grpc-private-key-file\) is an EC secp256k1 key; the TLS library signs with RSA of 2048 bits or more, ECDSA/,
+      ],
+      [
+        "client.pem",
+        "server.key",
+        /^error: "[^"]*server\.key" \(--ssl-grpc-private-key-file\) is not the key of the certificate "[^"]*client\.pem"/,
+      ],
+    ];
+    for (const [cert, key, message] of refusals) {
+      const run = await identity(cert, key);
+      assert.equal(run.code, 1, run.stderr + run.stdout);
+      assert.match(run.stderr, message);
+      assert.doesNotMatch(run.stderr, /panicked/);
+    }
   });
 });
 
@@ -158,10 +191,36 @@ Deno.test("HTTPS: CA file, client certificate and key (PEM and DER), verify-host
     assert.equal(der.code, 0, der.stderr + der.stdout);
     const noCert = await runCli([...RUN, "-u", url, ...ca]);
     assert.equal(noCert.code, 3);
-    const peer = await runCli([...RUN, "-u", url, ...ca, "--ssl-https-verify-peer", "0"]);
-    assert.equal(peer.code, 1);
-    assert.match(peer.stderr, /--ssl-https-verify-peer is not supported: Deno always verifies/);
+    const v1 = await runCli([
+      ...RUN,
+      "-u",
+      url,
+      ...ca,
+      "--ssl-https-client-certificate-file",
+      certs.path("client-v1.pem"),
+      "--ssl-https-private-key-file",
+      certs.path("client-v1.key"),
+    ]);
+    assert.equal(v1.code, 1, v1.stderr + v1.stdout);
+    assert.match(
+      v1.stderr,
+      /^error: "[^"]*client-v1\.pem" \(--ssl-https-client-certificate-file\) is an X\.509 v1 certificate/,
+    );
+    assert.doesNotMatch(v1.stderr, /panicked/);
   });
+  // A self-signed server (openssl req -x509: a CA certificate, which Deno's own TLS never
+  // accepts from a server): --ssl-https-verify-peer 0 connects through node:tls.
+  await withHttpsProxy(
+    { cert: "self-signed.pem", key: "self-signed.key", mutual: false },
+    async (url) => {
+      const strict = await runCli([...RUN, "-u", url]);
+      assert.equal(strict.code, 3);
+      assert.match(strict.stderr, /TLS handshake failed: invalid peer certificate/);
+      const unverified = await runCli([...RUN, "-u", url, "--ssl-https-verify-peer", "0"]);
+      assert.equal(unverified.code, 0, unverified.stderr + unverified.stdout);
+      assert.match(unverified.stdout, /Request count: 20/);
+    },
+  );
   await withHttpsProxy(
     { cert: "elsewhere.pem", key: "elsewhere.key", mutual: false },
     async (url) => {
@@ -171,6 +230,13 @@ Deno.test("HTTPS: CA file, client certificate and key (PEM and DER), verify-host
       assert.match(strict.stderr, /not valid for name "localhost"/);
       const lax = await runCli([...RUN, "-u", url, ...ca, "--ssl-https-verify-host", "0"]);
       assert.equal(lax.code, 0, lax.stderr + lax.stdout);
+      // Without the chain check the name is still checked, as curl does for perf_analyzer.
+      const peer = ["--ssl-https-verify-peer", "0"];
+      const named = await runCli([...RUN, "-u", url, ...peer]);
+      assert.equal(named.code, 3);
+      assert.match(named.stderr, /Host: localhost\. is not in the cert's altnames/);
+      const neither = await runCli([...RUN, "-u", url, ...peer, "--ssl-https-verify-host", "0"]);
+      assert.equal(neither.code, 0, neither.stderr + neither.stdout);
     },
   );
 });

@@ -207,21 +207,14 @@ export function parseProtocol(
         (grpc ? " (for gRPC use --ssl-grpc-*)" : ""),
     );
   }
-  const verifyPeer = r.number("ssl-https-verify-peer");
-  if (verifyPeer === 0) {
-    errors.push(
-      "Value 0 of --ssl-https-verify-peer is not supported: Deno always verifies the server " +
-        "certificate. Trust a private CA with --ssl-https-ca-certificates-file instead",
-    );
-  } else if (verifyPeer !== undefined && verifyPeer !== 1) {
-    errors.push(`Invalid value "${verifyPeer}" for --ssl-https-verify-peer: expected 0 or 1`);
-  }
+  const verifyPeer = r.bounded("ssl-https-verify-peer", (n) => n === 0 || n === 1, "0 or 1");
   const verifyHost = r.bounded(
     "ssl-https-verify-host",
     (n) => n === 0 || n === 1 || n === 2,
     "0, 1 or 2",
   );
   const httpsSsl: HttpsSslConfig = {
+    verifyPeer: verifyPeer !== 0,
     verifyHost: verifyHost !== 0,
     caCertificatesFile: r.string("ssl-https-ca-certificates-file"),
     clientCertificateFile: r.string("ssl-https-client-certificate-file"),

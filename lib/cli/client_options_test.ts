@@ -60,7 +60,7 @@ Deno.test("gRPC: default port 8001, streaming implies async, compression and TLS
   );
 });
 
-Deno.test("--ssl-https-*: an https URL, verify-host 0 turns hostname checks off, verify-peer 0 is refused", () => {
+Deno.test("--ssl-https-*: an https URL, verify-host 0 turns hostname checks off, verify-peer 0 chain checks", () => {
   const c = config(
     "-m",
     "x",
@@ -78,12 +78,16 @@ Deno.test("--ssl-https-*: an https URL, verify-host 0 turns hostname checks off,
     "k.pem",
   );
   assert.equal(c.httpsSsl.verifyHost, false);
+  assert.equal(c.httpsSsl.verifyPeer, true);
   assert.equal(c.httpsSsl.clientCertificateType, "DER");
   assert.equal(c.httpsSsl.privateKeyType, "PEM");
+  const unverified = config("-m", "x", "-u", "https://h:1", "--ssl-https-verify-peer", "0");
+  assert.equal(unverified.httpsSsl.verifyPeer, false);
+  assert.equal(unverified.httpsSsl.verifyHost, true);
   const errors = usageErrors(() =>
-    config("-m", "x", "-u", "https://h:1", "--ssl-https-verify-peer", "0")
+    config("-m", "x", "-u", "https://h:1", "--ssl-https-verify-peer", "2")
   );
-  assert.match(errors[0], /--ssl-https-verify-peer is not supported: Deno always verifies/);
+  assert.match(errors[0], /Invalid value "2" for --ssl-https-verify-peer: expected 0 or 1/);
   assert.match(
     warnings("-m", "x", "--ssl-https-ca-certificates-file", "ca.pem")[0],
     /apply to -i http with an https:\/\/ URL in -u only: ignored/,

@@ -148,8 +148,11 @@ const LONG: Record<string, Case> = {
     value: "c.pem",
     check: (p) => assert.equal(p.grpcSsl?.certificateChainFile, "c.pem"),
   },
-  // 1 is the default; 0 is the TLS part's (issue 26).
-  "ssl-https-verify-peer": { with: HTTPS, value: "1", check: unchanged },
+  "ssl-https-verify-peer": {
+    with: HTTPS,
+    value: "0",
+    check: (p) => assert.equal(p.httpsSsl.verifyPeer, false),
+  },
   "ssl-https-verify-host": {
     with: HTTPS,
     value: "0",

@@ -20,6 +20,8 @@ export interface GrpcSslConfig {
 
 /** --ssl-https-* settings, used with an https:// URL. */
 export interface HttpsSslConfig {
+  /** --ssl-https-verify-peer 1: the server's certificate chain is checked. */
+  verifyPeer: boolean;
   verifyHost: boolean;
   caCertificatesFile?: string;
   clientCertificateFile?: string;

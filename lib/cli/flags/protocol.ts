@@ -55,7 +55,7 @@ export const PROTOCOL: readonly OptionDef[] = [
     default: 1,
     group: "Protocol and TLS",
     help:
-      "Verify the server certificate: 1 only (Deno always verifies; see --ssl-https-ca-certificates-file).",
+      "Verify the server certificate chain: 1 yes, 0 no (a self-signed or unknown server; the connection then goes through node:tls, slower than Deno's own TLS, and the host name is still checked unless --ssl-https-verify-host 0).",
   },
   {
     name: "ssl-https-verify-host",

@@ -1,10 +1,11 @@
 /** Byte transports under an HTTP/2 session: a Deno connection, or a node:tls socket (server). */
+import type { ByteConn } from "../http1/connect.ts";
 import type { Http2Session, Transport } from "./http2.ts";
 
 const READ_BUFFER = 64 * 1024;
 
 /** Writes through a Deno connection, looping over short writes. */
-export function connTransport(conn: Deno.Conn): Transport {
+export function connTransport(conn: ByteConn): Transport {
   return {
     async write(bytes: Uint8Array): Promise<void> {
       let offset = 0;
@@ -24,7 +25,7 @@ export function connTransport(conn: Deno.Conn): Transport {
  * Feeds everything read from `conn` to `session` until the connection ends;
  * never rejects. The read buffer is reused: the session copies what it keeps.
  */
-export async function pump(conn: Deno.Conn, session: Http2Session): Promise<void> {
+export async function pump(conn: ByteConn, session: Http2Session): Promise<void> {
   const buffer = new Uint8Array(READ_BUFFER);
   let failure: Error | undefined;
   try {

@@ -1,17 +1,8 @@
 /** Opening the byte stream under an HTTP/1.1 connection: plain TCP or TLS. */
 import { ConnectionError, TimeoutError } from "../errors.ts";
+import type { ByteConn, TlsOptions } from "./_tls_types.ts";
 
-export interface TlsOptions {
-  /** PEM root certificates trusted in addition to the default roots. */
-  caCerts?: string[];
-  /** PEM client certificate chain and private key for mutual TLS. */
-  cert?: string;
-  key?: string;
-  /** Check the certificate names the host (default true). */
-  verifyHostname?: boolean;
-  /** ALPN protocols to offer (gRPC servers want "h2"). */
-  alpnProtocols?: string[];
-}
+export type { ByteConn, TlsOptions };
 
 /** Where and how to connect; shared by hot-path connections and control-plane requests. */
 export interface Endpoint {
@@ -26,7 +17,7 @@ export interface Endpoint {
 }
 
 /** Opens the stream for an endpoint, failing with ConnectionError or TimeoutError naming it. */
-export type Connector = (endpoint: Endpoint) => Promise<Deno.Conn>;
+export type Connector = (endpoint: Endpoint) => Promise<ByteConn>;
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 
@@ -73,7 +64,7 @@ function bareHostname(hostname: string): string {
 }
 
 /** TCP with TCP_NODELAY, since requests are written whole and latency matters. */
-export const connectTcp: Connector = async (endpoint) => {
+export const connectTcp = async (endpoint: Endpoint): Promise<Deno.TcpConn> => {
   const timeoutMs = endpoint.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
@@ -97,7 +88,7 @@ export const connectTcp: Connector = async (endpoint) => {
  * TLS, with the handshake done inside the connect timeout so certificate
  * problems surface here rather than on the first request. Deno.connectTls
  * takes no abort signal, so the timeout races it and a late connection is
- * closed.
+ * closed. Without peer verification the connection is node:tls's.
  */
 export const connectTls: Connector = (endpoint) => {
   const timeoutMs = endpoint.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
@@ -111,24 +102,32 @@ export const connectTls: Connector = (endpoint) => {
   };
   return new Promise((resolve, reject) => {
     let settled = false;
-    let conn: Deno.TlsConn | undefined;
+    let conn: ByteConn | undefined;
     let handshaking = false;
     const timer = setTimeout(() => {
       settled = true;
       conn?.close();
       reject(timeoutError(endpoint, timeoutMs));
     }, timeoutMs);
-    const open = async (): Promise<Deno.TlsConn> => {
-      conn = tls.cert !== undefined && tls.key !== undefined
-        ? await Deno.connectTls({ ...options, cert: tls.cert, key: tls.key })
-        : await Deno.connectTls(options);
-      if (settled) {
-        conn.close();
+    const open = async (): Promise<ByteConn> => {
+      if (tls.verifyPeer === false) {
+        const { connectUnverified } = await import("./_node_tls.ts");
+        handshaking = true;
+        conn = await connectUnverified(options as { hostname: string; port: number }, tls);
+        if (settled) conn.close();
         return conn;
       }
+      const opened = tls.cert !== undefined && tls.key !== undefined
+        ? await Deno.connectTls({ ...options, cert: tls.cert, key: tls.key })
+        : await Deno.connectTls(options);
+      conn = opened;
+      if (settled) {
+        opened.close();
+        return opened;
+      }
       handshaking = true;
-      await conn.handshake();
-      return conn;
+      await opened.handshake();
+      return opened;
     };
     open().then((opened) => {
       if (settled) return;

@@ -6,7 +6,7 @@
  * either returned as a view into that buffer or skipped without copying.
  */
 import { ConnectionError, ProtocolError, TimeoutError } from "../errors.ts";
-import { connect, describeError, type Endpoint, formatAddress } from "./connect.ts";
+import { type ByteConn, connect, describeError, type Endpoint, formatAddress } from "./connect.ts";
 import { type ResponseHead, ResponseReader } from "./_response_reader.ts";
 
 export type { ResponseHead };
@@ -30,7 +30,7 @@ export class Http1Connection {
   /** "host:port", as used in error messages. */
   readonly address: string;
   #endpoint: Endpoint;
-  #conn: Deno.Conn | undefined;
+  #conn: ByteConn | undefined;
   #reader: ResponseReader;
   /** The current stream completed an exchange, so a silent close means it went idle. */
   #reused = false;
@@ -43,7 +43,7 @@ export class Http1Connection {
     this.#drop();
   };
 
-  private constructor(endpoint: Endpoint, conn: Deno.Conn) {
+  private constructor(endpoint: Endpoint, conn: ByteConn) {
     this.#endpoint = endpoint;
     this.#conn = conn;
     this.address = formatAddress(endpoint.hostname, endpoint.port);
@@ -157,7 +157,7 @@ export class Http1Connection {
     clearTimeout(this.#timer);
   }
 
-  async #writeRest(conn: Deno.Conn, request: Uint8Array, written: number): Promise<void> {
+  async #writeRest(conn: ByteConn, request: Uint8Array, written: number): Promise<void> {
     let offset = written;
     while (offset < request.byteLength) offset += await conn.write(request.subarray(offset));
   }

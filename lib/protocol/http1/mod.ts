@@ -3,6 +3,7 @@
  * TLS) for the request loop, and a convenience client for control-plane calls.
  */
 export {
+  type ByteConn,
   connect,
   type Connector,
   connectTcp,

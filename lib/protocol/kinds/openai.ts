@@ -18,7 +18,7 @@ export const openai: ServiceKindDef = {
     return new OpenAiClient({
       ...clientBasics(plan, options),
       endpoint: plan.endpoint,
-      tls: httpsTls(plan.httpsSsl),
+      tls: await httpsTls(plan.httpsSsl),
       ...(tokenizer ? { tokenizer } : {}),
     });
   },

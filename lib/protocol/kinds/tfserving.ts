@@ -8,7 +8,7 @@ export const tfserving: ServiceKindDef = {
     return new TfServingClient({
       ...clientBasics(plan, options),
       compression: plan.grpcCompression,
-      tls: grpcTls(plan.grpcSsl),
+      tls: await grpcTls(plan.grpcSsl),
       signatureName: plan.modelSignatureName,
       batchSize: plan.batchSize,
     });

@@ -7,7 +7,7 @@ export const torchserve: ServiceKindDef = {
     const { TorchServeClient } = await import("../torchserve.ts");
     return new TorchServeClient({
       ...clientBasics(plan, options),
-      tls: httpsTls(plan.httpsSsl),
+      tls: await httpsTls(plan.httpsSsl),
     });
   },
 };

@@ -12,14 +12,14 @@ export const triton: ServiceKindDef = {
         ...clientBasics(plan, options),
         compression: plan.grpcCompression,
         streaming: plan.streaming,
-        tls: grpcTls(plan.grpcSsl),
+        tls: await grpcTls(plan.grpcSsl),
       });
     }
     return new KServeHttpClient({
       ...clientBasics(plan, options),
       inputFormat: plan.inputTensorFormat,
       outputFormat: plan.outputTensorFormat,
-      tls: httpsTls(plan.httpsSsl),
+      tls: await httpsTls(plan.httpsSsl),
     });
   },
 };
