@@ -140,8 +140,12 @@ async function shardRank(config: ProfilePlan, mpi: MpiSession): Promise<Outcome>
             levelStart: (value) => {
               const mode = loadMode(config.loadMode).reportAs;
               const experiment = exportedExperiment(config, { mode, value });
-              exporter.beginExperiment(experiment.mode, experiment.value);
+              exporter.beginExperiment(experiment.mode, experiment.value, {
+                wholeRun: experiment.wholeRun,
+              });
             },
+            // The requests each window counted are the ones exported.
+            window: (window) => exporter.addWindow(window),
             requests: exporter,
           },
         }

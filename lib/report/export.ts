@@ -351,6 +351,7 @@ export class ProfileExportWriter implements RequestTracer {
       boundaries: string[];
       histograms: string[];
       failed: string[];
+      wholeRun: boolean;
       behindSchedule?: true;
     }
     | undefined;
@@ -505,8 +506,12 @@ export class ProfileExportWriter implements RequestTracer {
     this.#stretch = newStretch();
   }
 
-  /** Starts the next experiment (load level); opens the file on the first. */
-  beginExperiment(mode: LoadMode, value: number): void {
+  /**
+   * Starts the next experiment (load level); opens the file on the first.
+   * `wholeRun`: its one window is written from 0 to the largest 64-bit time,
+   * as perf_analyzer writes a run without measurement windows.
+   */
+  beginExperiment(mode: LoadMode, value: number, options: { wholeRun?: boolean } = {}): void {
     if (this.#finished) return;
     this.#endExperiment();
     if (this.#file === undefined) {
@@ -523,7 +528,13 @@ export class ProfileExportWriter implements RequestTracer {
       `${this.#experiments++ > 0 ? "," : ""}{"experiment":${experimentJson(mode, value)},` +
         `"requests":[`,
     );
-    this.#experiment = { requests: 0, boundaries: [], histograms: [], failed: [] };
+    this.#experiment = {
+      requests: 0,
+      boundaries: [],
+      histograms: [],
+      failed: [],
+      wholeRun: options.wholeRun ?? false,
+    };
   }
 
   /**
@@ -534,10 +545,13 @@ export class ProfileExportWriter implements RequestTracer {
   addWindow(window: WindowData): void {
     const experiment = this.#experiment;
     if (experiment === undefined || this.#finished) return;
-    if (experiment.boundaries.length === 0) {
-      experiment.boundaries.push(wallClockText(window.startMs));
+    if (experiment.wholeRun) experiment.boundaries = ["0", "18446744073709551615"];
+    else {
+      if (experiment.boundaries.length === 0) {
+        experiment.boundaries.push(wallClockText(window.startMs));
+      }
+      experiment.boundaries.push(wallClockText(window.endMs));
     }
-    experiment.boundaries.push(wallClockText(window.endMs));
     experiment.histograms.push(windowHistogram(window).encode());
     let claimed = 0;
     for (const stretch of this.#ended) {

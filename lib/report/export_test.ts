@@ -293,3 +293,21 @@ Deno.test("failed requests carry their send time and inputs; each response gets 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a run without measurement windows is one window from 0 to the largest time", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/profile.json`;
+    const writer = new ProfileExportWriter(path);
+    const recorder = new Recorder({ sink: writer });
+    writer.beginExperiment("concurrency", 1, { wholeRun: true });
+    recorder.rotate();
+    writer.addWindow(recorder.rotate());
+    writer.finish(HEADER);
+    const text = await Deno.readTextFile(path);
+    assert.match(text, /"experiment":\{"mode":"concurrency","value":1\}/);
+    assert.match(text, /"window_boundaries":\[0,18446744073709551615\]/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -6,17 +6,21 @@ import type { ProfilePlan } from "../plan.ts";
 import type { SinkDef } from "./sink.ts";
 
 /**
- * The experiment a level is exported as: --fixed-schedule and
- * --session-concurrency run one that perf_analyzer files as request rate 0
- * (its profile data collector's mode for both), and genai-perf looks it up
- * under that.
+ * The experiment a level is exported as, as perf_analyzer's profile data
+ * collector files it: --fixed-schedule and --session-concurrency as request
+ * rate 0 (genai-perf looks them up under that), --periodic-concurrency-range
+ * as concurrency 1; sessions and the periodic pattern as one window from 0
+ * to the largest 64-bit time (`wholeRun`).
  */
 export function exportedExperiment(
-  plan: Pick<ProfilePlan, "fixedSchedule" | "sessionConcurrency">,
+  plan: Pick<ProfilePlan, "fixedSchedule" | "sessionConcurrency" | "periodic">,
   level: { mode: LoadMode; value: number },
-): { mode: LoadMode; value: number } {
-  const single = plan.fixedSchedule || plan.sessionConcurrency !== undefined;
-  return single ? { mode: "request_rate", value: 0 } : level;
+): { mode: LoadMode; value: number; wholeRun: boolean } {
+  if (plan.periodic !== undefined) return { mode: "concurrency", value: 1, wholeRun: true };
+  const sessions = plan.sessionConcurrency !== undefined;
+  return plan.fixedSchedule || sessions
+    ? { mode: "request_rate", value: 0, wholeRun: sessions }
+    : { ...level, wholeRun: false };
 }
 
 export const exportSink: SinkDef = {
@@ -36,7 +40,9 @@ export const exportSink: SinkDef = {
     return {
       levelStart: (value) => {
         const experiment = exportedExperiment(plan, { mode, value });
-        writer.beginExperiment(experiment.mode, experiment.value);
+        writer.beginExperiment(experiment.mode, experiment.value, {
+          wholeRun: experiment.wholeRun,
+        });
       },
       window: (window) => writer.addWindow(window),
       level: (result) => {
