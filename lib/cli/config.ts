@@ -223,10 +223,9 @@ function parseShapes(reader: Reader, list: string[]): Map<string, number[]> {
   return shapes;
 }
 
-function parseComposing(text: string | undefined): Array<{ name: string; version: string }> {
-  if (!text) return [];
-  // perf_analyzer drops every space ("a:1 , b: 2").
-  return text.replace(/\s+/g, "").split(",").filter((s) => s !== "").map((s) => {
+function parseComposing(lists: string[]): Array<{ name: string; version: string }> {
+  // perf_analyzer drops every space ("a:1 , b: 2") and adds each list to the ones before.
+  return lists.join(",").replace(/\s+/g, "").split(",").filter((s) => s !== "").map((s) => {
     const [name, version = ""] = s.split(":");
     return { name: name!, version };
   });
@@ -309,7 +308,7 @@ export function buildProfileConfig(
     url,
     protocol,
     ...service,
-    composingModels: parseComposing(r.string("bls-composing-models")),
+    composingModels: parseComposing(r.list("bls-composing-models")),
     concurrency,
     ...load,
     ...protocolConfig,

@@ -543,6 +543,10 @@ Deno.test("values as perf_analyzer reads them", () => {
     "Option --binary-search needs the end of --concurrency-range at or above its start",
   ]);
   assert.equal(plan(["-i", "HTTP", "--output-tensor-format", "Binary"]).protocol, "http");
+  assert.deepEqual(
+    plan(["--bls-composing-models", "a", "--bls-composing-models", "b:2"]).composingModels,
+    [{ name: "a", version: "" }, { name: "b", version: "2" }],
+  );
   assert.equal(
     plan(["--service-kind", "triton_c_api", "--model-repository", "r"]).tritonServerDirectory,
     "/opt/tritonserver",

@@ -85,10 +85,10 @@ export const TARGET: readonly OptionDef[] = [
   {
     name: "bls-composing-models",
     perfAnalyzer: true,
-    type: "string",
+    type: "list",
     group: "Target",
     valueName: "A[:VER],B",
-    help: "Composing models of a BLS model whose server statistics are reported too.",
+    help: "Composing models of a BLS model whose server statistics are reported too. Repeatable.",
   },
   {
     name: "grpc-method",
