@@ -166,6 +166,16 @@ Deno.test({
       assert.equal(llm.server_input_sequence_length_tokens.avg, 128 + 28);
       assert.equal(llm.output_sequence_length_tokens.avg, 24);
       assert.equal(after.tokens - before.tokens, 24 * 24, "the server generated what we counted");
+      // inferperf scraped the same counter at the level's start and end: the summary says so.
+      const level = JSON.parse(await Deno.readTextFile(`${dir}/s.json`)).levels[0];
+      assert.equal(level.llm_server.generated_tokens, 24 * 24);
+      assert.equal(level.llm_server.client_output_tokens, 24 * 24);
+      // llama.cpp counts the prompt tokens it computed apart from those its prefix cache held.
+      assert.equal(
+        level.llm_server.prompt_tokens + level.llm_server.cached_prompt_tokens,
+        24 * (128 + 28),
+      );
+      assert.match(r.stdout, /LLM server metrics: generated 576 tokens \(client: 576\)/);
       const peers = peersOf(requests);
       const pairs: Array<[string, number[]]> = [
         ["time_to_first_token_ms", peers.ttft],

@@ -70,6 +70,11 @@ export interface LevelOptions extends MeasurementOptions {
   value: number;
   /** Server statistics snapshot for the profiled and composing models, if available. */
   statistics?: () => Promise<ModelStatistics[]>;
+  /**
+   * Called right before a --request-count window starts and right after it
+   * ends (the LLM server's metrics are scraped there, so counters cover it exactly).
+   */
+  boundary?: () => Promise<void>;
   /** Called after every window (verbose output, progress). */
   onWindow?: (window: WindowData, index: number) => void;
   /** The profiled model's name: its server summary comes first. */
@@ -207,11 +212,13 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
     warmupFailures ? { ...result, warmupFailures } : result;
   if (options.requestCount > 0) {
     const before = await snapshot(options);
+    await options.boundary?.();
     await coordinator?.ready();
     recorder.rotate();
     load.start({ recorder, limit: options.requestCount });
     await interrupt.race(load.drained());
     const own = recorder.rotate();
+    await options.boundary?.();
     await load.stop();
     await coordinator?.drained();
     const after = await snapshot(options);

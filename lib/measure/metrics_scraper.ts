@@ -1,9 +1,15 @@
 /**
  * --collect-metrics: scrapes the server's Prometheus endpoint on a timer of
  * its own (never from the request loop) and hands out the GPU metrics
- * sampled during a level's reported windows, merged as perf_analyzer does.
+ * sampled during a level's reported windows, merged as perf_analyzer does;
+ * for LLM servers also their token counters and load (llm_server_metrics.ts).
  */
-import type { GpuMetrics } from "../types/results.ts";
+import type { GpuMetrics, LlmServerMetrics } from "../types/results.ts";
+import {
+  type LlmServerSample,
+  llmServerSampleOf,
+  summarizeLlmServer,
+} from "./llm_server_metrics.ts";
 import { mergeGpuMetrics } from "./gpu_metrics.ts";
 import { parsePrometheusText, type PrometheusSample } from "./prometheus.ts";
 import { type Endpoint, formatAddress, Http1Client } from "../protocol/http1/mod.ts";
@@ -19,6 +25,12 @@ const SCRAPE_TIMEOUT_MS = 5000;
 export function defaultMetricsUrl(serverUrl: string): string {
   const { hostname } = parseKServeUrl(serverUrl).endpoint;
   return `${formatAddress(hostname, DEFAULT_METRICS_PORT)}/metrics`;
+}
+
+/** An OpenAI-compatible server's metrics (llama.cpp, vLLM, SGLang): -u's host and port, /metrics. */
+export function llmMetricsUrl(serverUrl: string): string {
+  const { hostname, port, tls } = parseKServeUrl(serverUrl).endpoint;
+  return `${tls ? "https://" : ""}${formatAddress(hostname, port)}/metrics`;
 }
 
 /** "host:port/path" or "http(s)://host[:port]/path"; throws RangeError naming the URL. */
@@ -82,6 +94,7 @@ interface Scrape {
   /** performance.now() when the response arrived. */
   atMs: number;
   metrics: GpuMetrics;
+  llm: LlmServerSample | undefined;
 }
 
 const decoder = new TextDecoder();
@@ -139,6 +152,31 @@ export class MetricsScraper {
     return inRange.length > 0 ? mergeGpuMetrics(inRange) : undefined;
   }
 
+  /**
+   * An LLM server's figures from `fromMs` to `toMs`: counters from the last
+   * scrape at or before the start to the first at or after the end (a
+   * --request-count level scrapes at both: scrapeNow), gauges in between;
+   * undefined without both ends. Call before take(), which drops the start's.
+   */
+  takeLlm(fromMs: number, toMs: number): LlmServerMetrics | undefined {
+    const llm = this.#scrapes.filter((s) => s.llm !== undefined);
+    const before = llm.findLast((s) => s.atMs <= fromMs);
+    const after = llm.find((s) => s.atMs >= toMs);
+    if (before === undefined || after === undefined) return undefined;
+    const during = llm.filter((s) => s.atMs > fromMs && s.atMs < toMs).map((s) => s.llm!);
+    return summarizeLlmServer(before.llm!, during, after.llm!);
+  }
+
+  /** One scrape now, beside the timer's (a level's boundary); a failure only warns. */
+  async scrapeNow(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      await this.#read();
+    } catch (error) {
+      this.#warn(error);
+    }
+  }
+
   /** Stops scraping and waits for a scrape in flight to end. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -155,8 +193,12 @@ export class MetricsScraper {
       if (response.status !== 200) {
         throw new Error(`the server answered ${response.status}`);
       }
-      const metrics = gpuMetricsOf(parsePrometheusText(decoder.decode(response.body)));
-      this.#scrapes.push({ atMs: performance.now(), metrics });
+      const samples = parsePrometheusText(decoder.decode(response.body));
+      this.#scrapes.push({
+        atMs: performance.now(),
+        metrics: gpuMetricsOf(samples),
+        llm: llmServerSampleOf(samples),
+      });
     } catch (error) {
       // The connection may be broken: the next scrape starts afresh.
       this.#client.close();

@@ -306,6 +306,7 @@ export function summarizeTokens(
     requestLatencyUs: of(r.latencyUs)!,
     outputSequenceLength: of(r.outputTokens)!,
     outputTokenThroughput: rate(outputTotal),
+    totalOutputTokens: outputTotal,
     outputTokenSources: r.outputSources,
     inputTokenSources: r.inputSources,
   };

@@ -13,7 +13,7 @@ import {
   measureLevel,
   SweepEndedError,
 } from "../measure/level.ts";
-import { MetricsScraper } from "../measure/metrics_scraper.ts";
+import { llmMetricsUrl, MetricsScraper } from "../measure/metrics_scraper.ts";
 import { stabilizingLatency } from "../measure/stability.ts";
 import { buildServiceRequests, createClient } from "../protocol/kinds/mod.ts";
 import { hasStatistics, type InferenceClient, type TraceSettings } from "../protocol/types.ts";
@@ -48,12 +48,55 @@ export interface RunEvents {
   newHistogram?: () => Histogram;
 }
 
-/** `result` with the GPU metrics scraped during the windows it reports. */
-function withMetrics(result: LevelResult, scraper: MetricsScraper | undefined): LevelResult {
+/**
+ * `result` with what the server's metrics say of the windows it reports: GPU
+ * metrics (--collect-metrics), an LLM server's token counters and load.
+ */
+function withMetrics(
+  result: LevelResult,
+  scraper: MetricsScraper | undefined,
+  options: { gpu: boolean },
+): LevelResult {
   const windows = reportedWindows(result);
   if (scraper === undefined || windows.length === 0) return result;
-  const metrics = scraper.take(windows[0].startMs, windows[windows.length - 1].endMs);
-  return metrics ? { ...result, metrics } : result;
+  const from = windows[0].startMs;
+  const to = windows[windows.length - 1].endMs;
+  const llmServer = result.llm ? scraper.takeLlm(from, to) : undefined;
+  const metrics = scraper.take(from, to);
+  return {
+    ...result,
+    ...(metrics && options.gpu ? { metrics } : {}),
+    ...(llmServer ? { llmServer } : {}),
+  };
+}
+
+/**
+ * The scraper of the run: --collect-metrics's, else for OpenAI-compatible
+ * servers their own /metrics when they have one (llama.cpp --metrics, vLLM,
+ * SGLang); undefined otherwise.
+ */
+async function startScraper(
+  config: ProfilePlan,
+  options: { warning?: (message: string) => void },
+): Promise<MetricsScraper | undefined> {
+  const llm = config.serviceKind === "openai";
+  if (!config.collectMetrics && !llm) return undefined;
+  const scraper = new MetricsScraper(
+    config.collectMetrics ? config.metricsUrl : llmMetricsUrl(config.url),
+    { intervalMs: config.metricsIntervalMs, onWarning: (m) => options.warning?.(m) },
+  );
+  if (config.collectMetrics) {
+    await scraper.start();
+    return scraper;
+  }
+  try {
+    await scraper.start();
+    return scraper;
+  } catch {
+    // A server without metrics: its LLM figures are simply absent.
+    await scraper.close();
+    return undefined;
+  }
 }
 
 /** --enable-mpi: how this process takes part in the job. */
@@ -129,12 +172,7 @@ export async function runProfile(
   const client = tracer ? tracer.wrapClient(base) : base;
   // Scraping runs on its own timer, started (and its endpoint checked) once the model is known;
   // levels take its samples.
-  const scraper = config.collectMetrics
-    ? new MetricsScraper(config.metricsUrl, {
-      intervalMs: config.metricsIntervalMs,
-      onWarning: (message) => events.warning?.(message),
-    })
-    : undefined;
+  let scraper: MetricsScraper | undefined;
   let shared: SharedMemorySession | undefined;
   try {
     const server = await client.serverInfo();
@@ -148,7 +186,7 @@ export async function runProfile(
     // Every request is built from the plan's tensor data, so the plan's requests place them all.
     shared = await openSharedMemory(client, { config, server, model, requests: plan.requests });
     const inputs = loadInputs(client, { config, model, plan, place: shared?.place.bind(shared) });
-    await scraper?.start();
+    scraper = await startScraper(config, { warning: events.warning });
     events.ready?.({ server, model });
     // Sharded, the server's statistics already count every rank's requests.
     const statistics = (part?.index ?? 0) === 0
@@ -166,6 +204,7 @@ export async function runProfile(
           newHistogram: events.newHistogram,
         }),
         scraper,
+        { gpu: config.collectMetrics },
       );
       events.window?.(result.windows[0], { level: result.value, index: 0 });
       events.level?.(result);
@@ -185,6 +224,7 @@ export async function runProfile(
           ...(tokens ? { tokens } : {}),
         }),
         scraper,
+        { gpu: config.collectMetrics },
       );
       events.window?.(result.windows[0], { level: result.value, index: 0 });
       events.level?.(result);
@@ -211,6 +251,7 @@ export async function runProfile(
             model: config.model,
             interrupt,
             ...(statistics ? { statistics } : {}),
+            ...(scraper && tokens ? { boundary: () => scraper!.scrapeNow() } : {}),
             onWindow: (w, index) => events.window?.(w, { level: value, index }),
             requestSink: tracer,
             ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),
@@ -227,6 +268,7 @@ export async function runProfile(
               : {}),
           }),
           scraper,
+          { gpu: config.collectMetrics },
         );
         if (result.stable || interrupt.soft) events.level?.(result);
         measured.push(result);

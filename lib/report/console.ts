@@ -8,6 +8,7 @@ import type {
   ClientSummary,
   Distribution,
   LevelResult,
+  LlmServerMetrics,
   LlmSummary,
   LoadMode,
   OpenLoopSummary,
@@ -279,6 +280,28 @@ function llmLines(l: LlmSummary): string[] {
   return out;
 }
 
+/** What the LLM server's metrics said of the level, its generated tokens beside the client's. */
+function llmServerLine(m: LlmServerMetrics, llm: LlmSummary | undefined): string {
+  const parts: string[] = [];
+  if (m.generatedTokens !== undefined) {
+    const client = llm ? ` (client: ${formatGeneral(llm.totalOutputTokens)})` : "";
+    parts.push(`generated ${formatGeneral(m.generatedTokens)} tokens${client}`);
+  }
+  if (m.promptTokens !== undefined) {
+    const cached = m.cachedPromptTokens === undefined
+      ? ""
+      : ` (${formatGeneral(m.cachedPromptTokens)} cached)`;
+    parts.push(`prompt ${formatGeneral(m.promptTokens)} tokens${cached}`);
+  }
+  const gauge = (name: string, g: { avg: number; max: number } | undefined) => {
+    if (g) parts.push(`${name} avg ${formatGeneral(g.avg)} max ${formatGeneral(g.max)}`);
+  };
+  gauge("running", m.running);
+  gauge("waiting", m.waiting);
+  gauge("KV cache usage", m.kvCacheUsage);
+  return `  LLM server metrics: ${parts.join(", ")}`;
+}
+
 /** --slice-duration: one line per slice, each metric's average and each rate. */
 function sliceLine(slice: NonNullable<LlmSummary["slices"]>[number]): string {
   const parts: string[] = [];
@@ -446,6 +469,7 @@ export function formatLevel(result: LevelResult, options: LevelFormatOptions): s
   }
   if (options.metrics) out.push(...metricsLines(options.metrics));
   if (result.llm) out.push(...llmLines(result.llm));
+  if (result.llmServer) out.push(llmServerLine(result.llmServer, result.llm));
   return lines(out);
 }
 

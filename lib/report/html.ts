@@ -2,8 +2,8 @@
  * --report-html: one self-contained HTML file (inline data, style and
  * script; no network access when opened) with the throughput-vs-latency
  * curve, the stacked latency components of each level, latency percentiles
- * per level, the per-window time series, for LLM runs every LLM metric, and
- * the failed requests by cause.
+ * per level, the per-window time series, for LLM runs every LLM metric and
+ * the server's own figures, and the failed requests by cause.
  */
 import { LatencyHistogram, windowFigures, windowHistogram } from "../measure/histogram.ts";
 import type { LevelResult, LoadMode } from "../types/results.ts";
@@ -189,6 +189,42 @@ function llmMetricsTable(results: readonly LevelResult[], unit: string): string 
     `<tbody>${rows.join("")}</tbody></table>\n`;
 }
 
+/** An LLM server's own figures per level (its Prometheus metrics); "" without any. */
+function llmServerTable(results: readonly LevelResult[], unit: string): string {
+  const gauge = (g: { avg: number; max: number } | undefined) =>
+    g ? `${formatGeneral(g.avg)} / ${formatGeneral(g.max)}` : "";
+  const number = (n: number | undefined) => n === undefined ? "" : formatGeneral(n);
+  const rows = results.flatMap((r) => {
+    const m = r.llmServer;
+    if (m === undefined) return [];
+    const cells = [
+      formatGeneral(r.value),
+      number(m.generatedTokens),
+      number(r.llm?.totalOutputTokens),
+      number(m.promptTokens),
+      number(m.cachedPromptTokens),
+      gauge(m.running),
+      gauge(m.waiting),
+      gauge(m.kvCacheUsage),
+    ];
+    return [`<tr>${cells.map((c) => `<td>${escapeHtml(c)}</td>`).join("")}</tr>`];
+  });
+  if (rows.length === 0) return "";
+  const heads = [
+    unit,
+    "Generated tokens (server)",
+    "Output tokens (client)",
+    "Prompt tokens",
+    "Cached prompt tokens",
+    "Running avg / max",
+    "Waiting avg / max",
+    "KV cache usage avg / max",
+  ];
+  return `<h2>LLM server metrics</h2>\n<table class="llm-server"><thead><tr>` +
+    `${heads.map((h) => `<th>${escapeHtml(h)}</th>`).join("")}</tr></thead>` +
+    `<tbody>${rows.join("")}</tbody></table>\n`;
+}
+
 /** Failed requests of every level by cause, with an example message of each; "" without any. */
 function errorTable(results: readonly LevelResult[], unit: string): string {
   const rows = results.flatMap((r) =>
@@ -244,6 +280,7 @@ export function renderHtmlReport(
       ...(data.levels.some((l) => l.llm) ? LLM_SECTIONS.map((s) => section(...s)) : []),
       `<h2>Levels</h2>\n${levelTable(data, unit)}`,
       llmMetricsTable(results, unit),
+      llmServerTable(results, unit),
       errorTable(results, unit),
     ].join(""),
     { data, script: SCRIPT },

@@ -9,6 +9,7 @@ import type {
   ClientSummary,
   Distribution,
   LevelResult,
+  LlmServerMetrics,
   LlmSummary,
   LoadMode,
   OpenLoopSummary,
@@ -218,7 +219,21 @@ function levelJson(
   if (r.metrics) level.gpu_metrics = gpuJson(r.metrics);
   if (r.openLoop) level.open_loop = openLoopJson(r.openLoop);
   if (r.llm) level.llm = llmJson(r.llm);
+  if (r.llmServer) level.llm_server = llmServerJson(r.llmServer, r.llm);
   return level;
+}
+
+/** What an LLM server's metrics said of the level, its generated tokens beside the client's. */
+function llmServerJson(m: LlmServerMetrics, llm: LlmSummary | undefined): Json {
+  const json: Record<string, Json> = { scrapes: m.scrapes };
+  if (m.generatedTokens !== undefined) json.generated_tokens = m.generatedTokens;
+  if (llm) json.client_output_tokens = llm.totalOutputTokens;
+  if (m.promptTokens !== undefined) json.prompt_tokens = m.promptTokens;
+  if (m.cachedPromptTokens !== undefined) json.cached_prompt_tokens = m.cachedPromptTokens;
+  if (m.running) json.running_requests = { ...m.running };
+  if (m.waiting) json.waiting_requests = { ...m.waiting };
+  if (m.kvCacheUsage) json.kv_cache_usage = { ...m.kvCacheUsage };
+  return json;
 }
 
 /** The summary document (see docs/summary.schema.json). */

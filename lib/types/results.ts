@@ -161,8 +161,28 @@ export interface LevelResult {
   llm?: LlmSummary;
   /** Model config search, local mode: the server process's resident memory after the level, MB. */
   serverRamMb?: number;
+  /** Token-streaming runs against a server with LLM Prometheus metrics: what it counted. */
+  llmServer?: LlmServerMetrics;
   /** --warmup-request-count: the warmup's failed requests, when some failed (not in `client`). */
   warmupFailures?: Pick<ClientSummary, "errorCount" | "errors">;
+}
+
+/**
+ * An LLM server's own figures over a level (its Prometheus endpoint: llama.cpp,
+ * vLLM, SGLang); absent where it has no such family.
+ */
+export interface LlmServerMetrics {
+  /** Scrapes the figures come from (the level's start and end included). */
+  scrapes: number;
+  /** Counter increases from the level's start to its end. */
+  generatedTokens?: number;
+  promptTokens?: number;
+  cachedPromptTokens?: number;
+  /** Gauges sampled while the level ran. */
+  running?: { avg: number; max: number };
+  waiting?: { avg: number; max: number };
+  /** 0..1 */
+  kvCacheUsage?: { avg: number; max: number };
 }
 
 /** A distribution of per-request values. */
@@ -212,6 +232,8 @@ export interface LlmSummary {
   serverInputSequenceLength?: Distribution;
   /** All output tokens over the windows' duration. */
   outputTokenThroughput: number;
+  /** All output tokens (AIPerf's total_osl). */
+  totalOutputTokens: number;
   /** 1 / inter-token latency of each request (tokens/s per user). */
   outputTokenThroughputPerUser?: Distribution;
   /** AIPerf's prefill throughput: input tokens / TTFT of each request (tokens/s). */
