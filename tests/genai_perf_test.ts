@@ -39,23 +39,7 @@ async function reported(dir: string): Promise<ServerCounts & { files: number }> 
   return totals;
 }
 
-/**
- * Cases that wait for a fix of the profile export (issue 30, its first part),
- * skipped saying so until it lands: genai-perf crashes on streamed exports
- * (one response_outputs entry per response), looks rate runs up by a float
- * value ("20.0", "0.0" for --fixed-schedule and sessions), and counts the
- * exported warmup requests.
- */
-const PENDING: Record<string, string> = {
-  streamed: "the export's response_outputs: one entry per response",
-  rate: 'the export\'s experiment value as perf_analyzer types it ("20.0")',
-  warmup: "the export leaving warmup requests out",
-  single: 'the export\'s experiment value as perf_analyzer types it ("0.0")',
-};
-
 interface Case {
-  /** Why the case is skipped for now: a key of PENDING. */
-  pending?: keyof typeof PENDING;
   /** genai-perf's subcommand and its options beyond the server, tokenizer and output lengths. */
   args: (dir: string) => string[] | Promise<string[]>;
   /** --warmup-request-count: sent to the server, not reported. */
@@ -77,12 +61,9 @@ function common(server: LlamaServer, options: { dir: string; tokenizer: string }
 }
 
 function genaiPerfTest(name: string, spec: Case): void {
-  if (missing === "" && spec.pending !== undefined) {
-    console.warn(`Skipping "genai-perf: ${name}": it waits for ${PENDING[spec.pending]}.`);
-  }
   Deno.test({
     name: `genai-perf: ${name}`,
-    ignore: missing !== "" || spec.pending !== undefined,
+    ignore: missing !== "",
     async fn() {
       const gp = genaiPerf;
       if ("reason" in gp) throw new Error(gp.reason);
@@ -123,17 +104,14 @@ genaiPerfTest("profile chat, concurrency 2", {
 });
 
 genaiPerfTest("profile chat, streamed, concurrency 2", {
-  pending: "streamed",
   args: () => ["profile", "--endpoint-type", "chat", "--streaming", "--concurrency", "2", ...COUNT],
 });
 
 genaiPerfTest("profile completions, request rate 20", {
-  pending: "rate",
   args: () => ["profile", "--endpoint-type", "completions", "--request-rate", "20", ...COUNT],
 });
 
 genaiPerfTest("profile completions, streamed, request rate 20", {
-  pending: "streamed",
   args: () => [
     ...["profile", "--endpoint-type", "completions", "--streaming", "--request-rate", "20"],
     ...COUNT,
@@ -141,7 +119,6 @@ genaiPerfTest("profile completions, streamed, request rate 20", {
 });
 
 genaiPerfTest("profile chat with 3 warmup requests", {
-  pending: "warmup",
   args: () => [
     ...["profile", "--endpoint-type", "chat", "--concurrency", "1"],
     ...["--warmup-request-count", "3", ...COUNT],
@@ -150,7 +127,6 @@ genaiPerfTest("profile chat with 3 warmup requests", {
 });
 
 genaiPerfTest("profile chat, --fixed-schedule from a payload file with timestamps", {
-  pending: "single",
   async args(dir) {
     const lines = [0, 30, 60, 90, 150].map((timestamp) =>
       JSON.stringify({ timestamp, input_length: INPUT_TOKENS, output_length: OUTPUT_TOKENS })
@@ -165,7 +141,6 @@ genaiPerfTest("profile chat, --fixed-schedule from a payload file with timestamp
 });
 
 genaiPerfTest("profile chat, 3 sessions of 2 turns, 2 at a time", {
-  pending: "single",
   args: () => [
     ...["profile", "--endpoint-type", "chat", "--num-sessions", "3", "--session-concurrency", "2"],
     ...["--session-turns-mean", "2", "--session-turns-stddev", "0"],
