@@ -106,9 +106,13 @@ Deno.test("streaming a decoupled model: 5 responses per request, first and last 
     assert.equal(experiment.requests.length, 300);
     const spreads: bigint[] = [];
     for (const request of experiment.requests) {
+      // The 5 responses, then, as perf_analyzer keeps it, the empty final one: each output "".
       const times = request.response_timestamps;
-      assert.equal(times.length, 5);
-      assert.equal(request.response_outputs.length, 5);
+      assert.equal(times.length, 6);
+      assert.equal(request.response_outputs.length, 6);
+      const final = Object.values(request.response_outputs[5]);
+      assert.ok(final.length > 0 && final.every((value) => value === ""));
+      assert.ok(Object.values(request.response_outputs[4]).every((value) => value !== ""));
       assert.ok(times.every((t, i) => t >= (i === 0 ? request.timestamp : times[i - 1])));
       spreads.push(times[4] - times[0]);
     }
@@ -321,7 +325,8 @@ Deno.test("periodic mode from the command line: seed 000's example, launches see
     // Sends cluster into the launched sets: a set goes out at once, the next after 9+ gaps of 3 ms.
     const exported = JSON.parse(await Deno.readTextFile(`${dir}/profile.json`));
     const requests = exported.experiments[0].requests as ExportedRequest[];
-    assert.ok(requests.every((q) => q.response_timestamps.length === 12), "every response");
+    // Every response and the empty final one.
+    assert.ok(requests.every((q) => q.response_timestamps.length === 13), "every response");
     const sends = requests.map((q) => Number(q.timestamp) / 1e6).sort((a, b) => a - b);
     const sets = [1];
     for (let i = 1; i < sends.length; i++) {

@@ -56,17 +56,21 @@ export class PreparedGrpcRequest implements PreparedRequest {
   /** Header block of the unary call. */
   readonly block: Uint8Array;
   readonly decode: (message: Uint8Array) => OutputTensors;
+  /** The outputs asked for, which a decoupled model's empty final response is exported with. */
+  readonly outputNames: readonly string[];
 
   constructor(
     readonly framed: Uint8Array,
     options: {
       decoupled: boolean;
+      outputNames?: readonly string[];
       block: Uint8Array;
       decode: (message: Uint8Array) => OutputTensors;
     },
   ) {
     this.byteLength = framed.length;
     this.decoupled = options.decoupled;
+    this.outputNames = options.outputNames ?? [];
     this.block = options.block;
     this.decode = options.decode;
   }
@@ -468,10 +472,12 @@ export class StreamSession extends SessionBase {
     infer: undefined,
   };
   #decoupled = false;
+  #outputNames: readonly string[] = [];
   #last: Uint8Array | undefined;
 
   protected startCall(request: PreparedGrpcRequest): void {
     this.#decoupled = request.decoupled;
+    this.#outputNames = request.outputNames;
     this.#last = undefined;
     this.timing!.responses = 0;
     // Responses are only counted unless their outputs are wanted: a large one is read for its
@@ -545,6 +551,18 @@ export class StreamSession extends SessionBase {
       }
     }
     const final = response.final ?? !this.#decoupled;
+    if (final && !response.hasOutputs && this.#decoupled && this.onOutputs !== undefined) {
+      // perf_analyzer keeps the empty final response too: each output asked for, with no data.
+      this.onOutputs(
+        this.#outputNames.map((name) => ({
+          name,
+          datatype: "BYTES",
+          shape: [0],
+          data: new Uint8Array(0),
+        })),
+        now,
+      );
+    }
     if (!final) {
       // Kept past this message, whose bytes the reader may reuse: a copy.
       if (this.#last !== undefined && this.#last === response.infer) {

@@ -337,6 +337,7 @@ export class GrpcClient
     const shared = sharedOutputReader(request);
     return new PreparedGrpcRequest(this.#frame(message), {
       decoupled,
+      outputNames: request.outputs,
       block: this.unaryBlock,
       decode: shared === undefined
         ? memoizeDecode((message: Uint8Array, _head: void) => decodeInferResponse(message))
