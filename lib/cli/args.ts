@@ -53,14 +53,19 @@ const TOKEN_OPTIONS: TokenOptions = Object.fromEntries(
 /**
  * perf_analyzer's getopt_long moves arguments that are not options aside and
  * never reads them (genai-perf's --fixed-schedule command line ends with a
- * stray "None"); so does a profile, saying so. `flag`: the flag just before,
- * as written and by name.
+ * stray "None"); so does a profile, saying so, except for a "true" after a
+ * flag, which says what happens (perf_analyzer's usage shows
+ * `--ssl-grpc-use-ssl <bool>`). `flag`: the flag just before, as written and
+ * by name.
  */
-function strayWarning(value: string, flag: { raw: string; name: string } | undefined): string {
+function strayWarning(
+  value: string,
+  flag: { raw: string; name: string } | undefined,
+): string | undefined {
   if (flag === undefined) return `Ignored argument "${value}": perf_analyzer ignores it too`;
-  const off = BOOLEAN_VALUES.get(value.toLowerCase()) === false
-    ? `; --${flag.name}=false turns it off`
-    : "";
+  const on = BOOLEAN_VALUES.get(value.toLowerCase());
+  if (on === true) return undefined;
+  const off = on === false ? `; --${flag.name}=false turns it off` : "";
   return `Ignored argument "${value}": ${flag.raw} takes no value and is on, as in perf_analyzer${off}`;
 }
 
@@ -82,8 +87,12 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
     if (token.kind === "positional") {
       if (variadic !== undefined) (options.get(variadic) as string[]).push(token.value);
       else if (TAKES_OPERANDS.has(command)) operands.push(token.value);
-      else if (PROFILE_COMMANDS.includes(command)) warnings.push(strayWarning(token.value, flag));
-      else errors.push(`Unexpected argument "${token.value}"`);
+      else if (!PROFILE_COMMANDS.includes(command)) {
+        errors.push(`Unexpected argument "${token.value}"`);
+      } else {
+        const warning = strayWarning(token.value, flag);
+        if (warning !== undefined) warnings.push(warning);
+      }
       flag = undefined;
       continue;
     }

@@ -422,6 +422,8 @@ for (const { name, has_arg } of facts.long_options) {
         ]],
         accepted,
       );
+      // perf_analyzer's usage shows `--ssl-grpc-use-ssl <bool>`: a "true" after a flag is quiet.
+      assert.equal(parseArgv(["-m", "m", `--${name}`, "TRUE", "1"]).warnings.length, 1);
       const parsed = parseArgv(["-m", "m", `--${name}`, "false"]);
       assert.deepEqual(parsed.warnings, [
         `Ignored argument "false": --${name} takes no value and is on, as in perf_analyzer; ` +
