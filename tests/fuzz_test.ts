@@ -176,7 +176,8 @@ Deno.test("fuzz: intervals files and ranges are parsed or refused with a RangeEr
     fc.property(mangled(range), fc.boolean(), (text, integer) => {
       rejectsCleanly(() => {
         const r = parseRange(text, { integer });
-        assert.ok(r.start > 0 && r.step > 0 && (r.end === 0 || r.end >= r.start));
+        // An end below the start is kept (perf_analyzer measures the start alone).
+        assert.ok(r.start > 0 && r.step > 0 && r.end >= 0);
       }, [RangeError]);
     }),
     params,
