@@ -70,8 +70,22 @@ async function ready(addr: string, status: Promise<Deno.CommandStatus>): Promise
   throw new Error(`llama-server was not ready within ${READY_TIMEOUT_MS} ms`);
 }
 
-/** Starts llama-server (-np 4 --metrics -t 1, as its README says) and waits until it is ready. */
+/**
+ * Starts llama-server (-np 4 --metrics -t 1, as its README says) and waits
+ * until it is ready. A port taken between choosing and binding makes it
+ * exit; the start is retried.
+ */
 export async function startLlama(): Promise<LlamaServer> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await startOnce();
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
+}
+
+async function startOnce(): Promise<LlamaServer> {
   if ("reason" in llama) throw new Error(llama.reason);
   const dir = await Deno.makeTempDir({ prefix: "inferperf_llama_" });
   const log = `${dir}/llama.log`;
