@@ -90,6 +90,13 @@ export interface LevelOptions extends MeasurementOptions {
   tokens?: Omit<TokenSummaryOptions, "percentiles">;
   /** --enable-mpi: the other ranks' windows and stability. */
   coordinator?: LevelCoordinator;
+  /**
+   * -a/--async (or --streaming): as in perf_analyzer, a level whose throughput
+   * settled but whose latency did not counts as stable, with a warning.
+   */
+  async?: boolean;
+  /** Prints a warning (on stderr, between windows). */
+  onWarning?: (message: string) => void;
 }
 
 /** The --max-send-lag default: perf_analyzer's bound for a "delayed" send. */
@@ -177,15 +184,18 @@ async function snapshot(options: LevelOptions): Promise<ModelStatistics[] | unde
   }
 }
 
-/** perf_analyzer's rule over the last three windows of `windows`. */
-function stableWindows(windows: readonly WindowData[], options: LevelOptions): boolean {
+/** perf_analyzer's rule over the last three windows of `windows` (throughput only: `checkLatency` false). */
+function stableWindows(
+  windows: readonly WindowData[],
+  options: LevelOptions & { checkLatency?: boolean },
+): boolean {
   const recent = windows.slice(-STABILITY_WINDOWS);
   return recent.length === STABILITY_WINDOWS && isStable(
     recent.map((w) => ({
       throughput: windowThroughput(w, options.batchSize),
       latencyUs: stabilizingLatencyUs(w, options.percentile),
     })),
-    { stabilityPercentage: options.stabilityPercentage },
+    { stabilityPercentage: options.stabilityPercentage, checkLatency: options.checkLatency },
   );
 }
 
@@ -289,6 +299,23 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
   // Requests given up on at the end were sent during the level: its last window reports them.
   const last = windows.at(-1);
   if (last) addAbandoned(last, recorder.rotate(), options.stallTimeoutMs);
+  if (!stable && !interrupt.soft && failedWindow === undefined) {
+    // perf_analyzer fails a level that ends unsettled with a window without a valid request among
+    // its last three (its exit code 3)...
+    failedWindow = windows.slice(-STABILITY_WINDOWS).find((w) => w.latenciesUs.length === 0);
+    // ...and in async mode takes a settled throughput alone, warning that latency did not settle.
+    if (
+      failedWindow === undefined && options.async && stableWindows(windows, {
+        ...options,
+        checkLatency: false,
+      })
+    ) {
+      stable = true;
+      options.onWarning?.(
+        "Request latency is not stabilizing. Please try lowering the request rate.",
+      );
+    }
+  }
   if (failedWindow) throw new NoValidRequestsError(failedWindow);
   return withWarmup(released(
     summarize(windows.slice(-STABILITY_WINDOWS), windows, { ...options, stable }),

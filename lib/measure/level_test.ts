@@ -141,3 +141,62 @@ Deno.test("three empty windows in a row end the level: the server is gone", asyn
   );
   assert.equal(windows, MAX_EMPTY_WINDOWS);
 });
+
+Deno.test("a level that ends unsettled with an empty window among its last three fails", async () => {
+  let windows = 0;
+  // Never stable (a 0 % spread); the fourth of five windows fails whole.
+  await assert.rejects(
+    measureLevel(outageLoad(() => windows === 3), {
+      ...OUTAGE_LEVEL,
+      stabilityPercentage: 0,
+      maxTrials: 5,
+      interrupt: new Interrupt(),
+      onWindow: () => windows++,
+    }),
+    NoValidRequestsError,
+  );
+  assert.equal(windows, 5);
+});
+
+/** A load completing one request a millisecond, each taking `latencyMs()`. */
+function latencyLoad(latencyMs: () => number): LevelLoad {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 1 };
+  return {
+    start({ recorder }: { recorder: Recorder }) {
+      timer = setInterval(() => {
+        timing.end = timing.recvStart = performance.now();
+        timing.start = timing.sendEnd = timing.end - latencyMs();
+        recorder.record(timing);
+      }, 1);
+    },
+    stop() {
+      clearInterval(timer);
+      return Promise.resolve();
+    },
+    drained: () => Promise.resolve(),
+  };
+}
+
+Deno.test("async: a settled throughput with an unsettled latency is stable, with perf_analyzer's warning", async () => {
+  for (const async of [false, true]) {
+    let windows = 0;
+    const warnings: string[] = [];
+    // Latency 1 ms and 10 ms in turn: never within 50 %, while the throughput is.
+    const result = await measureLevel(latencyLoad(() => windows % 2 === 0 ? 1 : 10), {
+      ...OUTAGE_LEVEL,
+      stabilityPercentage: 50,
+      maxTrials: 4,
+      async,
+      interrupt: new Interrupt(),
+      onWindow: () => windows++,
+      onWarning: (message) => warnings.push(message),
+    });
+    assert.equal(windows, 4);
+    assert.equal(result.stable, async);
+    assert.deepEqual(
+      warnings,
+      async ? ["Request latency is not stabilizing. Please try lowering the request rate."] : [],
+    );
+  }
+});

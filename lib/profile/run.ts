@@ -253,6 +253,7 @@ export async function runProfile(
             ...(statistics ? { statistics } : {}),
             ...(scraper && tokens ? { boundary: () => scraper!.scrapeNow() } : {}),
             onWindow: (w, index) => events.window?.(w, { level: value, index }),
+            onWarning: (message) => events.warning?.(message),
             requestSink: tracer,
             ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),
             newHistogram: events.newHistogram,
