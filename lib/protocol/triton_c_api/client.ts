@@ -55,6 +55,8 @@ interface Call {
   decode: boolean;
   decoupled: boolean;
   onResponse: (() => void) | undefined;
+  /** The export's note of each response's outputs (with decode only). */
+  onOutputs: InferOptions["onOutputs"];
   resolve: (outputs: OutputTensors | undefined) => void;
   reject: (error: Error) => void;
   outputs: Tensor[] | undefined;
@@ -239,6 +241,7 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
       decode: options?.decodeOutputs === true,
       decoupled: request.decoupled,
       onResponse: options?.onResponse,
+      onOutputs: options?.decodeOutputs === true ? options.onOutputs : undefined,
       resolve,
       reject,
       outputs: undefined,
@@ -382,6 +385,7 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
     timing.responses++;
     if (call.decode) call.outputs = this.#outputs(response, count);
     call.onResponse?.();
+    if (call.outputs !== undefined) call.onOutputs?.(call.outputs, now);
   }
 
   #outputs(response: Deno.PointerObject, count: number): Tensor[] {
