@@ -121,6 +121,11 @@ tritonTest("brute and quick search pick the configuration the formula says is be
     assert.deepEqual(bestConfig.instance_group, [{ count: 2, kind: "KIND_CPU" }]);
     assert.deepEqual(bestConfig.dynamic_batching, {});
     assert.ok(Deno.statSync(`${root}/output/delay10_best/1`).isDirectory);
+    const html = Deno.readTextFileSync(
+      `${root}/export/reports/summaries/delay10/result_summary.html`,
+    );
+    assert.match(html, /delay10_config_5/);
+    assert.match(html, /id="chart-curve"/);
 
     const quickStarted = performance.now();
     const quickRun = await runCli(

@@ -24,7 +24,13 @@ import {
   writeBestDirectory,
   writeModelDirectory,
 } from "../search/mod.ts";
-import { CheckpointStore, formatPointResult, formatPointStart } from "../sweep/mod.ts";
+import {
+  CheckpointStore,
+  formatPointResult,
+  formatPointStart,
+  renderSweepHtmlReport,
+} from "../sweep/mod.ts";
+import denoConfig from "../../deno.json" with { type: "json" };
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
 
 /** Each model's variants: its own configuration, then the brute or manual search's. */
@@ -59,6 +65,42 @@ async function startServer(config: SearchConfig): Promise<SearchServer> {
   }
 }
 
+/**
+ * A model's summary page: the sweep report's charts and table over the top
+ * --num-configs-per-model configurations (every variant in the table), the
+ * summary's text, and the variants the server refused.
+ */
+function summaryHtml(model: SearchOutcome["models"][number], config: SearchConfig): string {
+  const top = new Set(
+    rankConfigs(rankModel(model.model, model.variants)).slice(0, config.numConfigs).map((p) =>
+      p.variant.variant.name
+    ),
+  );
+  const records = model.variants.flatMap((v) => top.has(v.variant.name) ? v.records : []);
+  const summary = formatSearchSummary({ ...emptyOutcome(), models: [model] }, config);
+  return renderSweepHtmlReport(records, {
+    version: denoConfig.version,
+    goals: model.model.goals,
+    percentile: 99,
+    note: summary.replaceAll("\n", " "),
+    failures: model.variants.filter((v) => v.failure).map((v) => ({
+      point: {
+        model: v.variant.name,
+        batchSize: 1,
+        protocol: config.protocol,
+        inputData: "random",
+        mode: "concurrency" as const,
+        value: 0,
+      },
+      message: v.failure!,
+    })),
+  });
+}
+
+function emptyOutcome(): SearchOutcome {
+  return { models: [], measured: 0, resumed: 0, interrupted: false };
+}
+
 /** Writes the CSVs and the best configuration of each model; prints the summary. */
 function finishSearch(config: SearchConfig, outcome: SearchOutcome): Outcome {
   console.log(formatSearchSummary(outcome, config));
@@ -70,6 +112,13 @@ function finishSearch(config: SearchConfig, outcome: SearchOutcome): Outcome {
   ] as const;
   writeAll(files.map(([path, text]) => () => writeFileAtomic(path, text)));
   console.log(`Results written to ${files.map(([path]) => path).join(" and ")}`);
+  for (const model of outcome.models) {
+    const directory = `${config.exportPath}/reports/summaries/${model.model.name}`;
+    Deno.mkdirSync(directory, { recursive: true });
+    const file = `${directory}/result_summary.html`;
+    writeFileAtomic(file, summaryHtml(model, config));
+    console.log(`Summary of ${model.model.name} written to ${file}`);
+  }
   for (const { model, variants } of outcome.models) {
     const best = rankConfigs(rankModel(model, variants))[0];
     if (!best) continue;
@@ -124,6 +173,7 @@ export async function searchCommand(
     }\n`,
   );
   let server = await startServer(config);
+  console.log(`Server: ${server.description}\n`);
   const interrupt = new Interrupt();
   let signals = 0;
   const onSignal = () => {
@@ -155,6 +205,7 @@ export async function searchCommand(
           restart: async () => {
             await server.stop();
             server = await startServer(config);
+            console.log(`Server: ${server.description}`);
             return server;
           },
         }

@@ -133,6 +133,15 @@ export async function runSearch(
     events.variantStart?.(variant, { index: ++index, total });
     let served: string | undefined;
     const load = async () => served ??= await server.load(variant);
+    /** A local server that died is started again, once in a search; the point is measured again. */
+    const recover = async (reason: string): Promise<boolean> => {
+      if (!options.restart || restarted || !await server.lost()) return false;
+      restarted = true;
+      server = await options.restart();
+      events.serverRestarted?.(reason);
+      served = undefined;
+      return true;
+    };
     try {
       for (const batchSize of model.batchSizes) {
         const series: PointRecord[] = [];
@@ -149,26 +158,22 @@ export async function runSearch(
           if (record) outcome.resumed++;
           else {
             if (interrupt.soft) return false;
-            await load();
-            events.pointStart?.(point);
             let measured: LevelResult | undefined;
-            for (let attempt = 0; measured === undefined; attempt++) {
+            while (measured === undefined) {
               try {
+                await load();
+                events.pointStart?.(point);
                 measured = await measure(
                   planOf(config, { served: served!, batchSize, value, server }),
                   { interrupt: pointInterrupt },
                 );
+                if (measured.client.errorCount > 0 && await recover("requests failed")) {
+                  measured = undefined;
+                }
               } catch (error) {
                 if (interrupt.hard) break;
-                // A local server that died is started again once, and the point measured again.
-                if (server.exited && options.restart && !restarted && attempt === 0) {
-                  restarted = true;
-                  server = await options.restart();
-                  events.serverRestarted?.((error as Error).message);
-                  served = undefined;
-                  await load();
-                  continue;
-                }
+                if (error instanceof VariantLoadError) throw error;
+                if (await recover((error as Error).message)) continue;
                 if (!POINT_ERRORS.some((type) => error instanceof type)) throw error;
                 throw new VariantLoadError((error as Error).message);
               }

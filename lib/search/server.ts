@@ -16,6 +16,8 @@ export class VariantLoadError extends Error {
 }
 
 export interface SearchServer {
+  /** What the console says of it: `tritonserver (PID 123) at 127.0.0.1:8000, log FILE`. */
+  readonly description: string;
   /** host:port for -u, by protocol; undefined in c_api mode. */
   url(protocol: string): string | undefined;
   /** Loads `variant`; returns the model name to measure. Throws VariantLoadError. */
@@ -25,6 +27,8 @@ export interface SearchServer {
   usedRamMb(): Promise<number | undefined>;
   /** True once a local server has exited. */
   readonly exited: boolean;
+  /** Whether a local server died or stopped answering (false elsewhere). */
+  lost(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -84,6 +88,7 @@ async function isReady(http: string): Promise<boolean> {
 export function remoteServer(options: { http: string; grpc: string }): SearchServer {
   const touched = new Set<string>();
   return {
+    description: `the Triton server at ${options.http} (remote)`,
     url: (protocol) => protocol === "grpc" ? options.grpc : options.http,
     async load(variant) {
       touched.add(variant.model);
@@ -97,6 +102,7 @@ export function remoteServer(options: { http: string; grpc: string }): SearchSer
     unload: (variant) => repositoryCall(options.http, { model: variant.model, action: "unload" }),
     usedRamMb: () => Promise.resolve(undefined),
     exited: false,
+    lost: () => Promise.resolve(false),
     async stop() {
       for (const model of touched) {
         await repositoryCall(options.http, { model, action: "load" }).catch(() => {
@@ -121,11 +127,13 @@ export async function checkRemote(http: string): Promise<void> {
 /** c_api: each point's run starts the library on the output repository and loads the variant. */
 export function inProcessServer(): SearchServer {
   return {
+    description: "Triton's library in this process (c_api)",
     url: () => undefined,
     load: (variant) => Promise.resolve(variant.name),
     unload: () => Promise.resolve(),
     usedRamMb: () => Promise.resolve(undefined),
     exited: false,
+    lost: () => Promise.resolve(false),
     stop: () => Promise.resolve(),
   };
 }
@@ -262,6 +270,7 @@ export async function startLocalServer(options: LocalOptions): Promise<SearchSer
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return {
+    description: `${options.serverPath} (PID ${child.pid}) at ${http}, log ${log}`,
     url: (protocol) => protocol === "grpc" ? grpc : http,
     async load(variant) {
       await repositoryCall(http, { model: variant.name, action: "load" });
@@ -272,6 +281,7 @@ export async function startLocalServer(options: LocalOptions): Promise<SearchSer
     get exited() {
       return exited;
     },
+    lost: async () => exited || !await isReady(http),
     stop,
   };
 }
