@@ -309,3 +309,47 @@ tritonTest(
     }
   },
 );
+
+tritonTest(
+  "a local server that dies mid-search is started again and the point measured again",
+  async () => {
+    const root = repository();
+    try {
+      let killed: number | undefined;
+      const run = await runCli([
+        ...local(root),
+        "--profile-models",
+        "delay10",
+        "--run-config-search-max-instance-count",
+        "2",
+        "--run-config-search-max-model-batch-size",
+        "1",
+        "--run-config-search-min-concurrency",
+        "4",
+        "--run-config-search-max-concurrency",
+        "8",
+      ], {
+        permissions: PERMISSIONS,
+        timeoutMs: 120_000,
+        onStdout: (stdout) => {
+          const pid = /^Server: .* \(PID (\d+)\)/m.exec(stdout)?.[1];
+          // Killed while the second configuration is measured: the server this test's CLI started.
+          if (pid && killed === undefined && stdout.includes("[2/3]")) {
+            killed = Number(pid);
+            Deno.kill(killed, "SIGKILL");
+          }
+        },
+      });
+      assert.ok(killed !== undefined, run.stdout);
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      assert.match(run.stdout, /the server stopped \(.*\); restarted/);
+      assert.equal((run.stdout.match(/^Server: /gm) ?? []).length, 2);
+      const rows = parseCsv(
+        Deno.readTextFileSync(`${root}/export/results/metrics-model-inference.csv`),
+      ).slice(1);
+      assert.equal(new Set(rows.map((r) => r[3])).size, 3, rows.join("\n"));
+    } finally {
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+);
