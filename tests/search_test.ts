@@ -18,7 +18,12 @@ const PERMISSIONS = [
   "--allow-sys",
   "--allow-run",
 ];
-const DELAY_MS = 10;
+/**
+ * 20 ms rather than 10: the formula's best (2 instances x max batch 4) then needs 400 requests/s,
+ * which a 2-core machine shared with other test suites still serves within 10 % (at 10 ms, 800/s
+ * came out at 87 % under a load average of 10; BENCHMARKS.md has those runs).
+ */
+const DELAY_MS = 20;
 const MODEL = `backend: "identity"
 max_batch_size: 4
 input [ { name: "INPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
@@ -27,10 +32,10 @@ instance_group [ { kind: KIND_CPU, count: 1 } ]
 parameters [ { key: "execute_delay_ms", value: { string_value: "${DELAY_MS}" } } ]
 `;
 
-/** A model repository with `delay10` (and `models`' other entries) in a new temporary directory. */
+/** A model repository with `delay` (and `models`' other entries) in a new temporary directory. */
 function repository(models: Record<string, string> = {}): string {
   const root = Deno.makeTempDirSync({ prefix: "inferperf_search_" });
-  for (const [name, config] of Object.entries({ delay10: MODEL, ...models })) {
+  for (const [name, config] of Object.entries({ delay: MODEL, ...models })) {
     Deno.mkdirSync(`${root}/models/${name}/1`, { recursive: true });
     Deno.writeTextFileSync(`${root}/models/${name}/config.pbtxt`, config);
   }
@@ -76,7 +81,7 @@ tritonTest("brute and quick search pick the configuration the formula says is be
   try {
     const args = [
       "--profile-models",
-      "delay10",
+      "delay",
       "--run-config-search-max-instance-count",
       "2",
       "--run-config-search-max-model-batch-size",
@@ -84,7 +89,7 @@ tritonTest("brute and quick search pick the configuration the formula says is be
       "--run-config-search-max-concurrency",
       "32",
       "--constraints",
-      "max-perf_latency_p99=80",
+      "max-perf_latency_p99=150",
     ];
     const started = performance.now();
     const run = await runCli([...local(root), ...args], {
@@ -94,17 +99,17 @@ tritonTest("brute and quick search pick the configuration the formula says is be
     const bruteSeconds = (performance.now() - started) / 1000;
     assert.equal(run.code, 0, run.stderr + run.stdout);
     // Default, then (1, 2 instances) x (max batch 1, 2, 4).
-    for (let n = 0; n < 6; n++) assert.ok(Deno.statSync(`${root}/output/delay10_config_${n}`));
+    for (let n = 0; n < 6; n++) assert.ok(Deno.statSync(`${root}/output/delay_config_${n}`));
     const brute = bestOf(root, "");
-    // 2 instances x max batch 4 x 1000 / 10 ms.
+    // 2 instances x max batch 4 x 1000 / 20 ms.
     const formula = 2 * 4 * 1000 / DELAY_MS;
-    assert.deepEqual(brute.best.slice(3, 7), ["delay10_config_5", "2:CPU", "4", "Yes"], brute.csv);
+    assert.deepEqual(brute.best.slice(3, 7), ["delay_config_5", "2:CPU", "4", "Yes"], brute.csv);
     assert.ok(
       Math.abs(Number(brute.best[7]) - formula) <= formula * 0.1,
       `${brute.best[7]} vs ${formula}:\n${run.stdout}`,
     );
-    assert.ok(Number(brute.best[8]) <= 80);
-    assert.match(run.stdout, /Best delay10_config_5: 2:CPU instance\(s\), max batch size 4/);
+    assert.ok(Number(brute.best[8]) <= 150);
+    assert.match(run.stdout, /Best delay_config_5: 2:CPU instance\(s\), max batch size 4/);
     // Every variant written was loaded and measured.
     assert.doesNotMatch(run.stdout, /Failed:/);
     assert.equal(new Set(parseCsv(brute.csv).slice(1).map((r) => r[3])).size, 7, brute.csv);
@@ -114,17 +119,17 @@ tritonTest("brute and quick search pick the configuration the formula says is be
     assert.equal(ram.length, 7);
     assert.ok(ram.every((r) => Number(r[2]) > 1), "the server's resident memory");
     const bestConfig = parseModelConfig(
-      Deno.readTextFileSync(`${root}/output/delay10_best/config.pbtxt`),
+      Deno.readTextFileSync(`${root}/output/delay_best/config.pbtxt`),
     );
     assert.equal(bestConfig.name, undefined);
     assert.equal(bestConfig.max_batch_size, 4);
     assert.deepEqual(bestConfig.instance_group, [{ count: 2, kind: "KIND_CPU" }]);
     assert.deepEqual(bestConfig.dynamic_batching, {});
-    assert.ok(Deno.statSync(`${root}/output/delay10_best/1`).isDirectory);
+    assert.ok(Deno.statSync(`${root}/output/delay_best/1`).isDirectory);
     const html = Deno.readTextFileSync(
-      `${root}/export/reports/summaries/delay10/result_summary.html`,
+      `${root}/export/reports/summaries/delay/result_summary.html`,
     );
-    assert.match(html, /delay10_config_5/);
+    assert.match(html, /delay_config_5/);
     assert.match(html, /id="chart-curve"/);
 
     const quickStarted = performance.now();
@@ -224,17 +229,17 @@ tritonTest("bad input is one line, before anything is measured", async () => {
         /^error: .*broken\/config\.pbtxt:2:17: Expected an integer for field "max_batch_size", found ""four""$/,
       ],
       [
-        ["--profile-models", "delay10", "--triton-server-path", "/nonexistent/tritonserver"],
+        ["--profile-models", "delay", "--triton-server-path", "/nonexistent/tritonserver"],
         1,
         /^error: Can not start the Triton server "\/nonexistent\/tritonserver": not found \(set --triton-server-path\)$/,
       ],
       [
-        ["--profile-models", "delay10", "--triton-server-flags", "http-port=abc"],
+        ["--profile-models", "delay", "--triton-server-flags", "http-port=abc"],
         3,
         /^error: The Triton server .* exited with code 1; its output ends: .*Invalid option value\. Got abc/,
       ],
       [
-        ["--profile-models", "delay10", "--triton-launch-mode", "docker"],
+        ["--profile-models", "delay", "--triton-launch-mode", "docker"],
         1,
         /^error: --triton-launch-mode docker is not supported/,
       ],
@@ -251,7 +256,7 @@ tritonTest("bad input is one line, before anything is measured", async () => {
     }
     // An existing output repository is refused without --override-output-model-repository.
     Deno.mkdirSync(`${root}/output`, { recursive: true });
-    const again = await runCli([...local(root), "--profile-models", "delay10"], {
+    const again = await runCli([...local(root), "--profile-models", "delay"], {
       permissions: PERMISSIONS,
     });
     assert.equal(again.code, 1);
@@ -272,7 +277,7 @@ tritonTest(
       const args = [
         ...local(root),
         "--profile-models",
-        "delay10",
+        "delay",
         "--run-config-search-max-instance-count",
         "2",
         "--run-config-search-max-model-batch-size",
@@ -319,7 +324,7 @@ tritonTest(
       const run = await runCli([
         ...local(root),
         "--profile-models",
-        "delay10",
+        "delay",
         "--run-config-search-max-instance-count",
         "2",
         "--run-config-search-max-model-batch-size",
@@ -348,6 +353,45 @@ tritonTest(
         Deno.readTextFileSync(`${root}/export/results/metrics-model-inference.csv`),
       ).slice(1);
       assert.equal(new Set(rows.map((r) => r[3])).size, 3, rows.join("\n"));
+    } finally {
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+);
+
+tritonTest(
+  "c_api mode: each point's run loads the variant into Triton's library in process",
+  async () => {
+    const root = repository();
+    try {
+      const run = await runCli([
+        ...local(root),
+        "--triton-launch-mode",
+        "c_api",
+        "--triton-server-directory",
+        TRITON_DIR,
+        "--profile-models",
+        "delay",
+        "--run-config-search-max-instance-count",
+        "2",
+        "--run-config-search-max-model-batch-size",
+        "1",
+        "--run-config-search-min-concurrency",
+        "2",
+        "--run-config-search-max-concurrency",
+        "2",
+      ], { permissions: [...PERMISSIONS, "--allow-ffi"], timeoutMs: 120_000 });
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      assert.match(run.stdout, /Server: Triton's library in this process \(c_api\)/);
+      const rows = parseCsv(
+        Deno.readTextFileSync(`${root}/export/results/metrics-model-inference.csv`),
+      ).slice(1);
+      const byConfig = new Map(rows.map((r) => [r[3], Number(r[7])]));
+      // At concurrency 2, two instances of the 10 ms model serve about twice what one does.
+      assert.ok(
+        byConfig.get("delay_config_1")! > 1.5 * byConfig.get("delay_config_0")!,
+        rows.join("\n"),
+      );
     } finally {
       Deno.removeSync(root, { recursive: true });
     }

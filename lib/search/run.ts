@@ -3,9 +3,9 @@
  * and measured over its concurrency sweep with the normal profile run (one
  * stabilized level per point), every point saved to the checkpoint at once.
  * A sweep stops early as Model Analyzer's does: once the last 4 points gain
- * less than 5 % throughput, or a latency constraint is broken; the decision
- * is also taken from stored points, so a resumed search measures exactly
- * what an uninterrupted one would.
+ * less than 5 % throughput, a latency constraint is broken or requests
+ * failed; the decision is also taken from stored points, so a resumed
+ * search measures exactly what an uninterrupted one would.
  */
 import { buildProfileConfig } from "../cli/config.ts";
 import { Interrupt } from "../measure/interrupt.ts";
@@ -64,8 +64,9 @@ export function sweepStop(
   model: Pick<SearchModel, "goals">,
   plateauPoints = PLATEAU_POINTS,
 ): string | undefined {
+  // An unstable point is no candidate, but does not end the sweep: on a busy machine the next
+  // concurrency often stabilizes, and the configuration's best point may be there.
   const last = records.at(-1)!.result;
-  if (!last.stable) return "the point did not stabilize: higher concurrency is skipped";
   if (last.client.errorCount > 0) return "requests failed: higher concurrency is skipped";
   for (const c of model.goals.constraints) {
     const value = c.metric.value(last);
@@ -220,9 +221,13 @@ export async function runSearch(
     const done: VariantOutcome[] = [];
     outcome.models.push({ model: plan.model, variants: done });
     const quick = config.searchMode === "quick" && !plan.model.configParameters && !config.disabled;
-    const measureOne = async (variant: Variant, concurrencies: readonly number[]) => {
-      const result: VariantOutcome = { variant, records: [] };
-      done.push(result);
+    /** Measures `variant`'s sweep, or more of it into `result`, its outcome so far. */
+    const measureOne = async (
+      variant: Variant,
+      concurrencies: readonly number[],
+      result: VariantOutcome = { variant, records: [] },
+    ) => {
+      if (!done.includes(result)) done.push(result);
       // Quick search ends a sweep at the first point that gains under 5 %.
       if (
         !await measureVariant(
@@ -272,7 +277,11 @@ function bestPoint(model: SearchModel, variant: VariantOutcome): PointRecord | u
 async function climb(
   plan: ModelPlan,
   options: {
-    measure: (variant: Variant, concurrencies: readonly number[]) => Promise<VariantOutcome>;
+    measure: (
+      variant: Variant,
+      concurrencies: readonly number[],
+      result?: VariantOutcome,
+    ) => Promise<VariantOutcome>;
     concurrencies: readonly number[];
     interrupted: () => boolean;
   },
@@ -301,6 +310,12 @@ async function climb(
       }
       const measured = await options.measure(variant, sweep);
       if (options.interrupted()) return;
+      // A bigger configuration may meet a latency constraint only below the current best's load.
+      const lower = options.concurrencies.filter((c) => c < best.point.value).reverse();
+      if (!bestPoint(model, measured) && lower.length > 0) {
+        await options.measure(variant, lower.slice(0, 1), measured);
+        if (options.interrupted()) return;
+      }
       const candidate = bestPoint(model, measured);
       if (candidate && compareResults(candidate.result, best.result, model.objectives) > 0) {
         current = measured;
