@@ -113,3 +113,21 @@ Deno.test("exports merge: one run behind schedule puts the merged level behind s
 Deno.test("merge refuses files that are neither summaries nor exports", () => {
   assert.throws(() => mergeKind({ foo: 1 }, "x.json"), /x.json is neither a summary JSON/);
 });
+
+Deno.test("exports merge: a request rate stays a double, FP32 values and failed requests kept", () => {
+  const run = (rate: string, failed: string) =>
+    parseExact(
+      `{"experiments":[{"experiment":{"mode":"request_rate","value":${rate}},"requests":[` +
+        `{"timestamp":2,"request_inputs":{"X":1.0}}],"window_boundaries":[1,2],` +
+        `"failed_requests":[{"timestamp":${failed},"request_inputs":{},"error":"e"}]}],` +
+        `"version":"v","service_kind":"triton","endpoint":""}`,
+    );
+  const text = JSON.stringify(mergeExports([run("4.0", "5"), run("4.0", "3")]));
+  assert.match(text, /"experiment":\{"mode":"request_rate","value":8\.0\}/);
+  assert.match(text, /"request_inputs":\{"X":1\.0\}/);
+  assert.deepEqual(
+    JSON.parse(text).experiments[0].failed_requests.map((r: { timestamp: number }) => r.timestamp),
+    [3, 5],
+  );
+  assert.match(JSON.stringify(addShardRequests(run("8.0", "1"), [])), /"value":8\.0/);
+});
