@@ -24,7 +24,8 @@ async function openssl(dir: string, args: string[]): Promise<void> {
  * second, unrelated CA; a server certificate for another host; certificates
  * the runtime's TLS library cannot use: an X.509 v1 client certificate (what
  * `openssl x509 -req` makes without an extensions file) and one with a
- * secp256k1 key; a self-signed localhost server certificate.
+ * secp256k1 key, an X.509 v1 localhost server certificate; a self-signed
+ * localhost server certificate.
  */
 export async function makeCertificates(): Promise<Certificates> {
   const dir = await Deno.makeTempDir({ prefix: "inferperf_tls_" });
@@ -91,6 +92,7 @@ export async function makeCertificates(): Promise<Certificates> {
   });
   await leaf("client", { cn: "client", ext: "extendedKeyUsage=clientAuth\n" });
   await leaf("client-v1", { cn: "client" });
+  await leaf("server-v1", { cn: "localhost" });
   await leaf("client-k1", {
     cn: "client",
     ext: "extendedKeyUsage=clientAuth\n",

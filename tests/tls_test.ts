@@ -208,19 +208,27 @@ Deno.test("HTTPS: CA file, client certificate and key (PEM and DER), verify-host
     );
     assert.doesNotMatch(v1.stderr, /panicked/);
   });
-  // A self-signed server (openssl req -x509: a CA certificate, which Deno's own TLS never
-  // accepts from a server): --ssl-https-verify-peer 0 connects through node:tls.
-  await withHttpsProxy(
-    { cert: "self-signed.pem", key: "self-signed.key", mutual: false },
-    async (url) => {
-      const strict = await runCli([...RUN, "-u", url]);
-      assert.equal(strict.code, 3);
-      assert.match(strict.stderr, /TLS handshake failed: invalid peer certificate/);
-      const unverified = await runCli([...RUN, "-u", url, "--ssl-https-verify-peer", "0"]);
-      assert.equal(unverified.code, 0, unverified.stderr + unverified.stdout);
-      assert.match(unverified.stdout, /Request count: 20/);
-    },
-  );
+  // Servers whose certificate Deno's own TLS never accepts: self-signed (openssl req -x509 makes
+  // a CA certificate) or X.509 v1. The error says why; --ssl-https-verify-peer 0 connects
+  // through node:tls.
+  const refused: Array<[string, string[], RegExp]> = [
+    ["self-signed", [], /the server presents a CA certificate, as openssl req -x509 makes/],
+    ["server-v1", ["--ssl-https-ca-certificates-file", certs.path("ca.pem")], /not X\.509 v3/],
+  ];
+  for (const [name, ca, why] of refused) {
+    await withHttpsProxy(
+      { cert: `${name}.pem`, key: `${name}.key`, mutual: false },
+      async (url) => {
+        const strict = await runCli([...RUN, "-u", url, ...ca]);
+        assert.equal(strict.code, 3);
+        assert.match(strict.stderr, /TLS handshake failed: invalid peer certificate/);
+        assert.match(strict.stderr, why);
+        const unverified = await runCli([...RUN, "-u", url, "--ssl-https-verify-peer", "0"]);
+        assert.equal(unverified.code, 0, unverified.stderr + unverified.stdout);
+        assert.match(unverified.stdout, /Request count: 20/);
+      },
+    );
+  }
   await withHttpsProxy(
     { cert: "elsewhere.pem", key: "elsewhere.key", mutual: false },
     async (url) => {

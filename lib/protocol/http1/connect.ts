@@ -38,8 +38,23 @@ export function describeError(error: unknown): string {
       "certificate does when none is sent)";
   }
   const plain = text.replace(/\s*\(os error \d+\)$/, "");
-  return plain.charAt(0).toLowerCase() + plain.slice(1);
+  const why = CERTIFICATE_REASONS.find(([pattern]) => pattern.test(plain))?.[1];
+  return plain.charAt(0).toLowerCase() + plain.slice(1) + (why ? ` (${why})` : "");
 }
+
+/** Server certificates rustls refuses whatever the CA: what its terse names mean. */
+const CERTIFICATE_REASONS: ReadonlyArray<[RegExp, string]> = [
+  [
+    /UnsupportedCertVersion/,
+    "the server's certificate is not X.509 v3, the only version the TLS library takes; " +
+    "over HTTPS, --ssl-https-verify-peer 0 accepts it",
+  ],
+  [
+    /CaUsedAsEndEntity/,
+    "the server presents a CA certificate, as openssl req -x509 makes, which the TLS library " +
+    "never accepts from a server; over HTTPS, --ssl-https-verify-peer 0 accepts it",
+  ],
+];
 
 function connectError(endpoint: Endpoint, error: unknown, what = ""): ConnectionError {
   const address = formatAddress(endpoint.hostname, endpoint.port);

@@ -17,4 +17,13 @@ Deno.test("connection errors read as a clause: no OS error codes, no TLS library
     "the server closed the TLS connection (as a server that requires a client certificate " +
       "does when none is sent)",
   );
+  // Server certificates the TLS library refuses whatever the CA: its words, then what they mean.
+  assert.match(
+    describeError(new Error("invalid peer certificate: Other(OtherError(UnsupportedCertVersion))")),
+    /^invalid peer certificate: .*UnsupportedCertVersion\)\) \(the server's certificate is not X\.509 v3/,
+  );
+  assert.match(
+    describeError(new Error("invalid peer certificate: Other(OtherError(CaUsedAsEndEntity))")),
+    /\(the server presents a CA certificate, as openssl req -x509 makes, .*verify-peer 0/,
+  );
 });
