@@ -14,6 +14,7 @@ import { InputError } from "../lib/input/errors.ts";
 import type { DataModel } from "../lib/input/data_set.ts";
 import { UsageError } from "../lib/types/errors.ts";
 import { parseConfigYaml } from "../lib/cli/yaml.ts";
+import { ConfigSyntaxError, parseModelConfig } from "../lib/protocol/model_config.ts";
 import { parseRange } from "../lib/load/range.ts";
 import { parseIntervals } from "../lib/load/schedule.ts";
 import { ConnectionError, ProtocolError } from "../lib/protocol/errors.ts";
@@ -149,6 +150,57 @@ Deno.test("fuzz: YAML config is parsed or refused with one-line UsageErrors", ()
         () => parseConfigYaml(text, { file: "c.yaml", command: cmd as "profile" }),
         [UsageError],
       );
+    }),
+    params,
+  );
+});
+
+/** config.pbtxt texts: the fixtures' and pieces of the text format. */
+const pbtxtText = fc.oneof(
+  fc.constantFrom(
+    ...[...Deno.readDirSync(new URL("../fixtures/triton/models/", import.meta.url))].map((e) =>
+      Deno.readTextFileSync(
+        new URL(`../fixtures/triton/models/${e.name}/config.pbtxt`, import.meta.url),
+      )
+    ),
+  ),
+  fc.array(
+    fc.constantFrom(
+      "name:",
+      '"m"',
+      "max_batch_size",
+      ":",
+      "8",
+      "-1.5e3",
+      "0x1F",
+      "{",
+      "}",
+      "[",
+      "]",
+      "<",
+      ">",
+      ",",
+      ";",
+      "input",
+      "dims: [4, 2]",
+      "data_type: TYPE_FP32",
+      "instance_group [{ count: 2 kind: KIND_CPU }]",
+      'parameters { key: "k" value { string_value: "v" } }',
+      "dynamic_batching { }",
+      "sequence_batching { }",
+      "unknown_field { a: 1 }",
+      "# comment\n",
+      "'\\x41\\101'",
+      "\n",
+    ),
+    { maxLength: 30 },
+  ).map((parts) => parts.join(" ")),
+);
+
+Deno.test("fuzz: config.pbtxt is read or refused with a one-line ConfigSyntaxError", () => {
+  fc.assert(
+    fc.property(mangled(pbtxtText), (text) => {
+      rejectsCleanly(() => parseModelConfig(text, "m/config.pbtxt"), [ConfigSyntaxError]);
     }),
     params,
   );

@@ -216,6 +216,8 @@ profile_models:
 
 tritonTest("bad input is one line, before anything is measured", async () => {
   const root = repository({ broken: 'backend: "identity"\nmax_batch_size: "four"\n' });
+  // A port in use, given to the server by hand.
+  const busy = Deno.listen({ hostname: "127.0.0.1", port: 0 }) as Deno.TcpListener;
   try {
     const cases: Array<[string[], number, RegExp]> = [
       [
@@ -237,6 +239,11 @@ tritonTest("bad input is one line, before anything is measured", async () => {
         ["--profile-models", "delay", "--triton-server-flags", "http-port=abc"],
         3,
         /^error: The Triton server .* exited with code 1; its output ends: .*Invalid option value\. Got abc/,
+      ],
+      [
+        ["--profile-models", "delay", "--triton-server-flags", `http-port=${busy.addr.port}`],
+        3,
+        /^error: The Triton server .* exited with code 1; its output ends: .*(address already in use|failed to start)/i,
       ],
       [
         ["--profile-models", "delay", "--triton-launch-mode", "docker"],
@@ -265,6 +272,7 @@ tritonTest("bad input is one line, before anything is measured", async () => {
       /^error: The output model repository .*output exists: .*--override-output-model-repository/,
     );
   } finally {
+    busy.close();
     Deno.removeSync(root, { recursive: true });
   }
 });

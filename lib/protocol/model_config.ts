@@ -196,6 +196,11 @@ const INT_RANGES: Record<string, [number, number]> = {
   fixed64: [0, Number.MAX_SAFE_INTEGER],
 };
 
+/** The declared field `name` of `type` (never an Object.prototype member such as "valueOf"). */
+function fieldOf(type: protobuf.Type | null, name: string): protobuf.Field | undefined {
+  return type && Object.hasOwn(type.fields, name) ? type.fields[name] : undefined;
+}
+
 function resolved(field: protobuf.Field): protobuf.Type | protobuf.Enum | null {
   field.resolve();
   return field.resolvedType as protobuf.Type | protobuf.Enum | null;
@@ -226,7 +231,7 @@ class Parser {
       lexer.next();
       if (token.kind !== "ident") lexer.fail(`Expected a field name, found "${token.text}"`, token);
       // A field proto/ does not declare is kept as read (untyped).
-      const field = type?.fields[token.text];
+      const field = fieldOf(type, token.text);
       this.#field(message, { name: token.text, field, token, seen, type });
       const separator = lexer.peek();
       if (separator.kind === "punct" && (separator.text === "," || separator.text === ";")) {
@@ -515,7 +520,7 @@ function writeMessage(
   const { type, indent, lines } = options;
   for (const [name, value] of Object.entries(message)) {
     if (value === undefined) continue;
-    const field = type?.fields[name];
+    const field = fieldOf(type, name);
     const valueType = field ? resolved(field) : null;
     const messageType = isMessageType(valueType) ? valueType : null;
     if (field?.map) {

@@ -88,6 +88,10 @@ Deno.test("a configuration reads as protobuf's JSON form: enums by name, maps as
       },
     ],
   ];
+  // Names of Object.prototype are fields like any other (found by the fuzz test).
+  const proto: ConfigMessage = { valueOf: 1 };
+  Object.defineProperty(proto, "__proto__", { value: { a: 2 }, enumerable: true });
+  cases.push(["valueOf: 1 __proto__ { a: 2 }", proto]);
   for (const [text, expected] of cases) {
     const config = parseModelConfig(text);
     assert.deepEqual(config, expected, text);

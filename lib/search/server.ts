@@ -35,6 +35,7 @@ export interface SearchServer {
 /** Seconds Triton waits for its models and open streams when stopped. */
 const EXIT_TIMEOUT_SECS = 1;
 const READY_TIMEOUT_MS = 60_000;
+const READY_PROBE_MS = 2_000;
 const STOP_GRACE_MS = 10_000;
 
 /** POSTs to the repository API; an answer other than 200 is the server's error text. */
@@ -72,7 +73,10 @@ async function repositoryCall(
 
 async function isReady(http: string): Promise<boolean> {
   try {
-    const response = await fetch(`http://${http}/v2/health/ready`);
+    // Bounded: something else listening on the port may never answer.
+    const response = await fetch(`http://${http}/v2/health/ready`, {
+      signal: AbortSignal.timeout(READY_PROBE_MS),
+    });
     await response.body?.cancel();
     return response.status === 200;
   } catch {
