@@ -8,6 +8,9 @@
 import type { TLSSocket } from "node:tls";
 import type { ByteConn, TlsOptions } from "./_tls_types.ts";
 
+/** A node error message as a clause. */
+const describe = (error: Error) => error.message.charAt(0).toLowerCase() + error.message.slice(1);
+
 /** What is read ahead of the reader before the socket is paused. */
 const READ_AHEAD = 1 << 20;
 
@@ -91,7 +94,7 @@ class NodeTlsConn implements ByteConn {
  */
 export async function connectUnverified(
   target: { hostname: string; port: number },
-  tls: TlsOptions,
+  tls: TlsOptions & { signal: AbortSignal },
 ): Promise<ByteConn> {
   const { checkServerIdentity, connect } = await import("node:tls");
   const { isIP } = await import("node:net");
@@ -106,9 +109,23 @@ export async function connectUnverified(
     ...(tls.alpnProtocols ? { ALPNProtocols: tls.alpnProtocols } : {}),
   });
   const conn = new NodeTlsConn(socket);
+  // The connect timeout gave up: the socket goes, whatever state it is in.
+  tls.signal.addEventListener("abort", () => socket.destroy(), { once: true });
+  let connected = false;
+  socket.once("connect", () => connected = true);
   await new Promise<void>((resolve, reject) => {
+    const fail = (error: Error & { code?: string }) =>
+      reject(
+        connected
+          ? new Error(`TLS handshake failed: ${describe(error)}`)
+          // Deno's own words for it, as the other connections say it.
+          : error.code === "ECONNREFUSED"
+          ? new Error("Connection refused")
+          : error,
+      );
     socket.once("secureConnect", resolve);
-    socket.once("error", reject);
+    socket.once("error", fail);
+    socket.once("close", () => fail(new Error("the server closed the connection")));
   });
   socket.setNoDelay(true);
   if (tls.verifyHostname !== false) {

@@ -119,17 +119,22 @@ export const connectTls: Connector = (endpoint) => {
     let settled = false;
     let conn: ByteConn | undefined;
     let handshaking = false;
+    // node:tls's socket exists before the handshake ends: the timeout destroys it through this.
+    const abandon = new AbortController();
     const timer = setTimeout(() => {
       settled = true;
       conn?.close();
+      abandon.abort();
       reject(timeoutError(endpoint, timeoutMs));
     }, timeoutMs);
     const open = async (): Promise<ByteConn> => {
       if (tls.verifyPeer === false) {
         const { connectUnverified } = await import("./_node_tls.ts");
-        handshaking = true;
-        conn = await connectUnverified(options as { hostname: string; port: number }, tls);
-        if (settled) conn.close();
+        // Its errors say whether the handshake had begun.
+        conn = await connectUnverified(options as { hostname: string; port: number }, {
+          ...tls,
+          signal: abandon.signal,
+        });
         return conn;
       }
       const opened = tls.cert !== undefined && tls.key !== undefined
