@@ -25,7 +25,7 @@ import {
 import { demoCommand, profileCommand } from "./lib/commands/profile.ts";
 import { serveCommand } from "./lib/commands/serve.ts";
 import { reportCommand, sweepCommand } from "./lib/commands/sweep.ts";
-import { searchCommand } from "./lib/commands/search.ts";
+import { searchCommand, searchReportCommand } from "./lib/commands/search.ts";
 import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
 import { InputError } from "./lib/input/errors.ts";
@@ -104,7 +104,7 @@ async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
         ? sweepCommand(buildSweepConfig(raw), CONTEXT)
         : profileCommand(buildProfileConfig(raw, { warn: printWarning }), CONTEXT);
     case "report":
-      return reportCommand(buildReportConfig(raw));
+      return (await searchReportCommand(raw)) ?? reportCommand(buildReportConfig(raw));
     case "merge": {
       // Loaded for merges only, like the histogram library the merge reads.
       const { mergeCommand } = await import("./lib/commands/merge.ts");

@@ -317,6 +317,20 @@ tritonTest(
       assert.deepEqual(new Set(rows.map((r) => r[3])).size, 3);
       const all = JSON.parse(Deno.readTextFileSync(`${root}/checkpoints/1.ckpt`)).points.length;
       assert.equal(rows.length, all);
+      // `inferperf report` rebuilds the same CSV from the checkpoint, measuring nothing.
+      const report = await runCli([
+        "report",
+        "--checkpoint-directory",
+        `${root}/checkpoints`,
+        "--export-path",
+        `${root}/report`,
+      ], { permissions: PERMISSIONS });
+      assert.equal(report.code, 0, report.stderr + report.stdout);
+      assert.equal(
+        Deno.readTextFileSync(`${root}/report/results/metrics-model-inference.csv`),
+        Deno.readTextFileSync(`${root}/export/results/metrics-model-inference.csv`),
+      );
+      assert.ok(Deno.statSync(`${root}/report/reports/summaries/delay/result_summary.html`));
     } finally {
       Deno.removeSync(root, { recursive: true });
     }

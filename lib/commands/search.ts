@@ -1,8 +1,10 @@
 /** The model configuration search's console flow: variants, the server, the points, the reports. */
 import { Interrupt } from "../measure/interrupt.ts";
 import { checkOutputs, writeAll, writeFileAtomic } from "../report/output_file.ts";
+import { optionDef, type RawOptions } from "../cli/options.ts";
 import {
   bruteVariants,
+  buildSearchConfig,
   checkRemote,
   formatInferenceCsv,
   formatSearchSummary,
@@ -20,6 +22,7 @@ import {
   type SearchOutcome,
   type SearchServer,
   startLocalServer,
+  storedSearchOptions,
   type Variant,
   writeBestDirectory,
   writeModelDirectory,
@@ -101,8 +104,12 @@ function emptyOutcome(): SearchOutcome {
   return { models: [], measured: 0, resumed: 0, interrupted: false };
 }
 
-/** Writes the CSVs and the best configuration of each model; prints the summary. */
-function finishSearch(config: SearchConfig, outcome: SearchOutcome): Outcome {
+/** Writes the CSVs, the summary pages and (unless a report) the best configuration of each model. */
+function finishSearch(
+  config: SearchConfig,
+  outcome: SearchOutcome,
+  options: { bestDirectories: boolean },
+): Outcome {
   console.log(formatSearchSummary(outcome, config));
   const results = `${config.exportPath}/results`;
   Deno.mkdirSync(results, { recursive: true });
@@ -119,7 +126,7 @@ function finishSearch(config: SearchConfig, outcome: SearchOutcome): Outcome {
     writeFileAtomic(file, summaryHtml(model, config));
     console.log(`Summary of ${model.model.name} written to ${file}`);
   }
-  for (const { model, variants } of outcome.models) {
+  for (const { model, variants } of options.bestDirectories ? outcome.models : []) {
     const best = rankConfigs(rankModel(model, variants))[0];
     if (!best) continue;
     const directory = writeBestDirectory({
@@ -225,10 +232,39 @@ export async function searchCommand(
         ? `\nInterrupted: measured points are in ${store.latest}; run the same command again to resume.\n`
         : `\nSearch complete (points measured now: ${outcome.measured}, from the checkpoint: ${outcome.resumed}).\n`,
     );
-    const finished = finishSearch(config, outcome);
+    const finished = finishSearch(config, outcome, { bestDirectories: true });
     return outcome.interrupted ? "interrupted" : finished;
   } finally {
     Deno.removeSignalListener("SIGINT", onSignal);
     await server.stop();
   }
+}
+
+/**
+ * `inferperf report` of a search's checkpoint: the summary, CSVs and pages
+ * again from the stored points, nothing measured; undefined when the
+ * checkpoint is not a search's.
+ */
+export async function searchReportCommand(raw: RawOptions): Promise<Outcome | undefined> {
+  const directory = String(
+    raw.get("checkpoint-directory") ?? optionDef("checkpoint-directory").default,
+  );
+  const store = CheckpointStore.open(directory);
+  const options = store.storedSettings && storedSearchOptions(store.storedSettings, raw);
+  if (!options) return undefined;
+  const config = buildSearchConfig(options);
+  // Once: the replay stops at the first point the checkpoint lacks.
+  const interrupt = new Interrupt();
+  interrupt.trigger();
+  const outcome = await runSearch(config, {
+    plans: planVariants(config),
+    store,
+    interrupt,
+    server: inProcessServer(),
+  });
+  console.log(`Checkpoint ${store.loaded}\n`);
+  if (outcome.interrupted) {
+    console.log("The search did not finish: the points it had not measured are missing.\n");
+  }
+  return finishSearch(config, outcome, { bestDirectories: false });
 }

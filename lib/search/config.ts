@@ -70,6 +70,40 @@ const SEARCH_ONLY = new Set([
   "model-repository",
 ]);
 
+/**
+ * Options that do not change what a point measures: a checkpoint is resumed
+ * whatever they are, and `inferperf report` takes them anew. The checkpoint
+ * keeps every other option, so that the report can rebuild the search.
+ */
+const NOT_COMPARED = new Set([
+  "checkpoint-directory",
+  "export-path",
+  "output-model-repository-path",
+  "override-output-model-repository",
+  "triton-output-path",
+  "num-configs-per-model",
+  "verbose",
+  "config",
+]);
+
+/**
+ * The options of the search a checkpoint holds, with `given` (the report's
+ * own, and its objectives and constraints) over them; undefined when the
+ * checkpoint is a sweep's.
+ */
+export function storedSearchOptions(settings: Settings, given: RawOptions): RawOptions | undefined {
+  if (!("model-repository" in settings) || !("profile-models" in settings)) return undefined;
+  const raw: RawOptions = new Map();
+  for (const [name, value] of Object.entries(settings)) {
+    if (value !== null) raw.set(name, value);
+  }
+  for (const name of [...NOT_COMPARED, "objectives", "constraints"]) {
+    const value = given.get(name);
+    if (value !== undefined) raw.set(name, value);
+  }
+  return raw;
+}
+
 /** Whether `raw` asks for a model configuration search rather than a sweep or one run. */
 export function isSearch(raw: RawOptions): boolean {
   return raw.has("profile-models") && raw.has("model-repository") &&
@@ -299,16 +333,8 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
     ...(percentile === undefined ? {} : { percentile }),
     settings: {},
   };
-  config.settings = {
-    "model-repository": config.modelRepository,
-    "triton-launch-mode": mode,
-    "run-config-search-disable": config.disabled,
-    "run-config-search-mode": config.searchMode,
-    "instance-counts": config.instanceCounts.map(String),
-    "max-batch-sizes": config.maxBatchSizes.map(String),
-    concurrencies: config.concurrencies.map(String),
-    "profile-models": [JSON.stringify(models.map((m) => [m.name, m.configParameters ?? null]))],
-    "point-options": [...pointOptions].map(([k, v]) => `${k}=${JSON.stringify(v)}`).sort(),
-  };
+  config.settings = Object.fromEntries(
+    [...raw].filter(([name]) => !NOT_COMPARED.has(name)).sort(([a], [b]) => a.localeCompare(b)),
+  );
   return config;
 }
