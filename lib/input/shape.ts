@@ -74,16 +74,14 @@ export function resolveShape(spec: TensorSpec, options: ShapeOptions): ResolvedS
     checkFits(spec, { shape: option, model: spec.dims, role, detail: "given with --shape" });
   }
   if (given !== undefined) {
+    const standIn = option === undefined
+      ? ""
+      : `; --shape ${spec.name}:${option.join(",")} stands in for the model's dims ${dims}`;
     checkFits(spec, {
       shape: given,
       model: option ?? spec.dims,
       role,
-      detail: option === undefined
-        ? "the shape given with the data"
-        : `the shape given with the data; --shape ${spec.name}:${
-          option.join(",")
-        } stands in for the ` +
-          `model's dims ${dims}`,
+      detail: `the shape given with the data${standIn}`,
     });
     return { shape: [...given], source: "the data" };
   }
