@@ -44,6 +44,8 @@ Deno.serve({ hostname: "127.0.0.1", port, onListen: () => console.log("ready") }
   const path = new URL(req.url).pathname;
   if (path === "/tokens") return new Response(String(written.tokens));
   if (path === "/stats") return Response.json({ itls, gaps });
+  // Only completions stream tokens: a client's GET /metrics finds no Prometheus endpoint here.
+  if (req.method !== "POST") return new Response("Not found", { status: 404 });
   await req.arrayBuffer();
   return answer();
 });

@@ -71,7 +71,10 @@ export async function llmStream(options: LlmStreamOptions): Promise<CaseResult> 
     const serverItl = percentile(written.itls, 99);
     const serverGap = percentile(written.gaps, 99);
     const addedItl = llm.inter_token_latency_ms.p99 - serverItl;
-    const addedGap = llm.inter_chunk_latency_ms.p99 - serverGap;
+    // A --baseline from before summary schema 2 named every gap inter_token_gap.
+    const gaps = llm.inter_chunk_latency_ms ?? llm.inter_token_gap_ms;
+    const addedGap = gaps.p99 - serverGap;
+    const peakMb = Math.max(...run.samples.map((s) => s.hwmKb)) / 1024;
     const label = `c=${options.concurrency}, ${options.tokens} tokens at ${options.itlMs} ms`;
     const rows: BenchRow[] = [
       {
@@ -81,6 +84,12 @@ export async function llmStream(options: LlmStreamOptions): Promise<CaseResult> 
         note: `steady state over ${steady.seconds.toFixed(1)} s at ${
           Math.round(steady.rate)
         } tokens/s`,
+      },
+      {
+        name: `LLM stream: peak memory (${label})`,
+        unit: "MB",
+        inferperf: peakMb,
+        note: `the client's peak resident set (VmHWM), ${requests} answers`,
       },
       {
         name: `LLM stream: ITL p99 added (${label})`,
@@ -96,9 +105,9 @@ export async function llmStream(options: LlmStreamOptions): Promise<CaseResult> 
         name: `LLM stream: gap p99 added (${label})`,
         unit: "ms",
         inferperf: addedGap,
-        note: `every token-to-token gap: client p99 ${
-          llm.inter_chunk_latency_ms.p99.toFixed(3)
-        } ms, server's own ${serverGap.toFixed(3)} ms`,
+        note: `every token-to-token gap: client p99 ${gaps.p99.toFixed(3)} ms, server's own ${
+          serverGap.toFixed(3)
+        } ms`,
       },
     ];
     return {

@@ -167,6 +167,11 @@ export class MetricsScraper {
     return summarizeLlmServer(before.llm!, during, after.llm!);
   }
 
+  /** Whether the latest scrape held an LLM server's figures. */
+  get llmServer(): boolean {
+    return this.#scrapes.at(-1)?.llm !== undefined;
+  }
+
   /** One scrape now, beside the timer's (a level's boundary); a failure only warns. */
   async scrapeNow(): Promise<void> {
     if (this.#closed) return;

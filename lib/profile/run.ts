@@ -91,12 +91,13 @@ async function startScraper(
   }
   try {
     await scraper.start();
-    return scraper;
+    if (scraper.llmServer) return scraper;
   } catch {
     // A server without metrics: its LLM figures are simply absent.
-    await scraper.close();
-    return undefined;
   }
+  // Nor is a server whose metrics hold no LLM figures scraped again.
+  await scraper.close();
+  return undefined;
 }
 
 /** --enable-mpi: how this process takes part in the job. */
