@@ -17,6 +17,7 @@ import type {
 import type { ParameterValue } from "../types/tensor.ts";
 import type { RawOptions } from "./options.ts";
 import type { Reader } from "./_reader.ts";
+import { parseWorkload, WORKLOAD_OPTIONS } from "./_workload_options.ts";
 
 /** Parameters Triton or the protocol itself set; a custom parameter may not take them. */
 const RESERVED_PARAMETERS = new Set([
@@ -299,6 +300,7 @@ const LLM_OPTIONS = [
   "tokenizer",
   "goodput",
   "slice-duration",
+  ...WORKLOAD_OPTIONS,
 ];
 
 /** --service-kind and the options that go with it. */
@@ -407,6 +409,7 @@ export function parseService(
       "an integer >= 0",
     ),
     syntheticPrompts: {
+      ...parseWorkload(r, raw),
       inputTokensMean: r.bounded("synthetic-input-tokens-mean", (n) => n >= 1, "an integer >= 1"),
       inputTokensStddev: r.bounded(
         "synthetic-input-tokens-stddev",
@@ -414,7 +417,9 @@ export function parseService(
         "an integer >= 0",
       ),
       ...(outputTokens === undefined ? {} : { outputTokens }),
-      count: r.bounded("num-prompts", (n) => n >= 1, "an integer >= 1"),
+      count: raw.has("conversation-num")
+        ? r.bounded("conversation-num", (n) => n >= 1, "an integer >= 1")
+        : r.bounded("num-prompts", (n) => n >= 1, "an integer >= 1"),
       streaming: r.flag("streaming"),
       seed: r.bounded("random-seed", (n) => n >= 0, "an integer >= 0"),
       ...(inputFile === undefined ? {} : { inputFile }),

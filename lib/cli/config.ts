@@ -70,15 +70,34 @@ type LoadOptions = Omit<
   "concurrency" | "periodic" | "binarySearch" | "latencyThresholdMs" | "async"
 >;
 
+const LOAD_MODE_OPTIONS = [
+  "concurrency-range",
+  "request-rate-range",
+  "request-intervals",
+  "session-concurrency",
+];
+
+/**
+ * A Mooncake trace whose first record has a "timestamp" replays at its
+ * timestamps when no load mode is given, as AIPerf does: --fixed-schedule.
+ */
+function timedTrace(r: Reader, raw: RawOptions): boolean {
+  const file = r.string("input-file");
+  if (r.string("custom-dataset-type") !== "mooncake_trace" || file === undefined) return false;
+  if ([...LOAD_MODE_OPTIONS, ...OLDER_CONCURRENCY].some((name) => raw.has(name))) return false;
+  try {
+    const first = Deno.readTextFileSync(file).split("\n").find((line) => line.trim() !== "");
+    return first !== undefined && JSON.parse(first)?.timestamp != null;
+  } catch {
+    // The loader says what is wrong with the file.
+    return false;
+  }
+}
+
 function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
-  const fixedSchedule = r.flag("fixed-schedule");
+  const fixedSchedule = r.flag("fixed-schedule") || timedTrace(r, raw);
   const older = OLDER_CONCURRENCY.filter((name) => raw.has(name));
-  const modes = [
-    "concurrency-range",
-    "request-rate-range",
-    "request-intervals",
-    "session-concurrency",
-  ]
+  const modes = LOAD_MODE_OPTIONS
     .filter((name) => raw.has(name))
     .concat(fixedSchedule ? ["fixed-schedule"] : [])
     .concat(older.length > 0 ? [older[0]] : []);
@@ -392,11 +411,23 @@ function checkMpi(errors: string[], options: { config: ProfilePlan; raw: RawOpti
 /** --session-concurrency: what its sessions need (perf_analyzer's rules, and one thread). */
 function checkSessions(errors: string[], config: ProfilePlan): void {
   const n = config.sessionConcurrency;
+  const { turns, datasetType } = config.syntheticPrompts;
+  const multiTurn = (turns !== undefined && (turns.mean > 1 || turns.stddev > 0)) ||
+    datasetType === "multi_turn";
+  if (n === undefined && multiTurn) {
+    errors.push(
+      `${
+        datasetType === "multi_turn"
+          ? "A multi_turn dataset needs"
+          : "Conversations of several turns need"
+      } --session-concurrency N: each turn goes after the previous answer, with the history`,
+    );
+  }
   if (n === undefined) return;
   if (config.serviceKind !== "openai") {
     errors.push("Option --session-concurrency needs --service-kind openai (chat sessions)");
   }
-  if (config.inputData.paths.length === 0) {
+  if (config.inputData.paths.length === 0 && config.serviceKind !== "openai") {
     errors.push(
       'Option --session-concurrency needs --input-data: a JSON file whose entries give each turn a "session_id"',
     );

@@ -13,7 +13,8 @@
 import { encodeBytesElements } from "./codec.ts";
 import { type DataSet, type DataStep, locate, readDataFile } from "./data_set.ts";
 import { InputError } from "./errors.ts";
-import { mulberry32, type Rng } from "./generate.ts";
+import { type ConversationOptions, makeConversations } from "./conversations.ts";
+import { mulberry32 } from "./generate.ts";
 import { readTimestamp, show } from "./json_data.ts";
 import { JsonSyntaxError, parseDataJson } from "./_json_syntax.ts";
 import type { Tokenizer } from "./tokenizer.ts";
@@ -47,20 +48,20 @@ export interface OutputTokens {
   deterministic: boolean;
 }
 
-/** Generated prompts (no payload file given). */
-export interface SyntheticPrompts {
+/** Generated prompts or a dataset file (no payload file given). */
+export interface SyntheticPrompts extends ConversationOptions {
   /** Prompt length in tokens (words without a tokenizer): normal with this mean and deviation, at least 1. */
   inputTokensMean: number;
   inputTokensStddev: number;
   /** Absent leaves the output length to the server. */
   outputTokens?: OutputTokens;
-  /** Distinct synthetic prompts, sent round-robin (a JSONL file sends all its own). */
+  /** Distinct synthetic prompts (conversations), sent round-robin (a file sends all its own). */
   count: number;
   /** `"stream": true`, with usage in the stream (stream_options.include_usage) where OpenAI's. */
   streaming: boolean;
   /** --random-seed: the same seed makes the same prompts and lengths. */
   seed: number;
-  /** --input-file: prompts from a JSONL file instead of made-up ones. */
+  /** --input-file: prompts from a file instead of made-up ones. */
   inputFile?: string;
 }
 
@@ -75,13 +76,6 @@ export interface LlmDataOptions {
   /** Measures synthetic prompts; without one a word is a token. */
   tokenizer?: Tokenizer;
 }
-
-const WORDS = (
-  "time year people way day man thing woman life child world school state family student " +
-  "group country problem hand part place case week company system program question work " +
-  "government number night point home water room mother area money story fact month lot " +
-  "right study book eye job word business issue side kind head house service friend father"
-).split(" ");
 
 const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
 
@@ -159,68 +153,32 @@ function readDelay(value: unknown): number {
   return ms;
 }
 
-/** A standard normal sample (Box-Muller). */
-function gaussian(rng: Rng): number {
-  return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
+/** How a turn's request asks for its answer: max_tokens, and the stream option. */
+interface BodyOptions {
+  model: string;
+  endpoint: string;
+  synthetic: SyntheticPrompts;
+  /** The answer's length asked for; absent leaves it to the server. */
+  maxTokens?: number;
 }
 
-/** A length from a normal distribution, rounded, at least 1. */
-function sampleLength(rng: Rng, mean: number, stddev: number): number {
-  return Math.max(1, Math.round(mean + stddev * gaussian(rng)));
-}
-
-/**
- * Makes prompts of an exact token count: words that are one token each, with
- * or without a space before them, so N words are N tokens; a prompt the
- * tokenizer counts otherwise (merges across words) is trimmed or padded.
- */
-class PromptMaker {
-  readonly #words: string[];
-  readonly #tokenizer: Tokenizer | undefined;
-
-  constructor(tokenizer: Tokenizer | undefined) {
-    this.#tokenizer = tokenizer;
-    const single = tokenizer === undefined
-      ? WORDS
-      : WORDS.filter((w) => tokenizer.count(w) === 1 && tokenizer.count(`${w} ${w}`) === 2);
-    this.#words = single.length > 0 ? single : WORDS;
-  }
-
-  make(tokens: number, rng: Rng): string {
-    const words = this.#words;
-    const pick = () => words[Math.floor(rng() * words.length)];
-    const prompt = Array.from({ length: tokens }, pick);
-    const t = this.#tokenizer;
-    if (t === undefined) return prompt.join(" ");
-    let count = t.count(prompt.join(" "));
-    for (let guard = 0; count !== tokens && guard < 4 * tokens; guard++) {
-      if (count > tokens && prompt.length > 1) prompt.pop();
-      else prompt.push(pick());
-      count = t.count(prompt.join(" "));
-    }
-    return prompt.join(" ");
-  }
-}
-
-/** The request body of `prompt` for the endpoint, with the run's output length and streaming. */
-function bodyOf(
-  prompt: string,
-  options: { model: string; endpoint: string; synthetic: SyntheticPrompts; rng: Rng },
-): Record<string, unknown> {
+/** The request body of a user turn for the endpoint, with its output length and streaming. */
+function bodyOf(texts: readonly string[], options: BodyOptions): Record<string, unknown> {
   const { endpoint, synthetic, model } = options;
-  if (endpoint === "v1/embeddings") return { model, input: [prompt] };
+  const prompt = texts.join(" ");
+  if (endpoint === "v1/embeddings") return { model, input: [...texts] };
   const generate = GENERATE_ENDPOINT.test(endpoint);
+  // Several texts in one chat turn are its content parts, as AIPerf sends them.
+  const content = texts.length === 1 ? prompt : texts.map((text) => ({ type: "text", text }));
   const body: Record<string, unknown> = generate
     ? { text_input: prompt }
     : endpoint.includes("chat")
-    ? { model, messages: [{ role: "user", content: prompt }] }
+    ? { model, messages: [{ role: "user", content }] }
     : { model, prompt };
-  const output = synthetic.outputTokens;
-  if (output !== undefined) {
-    const n = sampleLength(options.rng, output.mean, output.stddev);
-    body.max_tokens = n;
-    if (output.deterministic) {
-      body.min_tokens = n;
+  if (options.maxTokens !== undefined) {
+    body.max_tokens = options.maxTokens;
+    if (synthetic.outputTokens?.deterministic) {
+      body.min_tokens = options.maxTokens;
       body.ignore_eos = true;
     }
   }
@@ -232,47 +190,33 @@ function bodyOf(
   return body;
 }
 
-/** The prompts of a JSONL file: one JSON object per line with "text" (or "text_input"). */
-async function jsonlPrompts(path: string): Promise<Array<{ text: string; line: number }>> {
-  const lines = new TextDecoder().decode(await readDataFile(path)).split(/\r?\n/);
-  const prompts: Array<{ text: string; line: number }> = [];
-  lines.forEach((line, i) => {
-    if (line.trim() === "") return;
-    let entry: unknown;
-    try {
-      entry = JSON.parse(line);
-    } catch (error) {
-      throw new InputError(`"${path}" line ${i + 1}: invalid JSON: ${(error as Error).message}`);
-    }
-    const text = isRecord(entry) ? entry.text ?? entry.text_input : undefined;
-    if (typeof text !== "string") {
-      throw new InputError(`"${path}" line ${i + 1}: expected {"text": "..."} (or "text_input")`);
-    }
-    prompts.push({ text, line: i + 1 });
-  });
-  if (prompts.length === 0) throw new InputError(`"${path}" holds no prompt`);
-  return prompts;
-}
-
+/**
+ * The steps of made-up or dataset conversations, in order: each turn a step
+ * holding its session id, the wait after its answer (the next turn's delay)
+ * and its timestamp.
+ */
 async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
   const { synthetic } = options;
-  const rng = mulberry32(synthetic.seed);
-  const common = { model: options.model, endpoint: options.endpoint, synthetic, rng };
-  if (synthetic.inputFile !== undefined) {
-    const path = synthetic.inputFile;
-    return (await jsonlPrompts(path)).map(({ text, line }) =>
-      stepOf(bodyOf(text, common), `"${path}" line ${line}`)
-    );
-  }
-  const maker = new PromptMaker(options.tokenizer);
-  return Array.from({ length: synthetic.count }, (_, i) => {
-    const length = sampleLength(rng, synthetic.inputTokensMean, synthetic.inputTokensStddev);
-    const unit = options.tokenizer === undefined ? "words" : "tokens";
-    return stepOf(
-      bodyOf(maker.make(length, rng), common),
-      `synthetic prompt ${i} (${length} ${unit})`,
-    );
+  const conversations = await makeConversations(synthetic, {
+    rng: mulberry32(synthetic.seed),
+    ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
   });
+  const common = { model: options.model, endpoint: options.endpoint, synthetic };
+  return conversations.flatMap(({ sessionId, turns }) =>
+    turns.map((turn, t) => {
+      const step = stepOf(
+        bodyOf(turn.texts, {
+          ...common,
+          ...(turn.maxTokens === undefined ? {} : { maxTokens: turn.maxTokens }),
+        }),
+        turn.where,
+      );
+      step.sessionId = sessionId;
+      if (t + 1 < turns.length) step.delayMs = turns[t + 1].delayBeforeMs ?? 0;
+      if (turn.timestampMs !== undefined) step.timestampMs = turn.timestampMs;
+      return step;
+    })
+  );
 }
 
 /** The steps of an OpenAI run, one stream; throws an InputError saying where. */

@@ -343,7 +343,7 @@ export class OpenAiClient implements InferenceClient {
   }
 
   prepare(request: InferRequest): PreparedRequest {
-    const headers = { "Content-Type": "application/json" };
+    const headers = { "Content-Type": "application/json", ...request.headers };
     const text = payloadOf(request);
     const bytes = this.#target.post(this.#path, { headers, body: encoder.encode(text) });
     if (this.#tokenizer === undefined) return new PreparedHttpRequest(bytes);

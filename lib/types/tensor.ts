@@ -27,6 +27,8 @@ export interface InferRequest {
   outputs: string[];
   /** Request-level parameters (sequence_id, custom --request-parameter values, ...). */
   parameters?: Record<string, ParameterValue>;
+  /** HTTP header fields of this request alone (a session's X-Correlation-ID); -H overrides them. */
+  headers?: Record<string, string>;
 }
 
 export interface TensorSpec {

@@ -128,7 +128,104 @@ export const INPUT_DATA: readonly OptionDef[] = [
     group: "Input data",
     valueName: "FILE.jsonl",
     help:
-      'Prompts for --service-kind openai, genai-perf\'s format: one {"text": "..."} per line, sent round-robin.',
+      'Prompts for --service-kind openai, genai-perf\'s format: one {"text": "..."} per line, sent round-robin; other formats with --custom-dataset-type or --public-dataset.',
+  },
+  {
+    name: "custom-dataset-type",
+    type: "string",
+    group: "Input data",
+    choices: ["single_turn", "multi_turn", "random_pool", "mooncake_trace"],
+    help:
+      'How --input-file reads (AIPerf\'s formats, JSONL): single_turn ({"text"} per line; "timestamp" for --fixed-schedule), multi_turn ({"session_id", "turns": [...]}, each turn\'s "delay"), random_pool (--conversation-num lines drawn at random; a directory: one pool per file) or mooncake_trace ("timestamp", "input_length", "output_length", "hash_ids": blocks of --synthetic-input-tokens-block-size shared by hash id; replayed at its timestamps). Default: single_turn.',
+  },
+  {
+    name: "public-dataset",
+    type: "string",
+    group: "Input data",
+    choices: ["sharegpt"],
+    help:
+      "Read --input-file as this public dataset, a local copy (nothing is downloaded): sharegpt is ShareGPT's JSON (first message the prompt, the answer's length max_tokens; AIPerf's length filter).",
+  },
+  {
+    name: "conversation-num",
+    type: "int",
+    group: "Input data",
+    valueName: "N",
+    help:
+      "Synthetic conversations (AIPerf's; like --num-prompts, which it replaces), or the entries drawn from a random_pool file.",
+  },
+  {
+    name: "conversation-turn-mean",
+    type: "int",
+    group: "Input data",
+    valueName: "N",
+    help:
+      "Turns per synthetic conversation, normal around N (default 1); more than one needs --session-concurrency: each turn carries the history.",
+  },
+  {
+    name: "conversation-turn-stddev",
+    type: "int",
+    default: 0,
+    group: "Input data",
+    valueName: "N",
+    help: "Standard deviation of the turns per synthetic conversation.",
+  },
+  {
+    name: "conversation-turn-delay-mean",
+    type: "float",
+    default: 0,
+    group: "Input data",
+    valueName: "MS",
+    help: "Wait after an answer before a conversation's next turn, normal around MS.",
+  },
+  {
+    name: "conversation-turn-delay-stddev",
+    type: "float",
+    default: 0,
+    group: "Input data",
+    valueName: "MS",
+    help: "Standard deviation of the wait between turns.",
+  },
+  {
+    name: "conversation-turn-delay-ratio",
+    type: "float",
+    default: 1,
+    group: "Input data",
+    valueName: "R",
+    help: "Scales every wait between turns (synthetic conversations).",
+  },
+  {
+    name: "prefix-prompt-pool-size",
+    type: "int",
+    default: 0,
+    group: "Input data",
+    valueName: "N",
+    help:
+      "N shared prefixes of --prefix-prompt-length tokens; the first turn of each synthetic conversation starts with one drawn at random (prefix-cache studies; AIPerf's --num-prefix-prompts).",
+  },
+  {
+    name: "prefix-prompt-length",
+    type: "int",
+    default: 0,
+    group: "Input data",
+    valueName: "N",
+    help: "Tokens of each shared prefix (with --prefix-prompt-pool-size).",
+  },
+  {
+    name: "sequence-distribution",
+    type: "string",
+    group: "Input data",
+    valueName: "MIX",
+    help:
+      'Input/output length mix of synthetic prompts (AIPerf\'s): "ISL,OSL:PERCENT;..." with an optional |STDDEV after a length, e.g. "128,64:70;512|20,256:30"; also "[(128,64):70,...]" or JSON {"pairs": [{"isl", "osl", "prob"}]}. Each request draws a pair; OSL is its max_tokens.',
+  },
+  {
+    name: "synthetic-input-tokens-block-size",
+    type: "int",
+    default: 512,
+    group: "Input data",
+    valueName: "N",
+    help: "Tokens per hash id block of a mooncake_trace (AIPerf's default 512).",
   },
   {
     name: "random-seed",
