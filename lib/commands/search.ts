@@ -2,6 +2,7 @@
 import { Interrupt } from "../measure/interrupt.ts";
 import { checkOutputs, writeAll, writeFileAtomic } from "../report/output_file.ts";
 import { optionDef, type RawOptions } from "../cli/options.ts";
+import { formatModelConfig } from "../protocol/model_config.ts";
 import {
   bruteVariants,
   buildSearchConfig,
@@ -11,6 +12,7 @@ import {
   formatServerCsv,
   inProcessServer,
   manualVariants,
+  MODEL_CONFIGS,
   type ModelPlan,
   prepareOutputRepository,
   rankConfigs,
@@ -82,6 +84,7 @@ function summaryHtml(model: SearchOutcome["models"][number], config: SearchConfi
   const records = model.variants.flatMap((v) => top.has(v.variant.name) ? v.records : []);
   const summary = formatSearchSummary({ ...emptyOutcome(), models: [model] }, config);
   return renderSweepHtmlReport(records, {
+    title: `inferperf model config search: ${model.model.name}`,
     version: denoConfig.version,
     goals: model.model.goals,
     percentile: 99,
@@ -158,7 +161,14 @@ export async function searchCommand(
   ]);
   const plans = planVariants(config);
   const store = CheckpointStore.open(config.checkpointDirectory);
-  store.use(config.settings, { objective: "throughput", constraints: [] });
+  // The models' own configurations too: a resumed search must vary the same ones.
+  store.use(
+    {
+      ...config.settings,
+      [MODEL_CONFIGS]: plans.map((p) => formatModelConfig(p.variants[0]!.config)),
+    },
+    { objective: "throughput", constraints: [] },
+  );
   // A resumed search rewrites the repository it wrote before.
   prepareOutputRepository(config.outputRepository, {
     override: config.override || store.loaded !== undefined,

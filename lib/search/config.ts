@@ -86,6 +86,9 @@ const NOT_COMPARED = new Set([
   "config",
 ]);
 
+/** The checkpoint setting that holds each model's own config.pbtxt (not an option). */
+export const MODEL_CONFIGS = "model-configs";
+
 /**
  * The options of the search a checkpoint holds, with `given` (the report's
  * own, and its objectives and constraints) over them; undefined when the
@@ -95,7 +98,7 @@ export function storedSearchOptions(settings: Settings, given: RawOptions): RawO
   if (!("model-repository" in settings) || !("profile-models" in settings)) return undefined;
   const raw: RawOptions = new Map();
   for (const [name, value] of Object.entries(settings)) {
-    if (value !== null) raw.set(name, value);
+    if (value !== null && name !== MODEL_CONFIGS) raw.set(name, value);
   }
   for (const name of [...NOT_COMPARED, "objectives", "constraints"]) {
     const value = given.get(name);

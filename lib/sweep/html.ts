@@ -45,8 +45,10 @@ export interface SweepHtmlContext {
   source?: string;
   /** Points that could not be measured. */
   failures?: readonly PointFailure[];
-  /** Why the sweep is incomplete. */
+  /** Why the sweep is incomplete, or what the page is about. */
   note?: string;
+  /** The page's title; default "inferperf sweep report". */
+  title?: string;
 }
 
 /** What the page's script draws; exported for tests. */
@@ -378,7 +380,7 @@ export function renderSweepHtmlReport(
     ? '<p class="note">No point was measured: nothing to chart.</p>\n'
     : curveSection(a, context.goals) + componentsSection(records);
   return htmlPage(
-    "inferperf sweep report",
+    context.title ?? "inferperf sweep report",
     [
       `<div class="meta">${escapeHtml(meta)}</div>\n`,
       context.note ? `<p class="note">${escapeHtml(context.note)}</p>\n` : "",
