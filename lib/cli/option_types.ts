@@ -65,7 +65,7 @@ export const GROUPS = [
   "Output",
   "Reference server (inferperf serve)",
   "Sweeps (--profile-models)",
-  "Model config search (--model-repository)",
+  "Model config search (--profile-models with --model-repository)",
   "perf_analyzer's older options",
   "General",
 ] as const;

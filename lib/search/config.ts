@@ -290,7 +290,10 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
   const pointOptions: RawOptions = new Map(raw);
   for (const name of raw.keys()) {
     const group = optionDef(name).group;
-    if (SEARCH_ONLY.has(name) || group === "Model config search (--model-repository)") {
+    if (
+      SEARCH_ONLY.has(name) ||
+      group === "Model config search (--profile-models with --model-repository)"
+    ) {
       pointOptions.delete(name);
     }
   }

@@ -6,7 +6,7 @@
  */
 import type { OptionDef } from "../option_types.ts";
 
-const GROUP = "Model config search (--model-repository)" as const;
+const GROUP = "Model config search (--profile-models with --model-repository)" as const;
 
 function int(name: string, fallback: number, help: string): OptionDef {
   return {
