@@ -252,13 +252,13 @@ tritonTest("bad input is one line, before anything is measured", async () => {
       ],
     ];
     for (const [args, code, pattern] of cases) {
-      try {
-        Deno.removeSync(`${root}/output`, { recursive: true });
-      } catch {
-        // Not written by the previous case.
-      }
       const run = await runCli([...local(root), ...args], { permissions: PERMISSIONS });
       assert.equal(run.code, code, `${args.join(" ")}: ${run.stderr}`);
+      assert.throws(
+        () => Deno.statSync(`${root}/output`),
+        Deno.errors.NotFound,
+        "nothing left behind",
+      );
       assert.match(run.stderr.split("\n")[0]!, pattern, args.join(" "));
     }
     // An existing output repository is refused without --override-output-model-repository.

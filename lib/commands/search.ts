@@ -189,7 +189,15 @@ export async function searchCommand(
         : "starting a fresh search"
     }\n`,
   );
-  let server = await startServer(config);
+  let server: SearchServer;
+  try {
+    server = await startServer(config);
+  } catch (error) {
+    // Nothing measured: the repository written for this start goes, so that a corrected command
+    // does not need --override-output-model-repository.
+    if (!store.loaded) Deno.removeSync(config.outputRepository, { recursive: true });
+    throw error;
+  }
   console.log(`Server: ${server.description}\n`);
   const interrupt = new Interrupt();
   let signals = 0;
