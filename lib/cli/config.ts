@@ -94,10 +94,38 @@ function timedTrace(r: Reader, raw: RawOptions): boolean {
   }
 }
 
+/**
+ * AIPerf's --request-rate R --concurrency C: the open loop at R with at most
+ * C in flight. perf_analyzer refuses the pair, so none of its command lines
+ * means anything else by it.
+ */
+function parseConcurrencyCap(r: Reader, raw: RawOptions): number | undefined {
+  if (!(raw.has("request-rate-range") && raw.has("concurrency-range"))) return undefined;
+  const text = String(raw.get("concurrency-range")).trim();
+  const cap = Number(text);
+  if (!(/^\d+$/.test(text) && cap >= 1)) {
+    r.errors.push(
+      `Invalid value "${text}" for --concurrency-range with --request-rate-range: expected one ` +
+        "integer >= 1, the cap on requests in flight (a range sweeps closed loops, not a cap)",
+    );
+    return undefined;
+  }
+  if (raw.has("max-inflight")) {
+    r.errors.push(
+      "Options --max-inflight and --concurrency-range with --request-rate-range can not be " +
+        "used together: both cap the requests in flight",
+    );
+  }
+  return cap;
+}
+
 function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
   const fixedSchedule = r.flag("fixed-schedule") || timedTrace(r, raw);
   const older = OLDER_CONCURRENCY.filter((name) => raw.has(name));
+  const concurrencyCap = parseConcurrencyCap(r, raw);
+  // With --request-rate-range, --concurrency-range is its cap, not a load mode.
   const modes = LOAD_MODE_OPTIONS
+    .filter((name) => !(name === "concurrency-range" && raw.has("request-rate-range")))
     .filter((name) => raw.has(name))
     .concat(fixedSchedule ? ["fixed-schedule"] : [])
     .concat(older.length > 0 ? [older[0]] : []);
@@ -126,7 +154,8 @@ function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
     sessionConcurrency: raw.has("session-concurrency")
       ? r.bounded("session-concurrency", (n) => n >= 1, "an integer >= 1")
       : undefined,
-    maxInflight: r.bounded("max-inflight", (n) => n >= 1, "an integer >= 1"),
+    maxInflight: concurrencyCap ?? r.bounded("max-inflight", (n) => n >= 1, "an integer >= 1"),
+    ...(concurrencyCap === undefined ? {} : { concurrencyCap }),
     sendBatchMs: r.bounded("send-batching", (n) => n >= 0, "a number >= 0"),
     workers: r.bounded("workers", (n) => n >= 1, "an integer >= 1"),
     maxSendLagMs: r.bounded("max-send-lag", (n) => n > 0, "a number > 0"),

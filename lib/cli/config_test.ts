@@ -362,10 +362,34 @@ Deno.test("open-loop modes: rate ranges are floats, modes exclude each other", (
   assert.equal(config(...bound, "--ignore-send-lag").sendLagFails, false);
   assert.equal(config("-m", "x").loadMode, "concurrency");
   assert.equal(config("-m", "x", "--request-intervals", "i.txt").loadMode, "custom_intervals");
+  // AIPerf's --request-rate R --concurrency C (perf_analyzer refuses the pair): a capped open loop.
+  const capped = config("-m", "x", "--concurrency", "2", "--request-rate", "5");
+  assert.equal(capped.loadMode, "request_rate");
+  assert.deepEqual(capped.requestRate, { start: 5, end: 1, step: 1 });
+  assert.equal(capped.maxInflight, 2);
+  assert.equal(capped.concurrencyCap, 2);
+  assert.equal(config("-m", "x", "--request-rate-range", "5").concurrencyCap, undefined);
   assert.deepEqual(
-    usageErrors(() => config("-m", "x", "--concurrency-range", "2", "--request-rate-range", "5")),
+    usageErrors(() => config("-m", "x", "--concurrency-range", "2:8", "--request-rate-range", "5")),
     [
-      "Options --concurrency-range, --request-rate-range can not be used together: each chooses a load mode",
+      'Invalid value "2:8" for --concurrency-range with --request-rate-range: expected one integer >= 1, the cap on requests in flight (a range sweeps closed loops, not a cap)',
+    ],
+  );
+  assert.deepEqual(
+    usageErrors(() =>
+      config(
+        "-m",
+        "x",
+        "--concurrency-range",
+        "2",
+        "--request-rate-range",
+        "5",
+        "--max-inflight",
+        "9",
+      )
+    ),
+    [
+      "Options --max-inflight and --concurrency-range with --request-rate-range can not be used together: both cap the requests in flight",
     ],
   );
   assert.deepEqual(usageErrors(() => config("-m", "x", "--request-rate-range", "5:0")), [

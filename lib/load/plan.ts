@@ -40,6 +40,12 @@ export interface LoadPlan {
   latencyThresholdMs: number;
   async: boolean;
   maxInflight: number;
+  /**
+   * AIPerf's --request-rate with --concurrency: the open loop's cap on
+   * requests in flight (maxInflight is then the same); sends that waited
+   * for it are the blocked ones.
+   */
+  concurrencyCap?: number;
   /** --send-batching: open-loop wake-ups at least this many milliseconds apart. */
   sendBatchMs: number;
   /** --workers: threads that drive the load (1: the main thread alone). */

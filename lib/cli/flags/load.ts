@@ -11,7 +11,7 @@ export const LOAD: readonly OptionDef[] = [
     valueName: "START:END:STEP",
     sweep: "range",
     help:
-      "Closed loop: keep N requests in flight for N from START to END by STEP. END 0 sweeps until the latency threshold is hit. Default 1:1:1.",
+      "Closed loop: keep N requests in flight for N from START to END by STEP. END 0 sweeps until the latency threshold is hit. Default 1:1:1. With --request-rate-range (AIPerf's --request-rate R --concurrency C): one value, the cap on requests in flight of the open loop.",
   },
   {
     name: "request-rate-range",
@@ -20,7 +20,8 @@ export const LOAD: readonly OptionDef[] = [
     group: "Load",
     valueName: "START:END:STEP",
     sweep: "range",
-    help: "Open loop: send N requests per second for N from START to END by STEP.",
+    help:
+      "Open loop: send N requests per second for N from START to END by STEP. With --concurrency-range C, never more than C in flight (sends that wait for the cap are counted as held back).",
   },
   {
     name: "request-distribution",
