@@ -121,8 +121,8 @@ Deno.test("sweep errors are all reported, once each", () => {
       "Option --binary-search does not apply to sweeps",
       'Invalid value "0,2" for -b/--batch-size: expected a comma-delimited list of integers > 0',
       "The end of the --concurrency-range and -l/--latency-threshold can not both be 0: the sweep would never stop",
-      `Invalid value "speed" for --objective: expected throughput, avg-latency or pN-latency (N from 1 to 99), or Model Analyzer's perf_throughput, perf_latency_avg, perf_latency_pN or cpu_used_ram`,
-      `Invalid constraint "max-p99-latency=-1" for --constraints: expected min-METRIC=N or max-METRIC=N with METRIC throughput, avg-latency or pN-latency (N from 1 to 99), or Model Analyzer's perf_throughput, perf_latency_avg, perf_latency_pN or cpu_used_ram and N >= 0`,
+      `Invalid value "speed" for --objective: expected throughput, avg-latency or pN-latency (N from 1 to 99), Model Analyzer's perf_throughput, perf_latency_avg, perf_latency_pN or cpu_used_ram, or for LLM runs request-goodput, output-token-throughput or avg- or pN-time-to-first-token, -time-to-second-token, -inter-token-latency, -request-latency`,
+      `Invalid constraint "max-p99-latency=-1" for --constraints: expected min-METRIC=N or max-METRIC=N with METRIC throughput, avg-latency or pN-latency (N from 1 to 99), Model Analyzer's perf_throughput, perf_latency_avg, perf_latency_pN or cpu_used_ram, or for LLM runs request-goodput, output-token-throughput or avg- or pN-time-to-first-token, -time-to-second-token, -inter-token-latency, -request-latency and N >= 0`,
       'Metric "p75-latency" needs --percentile 75: points report p50, p90, p95, p99 latency',
     ],
   );

@@ -4,7 +4,8 @@
  * Analyzer's objectives and constraints.
  */
 import { UsageError } from "../types/errors.ts";
-import type { LevelResult } from "../types/results.ts";
+import type { LevelResult, LlmSummary } from "../types/results.ts";
+import { LLM_PERCENTILES } from "../measure/tokens.ts";
 import { formatGeneral } from "../report/format.ts";
 
 export interface Metric {
@@ -12,7 +13,7 @@ export interface Metric {
   name: string;
   /** What users read: "throughput", "p99 latency". */
   label: string;
-  unit: "infer/sec" | "msec" | "MB";
+  unit: "infer/sec" | "msec" | "MB" | "req/sec" | "tokens/sec";
   higherIsBetter: boolean;
   /** The metric of a measured point; undefined when it was not measured (a percentile). */
   value(result: LevelResult): number | undefined;
@@ -53,6 +54,51 @@ const CPU_USED_RAM: Metric = {
   value: (r) => r.serverRamMb,
 };
 
+/** LLM runs (--service-kind openai): genai-perf's rates. */
+const LLM_RATES: readonly Metric[] = [
+  {
+    name: "request-goodput",
+    label: "request goodput",
+    unit: "req/sec",
+    higherIsBetter: true,
+    value: (r) => r.llm?.goodput?.requestGoodput,
+  },
+  {
+    name: "output-token-throughput",
+    label: "output token throughput",
+    unit: "tokens/sec",
+    higherIsBetter: true,
+    value: (r) => r.llm?.outputTokenThroughput,
+  },
+];
+
+/** LLM runs: the per-request latencies by genai-perf's names, with `avg-` or `pN-` before. */
+const LLM_LATENCIES = {
+  "time-to-first-token": (l: LlmSummary) => l.timeToFirstTokenUs,
+  "time-to-second-token": (l: LlmSummary) => l.timeToSecondTokenUs,
+  "inter-token-latency": (l: LlmSummary) => l.interTokenLatencyUs,
+  "request-latency": (l: LlmSummary) => l.requestLatencyUs,
+} as const;
+
+/** `avg-time-to-first-token`, `p99-inter-token-latency`...: an LLM latency, or undefined. */
+function llmLatency(name: string): Metric | undefined {
+  const match = /^(avg|p([1-9]\d?))-([a-z-]+)$/.exec(name);
+  const of = match ? LLM_LATENCIES[match[3] as keyof typeof LLM_LATENCIES] : undefined;
+  if (!match || of === undefined) return undefined;
+  const p = match[2] === undefined ? undefined : Number(match[2]);
+  return {
+    name,
+    label: `${match[1]} ${match[3].replaceAll("-", " ")}`,
+    unit: "msec",
+    higherIsBetter: false,
+    value: (r) => {
+      const d = r.llm && of(r.llm);
+      const us = d === undefined ? undefined : p === undefined ? d.avg : d.percentiles.get(p);
+      return us === undefined ? undefined : us / 1000;
+    },
+  };
+}
+
 /** Model Analyzer's metric names for ours. */
 const MODEL_ANALYZER_NAMES: Readonly<Record<string, string>> = {
   perf_throughput: "throughput",
@@ -71,8 +117,10 @@ export function parseMetric(given: string): Metric | undefined {
   if (name === THROUGHPUT.name) return THROUGHPUT;
   if (name === AVG_LATENCY.name) return AVG_LATENCY;
   if (name === CPU_USED_RAM.name) return CPU_USED_RAM;
+  const rate = LLM_RATES.find((m) => m.name === name);
+  if (rate !== undefined) return rate;
   const match = /^p([1-9]\d?)-latency$/.exec(name);
-  if (!match) return undefined;
+  if (!match) return llmLatency(name);
   const p = Number(match[1]);
   return {
     name,
@@ -87,7 +135,7 @@ export function parseMetric(given: string): Metric | undefined {
 }
 
 const METRICS_HELP =
-  "throughput, avg-latency or pN-latency (N from 1 to 99), or Model Analyzer's perf_throughput, perf_latency_avg, perf_latency_pN or cpu_used_ram";
+  "throughput, avg-latency or pN-latency (N from 1 to 99), Model Analyzer's perf_throughput, perf_latency_avg, perf_latency_pN or cpu_used_ram, or for LLM runs request-goodput, output-token-throughput or avg- or pN-time-to-first-token, -time-to-second-token, -inter-token-latency, -request-latency";
 
 /** `min-METRIC=N` / `max-METRIC=N` entries, each possibly a comma-delimited list of them. */
 function parseConstraints(entries: readonly string[], errors: string[]): Constraint[] {
@@ -130,8 +178,10 @@ export function parseGoals(
   if (options.percentiles) {
     const measured = new Set(options.percentiles);
     for (const m of [goals.objective, ...goals.constraints.map((c) => c.metric)]) {
+      // LLM latencies have genai-perf's percentiles besides --percentile.
       const p = /^p(\d+)-/.exec(m.name)?.[1];
-      if (p !== undefined && !measured.has(Number(p))) {
+      const llm = m.name !== `p${p}-latency` && LLM_PERCENTILES.includes(Number(p));
+      if (p !== undefined && !llm && !measured.has(Number(p))) {
         errors.push(
           `Metric "${m.name}" needs --percentile ${p}: points report ${
             [...measured].map((q) => `p${q}`).join(", ")

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { constraintText, judge, parseGoals, parseMetric } from "./goals.ts";
 import { record } from "./testdata/records.ts";
+import type { LlmSummary } from "../types/results.ts";
 
 Deno.test("metrics: throughput up, latencies down, in msec", () => {
   const r = record({}, { throughput: 120, p99Ms: 25 }).result;
@@ -49,4 +50,33 @@ Deno.test("the best point per model maximizes the objective among stable points 
   });
   assert.deepEqual(fastest.map((v) => v.best), [true, false, false, false, false, false, false]);
   assert.deepEqual(fastest[4]!.reasons, ["throughput 50 < 90 infer/sec"]);
+});
+
+Deno.test("LLM runs: goodput, token throughput and genai-perf's latencies as goals", () => {
+  const ttft = { avg: 30_000, std: 0, min: 0, max: 0, percentiles: new Map([[99, 45_000]]) };
+  const result = {
+    ...record({}, { throughput: 10, p99Ms: 25 }).result,
+    llm: {
+      outputTokenThroughput: 640,
+      goodput: { objectives: [], goodCount: 9, requestGoodput: 9 },
+      timeToFirstTokenUs: ttft,
+    } as unknown as LlmSummary,
+  };
+  assert.equal(parseMetric("request-goodput")!.value(result), 9);
+  assert.equal(parseMetric("request-goodput")!.higherIsBetter, true);
+  assert.equal(parseMetric("output-token-throughput")!.value(result), 640);
+  assert.equal(parseMetric("avg-time-to-first-token")!.value(result), 30);
+  assert.equal(parseMetric("p99-time-to-first-token")!.value(result), 45);
+  assert.equal(parseMetric("p99-time-to-first-token")!.higherIsBetter, false);
+  assert.equal(parseMetric("p99-inter-token-latency")!.value(result), undefined);
+  assert.equal(parseMetric("p99-time-to-lunch"), undefined);
+  // genai-perf's percentiles are always measured; others need --percentile.
+  const goals = parseGoals("request-goodput", ["max-p99-time-to-first-token=100"], {
+    percentiles: [50, 90, 95, 99],
+  });
+  assert.equal(goals.constraints[0].metric.label, "p99 time to first token");
+  assert.throws(
+    () => parseGoals("p97-inter-token-latency", [], { percentiles: [50, 90, 95, 99] }),
+    /needs --percentile 97/,
+  );
 });
