@@ -501,11 +501,13 @@ Deno.test("abbreviations resolve among perf_analyzer's names first, as its getop
   assert.deepEqual(plan(["--concurrency", "1:3"]).concurrency, { start: 1, end: 3, step: 1 });
   // An abbreviation of ours alone resolves too; one that fits several is an error naming them.
   assert.equal(plan(["--summary", "s.json"]).summaryJson, "s.json");
-  assert.deepEqual(usageErrorsOf(() => parseArgv(["--request", "1"])), [
-    'Option "--request" is ambiguous: it abbreviates --request-rate-range, ' +
-    "--request-distribution, --request-intervals, --request-period, --request-parameter, " +
-    "--request-count",
-  ]);
+  const [ambiguous, ...more] = usageErrorsOf(() => parseArgv(["--request", "1"]));
+  assert.deepEqual(more, []);
+  assert.match(
+    ambiguous,
+    /^Option "--request" is ambiguous: it abbreviates --request-rate-range, /,
+  );
+  assert.match(ambiguous, /, --request-count\b/);
 });
 
 Deno.test("perf_analyzer's older concurrency letters: -t N, -c M, -d", () => {
