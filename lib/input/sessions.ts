@@ -14,6 +14,8 @@ import { parseDataJson } from "./_json_syntax.ts";
 import type { Tensor } from "../types/tensor.ts";
 
 export interface SessionTurn {
+  /** The session's "session_id". */
+  sessionId: string;
   /** The request body; its "messages" follow the session's history when it is sent. */
   body: Record<string, unknown> & { messages: unknown[] };
   /**
@@ -73,6 +75,7 @@ export function sessionsOf(dataSet: DataSet, concurrency: number): SessionTurn[]
     }
     const turns = sessions.get(id) ?? [];
     turns.push({
+      sessionId: id,
       body: bodyOf(step),
       metadata: metadataOf(id, step.delayMs),
       where: step.where,

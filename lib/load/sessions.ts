@@ -61,10 +61,18 @@ export function replyOf(outputs: OutputTensors | undefined): Record<string, unkn
 const NO_REPLY = "The answer holds no assistant message (choices[0].message or delta content): " +
   "its session can not go on";
 
+/** Which session and turn a recorded request was. */
+export interface TurnLabel {
+  sessionId: string;
+  turnIndex: number;
+}
+
 export class SessionLoad {
   readonly #client: InferenceClient;
   readonly #options: SessionLoadOptions;
   #next = 0;
+  /** One per valid request, in the order they were recorded (per-turn and per-session metrics). */
+  readonly labels: TurnLabel[] = [];
 
   constructor(client: InferenceClient, options: SessionLoadOptions) {
     this.#client = client;
@@ -99,7 +107,7 @@ export class SessionLoad {
     // AIPerf's header for routers that keep a conversation on one replica (its KV cache): one
     // id per conversation sent, shared by its turns.
     const headers = { "X-Correlation-ID": crypto.randomUUID() };
-    for (const turn of turns) {
+    for (const [turnIndex, turn] of turns.entries()) {
       if (this.#options.stopped()) return;
       history.push(...turn.body.messages);
       const request = this.#client.prepare({
@@ -126,6 +134,7 @@ export class SessionLoad {
         return;
       }
       recorder.record(timing);
+      this.labels.push({ sessionId: turn.sessionId, turnIndex });
       history.push(reply);
       if (turn.delayMs !== undefined && turn !== turns[turns.length - 1]) {
         await new Promise((resolve) => setTimeout(resolve, turn.delayMs));

@@ -276,6 +276,35 @@ function timeSlices(
 }
 
 /**
+ * The LLM summary of each group of a window's requests (`keys[i]` names the
+ * group of its i-th token request, in recorded order), in the order groups
+ * first appear; each group's rates over its own span, from its first send to
+ * its last answer, as genai-perf rates each session.
+ */
+export function groupSummaries(
+  window: WindowData,
+  keys: readonly string[],
+  options: TokenSummaryOptions = {},
+): Map<string, LlmSummary> {
+  const groups = new Map<string, LlmSummary>();
+  const t = window.tokens;
+  if (t === undefined || t.latencyUs.length !== keys.length) return groups;
+  for (const key of new Set(keys)) {
+    const tokens = subset(t, (i) => keys[i] === key);
+    let first = Infinity;
+    let last = -Infinity;
+    tokens.sendEpochMs.forEach((sent, i) => {
+      first = Math.min(first, sent);
+      last = Math.max(last, sent + tokens.latencyUs[i] / 1000);
+    });
+    const part: WindowData = { ...window, startMs: 0, endMs: last - first, tokens };
+    const llm = summarizeTokens([part], { ...options, sliceMs: 0 });
+    if (llm !== undefined) groups.set(key, llm);
+  }
+  return groups;
+}
+
+/**
  * The LLM summary of windows, or undefined when they hold no token-streaming
  * request. Rates divide by the windows' summed duration: the peers' benchmark
  * duration (first send to last answer) is that of the level's measurement; a

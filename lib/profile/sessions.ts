@@ -9,7 +9,7 @@ import { SessionLoad } from "../load/sessions.ts";
 import type { Interrupt } from "../measure/interrupt.ts";
 import { Recorder } from "../measure/recorder.ts";
 import { summarizeClient } from "../measure/stats.ts";
-import { summarizeTokens, type TokenSummaryOptions } from "../measure/tokens.ts";
+import { groupSummaries, summarizeTokens, type TokenSummaryOptions } from "../measure/tokens.ts";
 import type { InferenceClient } from "../protocol/types.ts";
 import type { Histogram, LevelResult } from "../types/results.ts";
 import type { RequestSink } from "../types/timing.ts";
@@ -51,7 +51,19 @@ export async function runSessions(
   await options.interrupt.race(load.run(recorder));
   const window = recorder.rotate();
   const percentiles = options.percentile === undefined ? [] : [options.percentile];
-  const llm = summarizeTokens([window], { ...options.tokens, percentiles });
+  const tokenOptions = { ...options.tokens, percentiles };
+  const llm = summarizeTokens([window], tokenOptions);
+  if (llm !== undefined) {
+    const byTurn = groupSummaries(
+      window,
+      load.labels.map((l) => String(l.turnIndex)),
+      tokenOptions,
+    );
+    llm.turns = [...byTurn].map(([turn, summary]) => ({ turnIndex: Number(turn), llm: summary }))
+      .sort((a, b) => a.turnIndex - b.turnIndex);
+    const bySession = groupSummaries(window, load.labels.map((l) => l.sessionId), tokenOptions);
+    llm.sessions = [...bySession].map(([sessionId, summary]) => ({ sessionId, llm: summary }));
+  }
   return {
     mode: "concurrency",
     value: concurrency,

@@ -276,7 +276,16 @@ function llmLines(l: LlmSummary): string[] {
     const objectives = l.goodput.objectives.map((o) => `${o.metric}:${o.value}`).join(" ");
     out.push(`    Goodput: ${l.goodput.goodCount} of ${l.requestCount} requests met ${objectives}`);
   }
-  for (const slice of l.slices ?? []) out.push(sliceLine(slice));
+  for (const slice of l.slices ?? []) {
+    const span = `${formatGeneral(slice.startS)}-${formatGeneral(slice.endS)} s`;
+    out.push(`    Slice ${span}: ${averagesLine(slice.llm)}`);
+  }
+  for (const turn of l.turns ?? []) {
+    out.push(`    Turn ${turn.turnIndex}: ${averagesLine(turn.llm)}`);
+  }
+  if (l.sessions) {
+    out.push(`    Sessions: ${l.sessions.length} (each one's metrics in --summary-json)`);
+  }
   return out;
 }
 
@@ -302,20 +311,19 @@ function llmServerLine(m: LlmServerMetrics, llm: LlmSummary | undefined): string
   return `  LLM server metrics: ${parts.join(", ")}`;
 }
 
-/** --slice-duration: one line per slice, each metric's average and each rate. */
-function sliceLine(slice: NonNullable<LlmSummary["slices"]>[number]): string {
+/** A part of a level (a --slice-duration slice, a turn index) on one line: averages and rates. */
+function averagesLine(llm: LlmSummary): string {
   const parts: string[] = [];
   for (const metric of LLM_METRICS) {
-    const d = metric.of(slice.llm);
+    const d = metric.of(llm);
     if (d === undefined) continue;
     const value = metric.unit === "ms" ? d.avg.toFixed(2) : formatGeneral(d.avg);
     parts.push(`${metric.name} avg ${value} ${metric.unit}`);
   }
-  for (const [name, unit, value] of llmSystemMetrics(slice.llm)) {
+  for (const [name, unit, value] of llmSystemMetrics(llm)) {
     parts.push(`${name} ${formatGeneral(value)}${unit === "count" ? "" : ` ${unit}`}`);
   }
-  const span = `${formatGeneral(slice.startS)}-${formatGeneral(slice.endS)} s`;
-  return `    Slice ${span}: ${parts.join(", ")}`;
+  return parts.join(", ");
 }
 
 /**

@@ -165,6 +165,10 @@ function formatLlmCsv(results: readonly LevelResult[], mode: LoadMode): string {
         row(["Time Slice (s)", `${genaiNumber(slice.startS)}-${genaiNumber(slice.endS)}`]);
       text += llmBlock(slice.llm);
     }
+    for (const turn of l.turns ?? []) {
+      text += "\n" + row(["Turn Index", genaiNumber(turn.turnIndex)]);
+      text += llmBlock(turn.llm);
+    }
   }
   return text;
 }

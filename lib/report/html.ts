@@ -162,6 +162,10 @@ function llmMetricsTable(results: readonly LevelResult[], unit: string): string 
         level: `${formatGeneral(r.value)}, ${formatGeneral(s.startS)}-${formatGeneral(s.endS)} s`,
         l: s.llm,
       })),
+      ...(r.llm.turns ?? []).map((t) => ({
+        level: `${formatGeneral(r.value)}, turn ${t.turnIndex}`,
+        l: t.llm,
+      })),
     ]
   );
   for (const { level, l } of levels) {

@@ -162,6 +162,12 @@ function llmJson(l: LlmSummary): Json {
       llm: llmJson(s.llm),
     }));
   }
+  if (l.turns) {
+    json.turns = l.turns.map((t) => ({ turn_index: t.turnIndex, llm: llmJson(t.llm) }));
+  }
+  if (l.sessions) {
+    json.sessions = Object.fromEntries(l.sessions.map((s) => [s.sessionId, llmJson(s.llm)]));
+  }
   return json;
 }
 

@@ -258,6 +258,13 @@ export interface LlmSummary {
    * requests by send time; seconds from the level's start. Empty slices left out.
    */
   slices?: Array<{ startS: number; endS: number; llm: LlmSummary }>;
+  /**
+   * Multi-turn sessions: the same metrics over the requests of each turn
+   * index (0: every session's first turn), rates over each group's span.
+   */
+  turns?: Array<{ turnIndex: number; llm: LlmSummary }>;
+  /** Multi-turn sessions: the metrics of each session (genai-perf's "sessions"). */
+  sessions?: Array<{ sessionId: string; llm: LlmSummary }>;
 }
 
 /** A --goodput objective: a request is good when `metric` is within `value`. */
