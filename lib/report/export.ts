@@ -1,9 +1,9 @@
 /**
  * --profile-export-file: perf_analyzer's profile export (every experiment,
- * every request with its send time, the arrival time of each response, its
- * inputs and outputs, window boundaries),
- * streamed to disk as the run goes so memory stays bounded whatever the run
- * length.
+ * the requests its windows counted with their send time, the arrival time
+ * and outputs of each response, their inputs, window boundaries), written
+ * as windows end so that memory holds one window's records, whatever the
+ * run length.
  *
  * The file is written under a temporary name and renamed when finished, so
  * the target either does not exist or is complete, valid JSON: finish() closes
@@ -11,28 +11,39 @@
  * just before the process exits.
  *
  * Beyond perf_analyzer (additive fields, ignored by its readers):
- * `intended_timestamp` of open-loop requests, `error` of failed requests and
- * `window_latency_histograms`, one HdrHistogram (nanoseconds, compressed
- * base64) per window, so runs from several machines can be merged.
+ * `intended_timestamp` of open-loop requests, the `inferperf_*` token counts
+ * of LLM requests, `failed_requests` and `window_latency_histograms`, one
+ * HdrHistogram (nanoseconds, compressed base64) per window, so runs from
+ * several machines can be merged.
  */
-import { decodeBytesElements, parseJsonExact, tensorToJson } from "../input/codec.ts";
+import { parseJsonExact } from "../input/codec.ts";
 import { windowHistogram } from "../measure/histogram.ts";
 import { outputReason, WriteError } from "./output_file.ts";
-import { type CompletedRequest, isTokenTiming, type RequestSink } from "../types/timing.ts";
+import { type CompletedRequest, isTokenTiming } from "../types/timing.ts";
 import { TokenColumns } from "./_export_tokens.ts";
+import {
+  experimentJson,
+  factsOf,
+  NO_FACTS,
+  type RequestFacts,
+  tensorsJson,
+  wallClockText,
+} from "./_export_json.ts";
+import {
+  ExportingSession,
+  type RequestTracer,
+  type SeenRequest,
+  SlotDetail,
+} from "./_export_session.ts";
 import type { Tokenizer } from "../input/tokenizer.ts";
 import type { LoadMode, WindowData } from "../types/results.ts";
-import type {
-  InferenceClient,
-  InferOptions,
-  InferSession,
-  OutputTensors,
-  PreparedRequest,
-} from "../protocol/types.ts";
-import type { InferRequest, Tensor } from "../types/tensor.ts";
+import type { InferenceClient, OutputTensors, PreparedRequest } from "../protocol/types.ts";
+import type { InferRequest } from "../types/tensor.ts";
 import type { RequestTiming } from "../types/timing.ts";
 
 export { exportTargetProblem } from "./export_target.ts";
+export { doubleJson, experimentJson, tensorValueJson, wallClockNs } from "./_export_json.ts";
+export type { RequestTracer, SeenRequest } from "./_export_session.ts";
 
 /**
  * Pending records are written this often, from a timer outside the request
@@ -50,139 +61,6 @@ const FLUSH_INTERVAL_MS = 10;
 const DRAIN_CHARS = 256 * 1024;
 
 const encoder = new TextEncoder();
-const utf8 = new TextDecoder();
-const NS_PER_S = 1e9;
-// The time origin split into whole seconds and nanoseconds, so that timestamps are sums of
-// safe integers: exact to the nanosecond without BigInt arithmetic per request.
-const ORIGIN_NS = Math.round((performance.timeOrigin % 1000) * 1e6);
-const ORIGIN_S = Math.floor(performance.timeOrigin / 1000);
-
-/** A performance.now() time as decimal integer nanoseconds since the epoch. */
-function wallClockText(ms: number): string {
-  const ns = ORIGIN_NS + Math.round(ms * 1e6);
-  const seconds = Math.floor(ns / NS_PER_S);
-  return `${ORIGIN_S + seconds}${String(ns - seconds * NS_PER_S).padStart(9, "0")}`;
-}
-
-/**
- * A performance.now() time as integer nanoseconds since the epoch. The origin
- * is added as an integer so that differences keep performance.now()'s precision.
- */
-export function wallClockNs(ms: number): bigint {
-  return BigInt(wallClockText(ms));
-}
-
-/** Typed arrays whose native join() writes valid JSON numbers (floats only when all finite). */
-const TYPED_ARRAYS: Partial<
-  Record<
-    Tensor["datatype"],
-    {
-      new (
-        buffer: ArrayBufferLike,
-        offset: number,
-        length: number,
-      ): ArrayLike<number | bigint> & { join(separator: string): string };
-      BYTES_PER_ELEMENT: number;
-    }
-  >
-> = {
-  UINT8: Uint8Array,
-  INT8: Int8Array,
-  UINT16: Uint16Array,
-  INT16: Int16Array,
-  UINT32: Uint32Array,
-  INT32: Int32Array,
-  UINT64: BigUint64Array,
-  INT64: BigInt64Array,
-  FP32: Float32Array,
-  FP64: Float64Array,
-};
-const LITTLE_ENDIAN_HOST = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
-
-/**
- * The elements of a numeric tensor joined by commas, straight from a typed
- * array view (the export's hot spot); undefined when the bytes cannot be
- * viewed in place or hold non-finite floats.
- */
-function joinedElements(tensor: Tensor): string | undefined {
-  const Type = TYPED_ARRAYS[tensor.datatype];
-  const data = tensor.data;
-  if (!Type || !LITTLE_ENDIAN_HOST) return undefined;
-  const size = Type.BYTES_PER_ELEMENT;
-  if (data.byteOffset % size !== 0 || data.byteLength % size !== 0) return undefined;
-  const view = new Type(data.buffer, data.byteOffset, data.byteLength / size);
-  if (view.length === 0) return '""';
-  if (tensor.datatype === "FP32" || tensor.datatype === "FP64") {
-    // Written as doubles, as perf_analyzer's JSON writer does: 1 is 1.0.
-    let text = "";
-    for (let i = 0; i < view.length; i++) {
-      const value = view[i] as number;
-      if (!Number.isFinite(value)) return undefined;
-      text += `${i > 0 ? "," : ""}${doubleJson(value)}`;
-    }
-    return view.length > 1 ? `[${text}]` : text;
-  }
-  return view.length > 1 ? `[${view.join(",")}]` : String(view[0]);
-}
-
-/**
- * A JSON scalar of one tensor element: floats as doubles, non-finite ones as
- * strings, 64-bit integers exact.
- */
-function elementJson(value: number | bigint | boolean | string, float: boolean): string {
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) return `"${value}"`;
-    return float ? doubleJson(value) : String(value);
-  }
-  if (typeof value === "string") return JSON.stringify(value);
-  return String(value);
-}
-
-/**
- * A tensor's value as perf_analyzer writes it: one element as a scalar, more
- * as an array, none as "". BYTES elements are strings without their length
- * prefix (perf_analyzer writes one BYTES element only; several become an
- * array of strings here).
- */
-export function tensorValueJson(tensor: Tensor): string {
-  const joined = joinedElements(tensor);
-  if (joined !== undefined) return joined;
-  let elements: (number | bigint | boolean | string)[];
-  try {
-    elements = tensor.datatype === "BYTES"
-      ? decodeBytesElements(tensor.data).map((e) => utf8.decode(e))
-      : tensorToJson(tensor.datatype, tensor.data);
-  } catch {
-    // A tensor whose bytes do not match its datatype is exported as null rather than dropped.
-    return "null";
-  }
-  if (elements.length === 0) return '""';
-  const float = tensor.datatype.startsWith("FP") || tensor.datatype === "BF16";
-  if (elements.length === 1) return elementJson(elements[0], float);
-  return `[${elements.map((e) => elementJson(e, float)).join(",")}]`;
-}
-
-/** `{"NAME":value,...}` of a list of tensors. */
-function tensorsJson(tensors: readonly Tensor[]): string {
-  return `{${tensors.map((t) => `${JSON.stringify(t.name)}:${tensorValueJson(t)}`).join(",")}}`;
-}
-
-/** What the export writes once per distinct prepared request. */
-interface RequestFacts {
-  inputsJson: string;
-  /** 0 when the request belongs to no sequence (then not written, as perf_analyzer does). */
-  sequenceId: bigint;
-}
-
-function factsOf(request: InferRequest): RequestFacts {
-  const id = request.parameters?.sequence_id;
-  return {
-    inputsJson: tensorsJson(request.inputs),
-    sequenceId: typeof id === "number" || typeof id === "bigint" ? BigInt(id) : 0n,
-  };
-}
-
-const NO_FACTS: RequestFacts = { inputsJson: "{}", sequenceId: 0n };
 
 export interface ExportHeader {
   /** inferperf's version. */
@@ -191,118 +69,6 @@ export interface ExportHeader {
   serviceKind: string;
   /** --endpoint (OpenAI-compatible services); "" otherwise. */
   endpoint: string;
-}
-
-/**
- * What a load slot (one timing object) last sent and received. Allocated
- * once per slot and refilled for every request.
- */
-class SlotDetail {
-  request: PreparedRequest | undefined;
-  outputs: OutputTensors | undefined;
-  /** `timing.start` before the call: unchanged after it, the client failed before sending. */
-  startBefore = 0;
-  /** performance.now() of each response, as the client reports them (decoupled models send several). */
-  readonly responsesMs: number[] = [];
-  /** Each message of the answer and its outputs, from clients that report them (onOutputs). */
-  readonly messagesMs: number[] = [];
-  readonly messageOutputs: OutputTensors[] = [];
-  /** The load's own per-response callback, called after noting the time. */
-  chained: (() => void) | undefined;
-  /** Every response is decoded, so that outputs can be exported. */
-  readonly options: InferOptions = {
-    decodeOutputs: true,
-    onResponse: () => {
-      this.responsesMs.push(performance.now());
-      this.chained?.();
-    },
-    onOutputs: (outputs, atMs) => {
-      this.messagesMs.push(atMs);
-      this.messageOutputs.push(outputs);
-    },
-  };
-
-  /** Ready for the slot's next request. */
-  reset(): void {
-    this.responsesMs.length = 0;
-    this.messagesMs.length = 0;
-    this.messageOutputs.length = 0;
-  }
-}
-
-/** What the client wrapped by wrapClient() saw of a load slot's latest request. */
-export interface SeenRequest {
-  /** The request as given to prepare(); undefined when another client prepared it. */
-  request: InferRequest | undefined;
-  /** False when the client failed before sending it. */
-  sent: boolean;
-  /** performance.now() of each response as the client reported them; none: one, at the timing's end. */
-  responsesMs: readonly number[];
-  outputs: OutputTensors | undefined;
-  /** Each response's outputs, from clients that report them (onOutputs), beside responsesMs. */
-  responseOutputs?: readonly OutputTensors[];
-}
-
-/** A RequestSink that also sees, through the client it wraps, what each request sent and got. */
-export interface RequestTracer extends RequestSink {
-  wrapClient<C extends InferenceClient>(client: C): C;
-  /** --workers N > 1: what a worker's client saw of the request replayed next with `timing`. */
-  noteRemote(timing: RequestTiming, seen: SeenRequest): void;
-}
-
-/** A session that notes, per timing object (one per load slot), what was sent and received. */
-class ExportingSession implements InferSession {
-  readonly #inner: InferSession;
-  readonly #details: WeakMap<RequestTiming, SlotDetail>;
-
-  constructor(inner: InferSession, details: WeakMap<RequestTiming, SlotDetail>) {
-    this.#inner = inner;
-    this.#details = details;
-  }
-
-  async infer(
-    request: PreparedRequest,
-    timing: RequestTiming,
-    options?: InferOptions,
-  ): Promise<OutputTensors | undefined> {
-    let detail = this.#details.get(timing);
-    if (detail === undefined) {
-      detail = new SlotDetail();
-      this.#details.set(timing, detail);
-    }
-    detail.request = request;
-    detail.reset();
-    detail.chained = options?.onResponse;
-    detail.startBefore = timing.start;
-    detail.outputs = await this.#inner.infer(request, timing, detail.options);
-    return detail.outputs;
-  }
-
-  close(): void {
-    this.#inner.close();
-  }
-}
-
-/**
- * A number as rapidjson writes a double (perf_analyzer's JSON writer): the
- * shortest text that reads back the same, always with a fraction or an
- * exponent, so that 8 is `8.0` and 1e21 is `1e21`.
- */
-export function doubleJson(value: number): string {
-  if (Object.is(value, -0)) return "-0.0";
-  const text = String(value);
-  if (text.includes("e")) return text.replace("e+", "e");
-  return text.includes(".") || !Number.isFinite(value) ? text : `${text}.0`;
-}
-
-/**
- * `{"mode":...,"value":...}` as perf_analyzer writes it: a concurrency as an
- * integer, a request rate (and request intervals, counted as one) as a double.
- */
-export function experimentJson(mode: LoadMode, value: number): string {
-  return mode === "concurrency"
-    ? `{"mode":"concurrency","value":${Math.round(value)}}`
-    : `{"mode":"request_rate","value":${doubleJson(value)}}`;
 }
 
 /** The records the recorder counted in one stretch between two of its window ends. */
