@@ -35,6 +35,8 @@ const MODELS = [
   // Each token moves by up to 3 ms on its own: gaps vary, answers still end on time.
   { name: "llm", llm: { ttft_ms: TTFT_MS, itl_ms: ITL_MS, itl_jitter_ms: 3, output_tokens: 64 } },
   { name: "quiet", llm: { ttft_ms: 100, itl_ms: 10, output_tokens: 12, usage: false } },
+  // A thinking model: the first 5 of its 12 tokens are reasoning_content.
+  { name: "thinking", llm: { ttft_ms: 2, itl_ms: 1, output_tokens: 12, reasoning_tokens: 5 } },
   // Like llama.cpp: the connection closes after each streamed answer, unannounced.
   { name: "closing", llm: { ttft_ms: 2, itl_ms: 1, output_tokens: 4, close_after_stream: true } },
   ...(["event", "abort", "truncate"] as const).map((kind) => ({
@@ -392,6 +394,25 @@ Deno.test("openai: every output carries the LLM metrics", () =>
       assert.deepEqual(marks["llm-throughput"], { points: 0, bars: 2 });
       assert.deepEqual(marks["llm-ttft-input"], { points: 2 * 8, bars: 0 });
     });
+  }));
+
+Deno.test("openai: reasoning tokens are counted apart, and within the output length", () =>
+  withLlmServer(async (server) => {
+    const run = await profile(server, {
+      args: [
+        ...["-m", "thinking", "--endpoint", "v1/chat/completions", "--streaming"],
+        ...["--synthetic-input-tokens-mean", "8", "--request-count", "6", "--tokenizer", "llama"],
+      ],
+    });
+    const stat = (key: string) => run.llm[key] as Statistics;
+    // The server sends no completion_tokens_details: the tokenizer counts the reasoning text.
+    assert.deepEqual([
+      stat("reasoning_token_count_tokens").min,
+      stat("reasoning_token_count_tokens").max,
+    ], [5, 5]);
+    assert.equal(stat("output_sequence_length_tokens").avg, 12, "usage: reasoning included");
+    assert.match(run.stdout, /Reasoning Token Count \(tokens\): avg 5,/);
+    assert.ok(parseCsv(run.csv).some((row) => row[0] === "Reasoning Token Count (tokens)"));
   }));
 
 Deno.test("openai: mid-stream errors are failed requests, whatever their kind", (t) =>
