@@ -25,7 +25,6 @@ import {
 import { demoCommand, profileCommand } from "./lib/commands/profile.ts";
 import { serveCommand } from "./lib/commands/serve.ts";
 import { reportCommand, sweepCommand } from "./lib/commands/sweep.ts";
-import { searchCommand, searchReportCommand } from "./lib/commands/search.ts";
 import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
 import { InputError } from "./lib/input/errors.ts";
@@ -38,7 +37,8 @@ import {
 } from "./lib/protocol/errors.ts";
 import { OutputError, WriteError } from "./lib/report/output_file.ts";
 import { buildReportConfig, buildSweepConfig, CheckpointError } from "./lib/sweep/mod.ts";
-import { buildSearchConfig, isSearch } from "./lib/search/mod.ts";
+// Only the check: the search (protobuf for config.pbtxt) loads when a search runs.
+import { isSearch } from "./lib/search/config.ts";
 
 const EXIT_OK = 0;
 const EXIT_USAGE = 1;
@@ -99,12 +99,17 @@ async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
     case "demo":
       return demoCommand(raw, CONTEXT);
     case "profile":
-      if (isSearch(raw)) return searchCommand(buildSearchConfig(raw), CONTEXT);
+      if (isSearch(raw)) {
+        const { searchCommand } = await import("./lib/commands/search.ts");
+        return await searchCommand(raw, CONTEXT);
+      }
       return raw.has("profile-models")
         ? sweepCommand(buildSweepConfig(raw), CONTEXT)
         : profileCommand(buildProfileConfig(raw, { warn: printWarning }), CONTEXT);
-    case "report":
+    case "report": {
+      const { searchReportCommand } = await import("./lib/commands/search.ts");
       return (await searchReportCommand(raw)) ?? reportCommand(buildReportConfig(raw));
+    }
     case "merge": {
       // Loaded for merges only, like the histogram library the merge reads.
       const { mergeCommand } = await import("./lib/commands/merge.ts");

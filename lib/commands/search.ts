@@ -151,10 +151,8 @@ function finishSearch(
  * point finishes, is saved, and the search stops; three times: save and
  * exit at once. The local server is stopped in every case.
  */
-export async function searchCommand(
-  config: SearchConfig,
-  context: CommandContext,
-): Promise<Outcome> {
+export async function searchCommand(raw: RawOptions, context: CommandContext): Promise<Outcome> {
+  const config = buildSearchConfig(raw);
   checkOutputs([
     { path: config.checkpointDirectory, flag: "--checkpoint-directory", directory: true },
     { path: config.exportPath, flag: "--export-path", directory: true },

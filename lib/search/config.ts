@@ -10,7 +10,6 @@ import { optionDef, optionLabel, type RawOptions } from "../cli/options.ts";
 import { type Goals, parseGoals, type Settings } from "../sweep/mod.ts";
 import { UsageError } from "../types/errors.ts";
 import { type Objectives, parseObjectives } from "./objectives.ts";
-import { powersOfTwo } from "./variants.ts";
 
 export type LaunchMode = "local" | "remote" | "c_api";
 
@@ -57,6 +56,13 @@ export interface SearchConfig {
   pointOptions: RawOptions;
   percentile?: number;
   settings: Settings;
+}
+
+/** Powers of two from `min` to `max`, `min` rounded up to one. */
+export function powersOfTwo(min: number, max: number): number[] {
+  const values: number[] = [];
+  for (let v = 2 ** Math.ceil(Math.log2(Math.max(1, min))); v <= max; v *= 2) values.push(v);
+  return values;
 }
 
 /** Options of the search itself, not passed on to the points. */

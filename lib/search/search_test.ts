@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { parseGoals, type PointRecord } from "../sweep/mod.ts";
 import type { LevelResult } from "../types/results.ts";
 import { UsageError } from "../types/errors.ts";
-import { buildSearchConfig, isSearch } from "./config.ts";
+import { buildSearchConfig, isSearch, powersOfTwo } from "./config.ts";
 import { compareResults, parseObjectives } from "./objectives.ts";
 import { formatInferenceCsv, instanceGroupText } from "./report.ts";
 import { sweepStop } from "./run.ts";
-import { bruteVariants, expand, manualVariants, powersOfTwo } from "./variants.ts";
+import { bruteVariants, expand, manualVariants } from "./variants.ts";
 
 const BASE = {
   backend: "identity",

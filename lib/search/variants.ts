@@ -47,13 +47,6 @@ export function readModelConfig(repository: string, model: string): ModelConfig 
   }
 }
 
-/** Powers of two from `min` to `max`, `min` rounded up to one. */
-export function powersOfTwo(min: number, max: number): number[] {
-  const values: number[] = [];
-  for (let v = 2 ** Math.ceil(Math.log2(Math.max(1, min))); v <= max; v *= 2) values.push(v);
-  return values;
-}
-
 /** Whether Triton may batch this model's requests with the dynamic batcher. */
 export function canBatch(config: ModelConfig): boolean {
   return (config.max_batch_size ?? 0) > 0 && config.sequence_batching === undefined &&
