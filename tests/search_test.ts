@@ -199,7 +199,11 @@ profile_models:
         "batched_config_1",
         "batched_config_default",
       ]);
-      assert.equal(rows[0]![3], "batched_config_1", "two instances serve the most");
+      // 2 instances x max batch 4 and the model's own 1 x 8 both serve 800/s by the formula.
+      assert.ok(
+        ["batched_config_1", "batched_config_default"].includes(rows[0]![3]!),
+        rows.join("\n"),
+      );
       assert.ok(
         byConfig.get("batched_config_1")! > 1.3 * byConfig.get("batched_config_0")!,
         run.stdout,
