@@ -106,7 +106,7 @@ export function compareCase(
       ...(nearest.ratio === undefined ? {} : { ratio: medianOf((r) => r.ratio) }),
       ...(judged.length === 0 ? {} : {
         met: met * 2 > judged.length,
-        note: `met in ${met} of ${judged.length} rounds; ${nearest.note ?? ""}`,
+        note: [`met in ${met} of ${judged.length} rounds`, nearest.note].filter(Boolean).join("; "),
       }),
       ...(baselineFigure === undefined ? {} : {
         baseline: { figure: baselineFigure.median, ...(ratio === undefined ? {} : { ratio }) },

@@ -12,6 +12,7 @@ import {
   roundOrder,
   type Worktree,
 } from "./baseline.ts";
+import { withBudgets } from "./budget.ts";
 import { clientCost, type CostMode } from "./client_cost.ts";
 import { httpCapacity } from "./http_capacity.ts";
 import * as inferperf from "./inferperf.ts";
@@ -307,7 +308,7 @@ function pinning(wanted: boolean): Pinning | string {
 async function runCase(id: string, options: Options, pinTo: Pinning | undefined) {
   const pinned = UNPINNED_CASES.has(id) ? undefined : pinTo;
   await pin(pinned);
-  const result = await RUNNERS[id](options);
+  const result = withBudgets(await RUNNERS[id](options));
   if (pinTo !== undefined && pinned === undefined) {
     result.notes.push("Not pinned: its clients use several CPUs.");
   }

@@ -1,4 +1,5 @@
 /** The bench report: a Markdown table (pasted as is into BENCHMARKS.md) and results.json. */
+import { formatBudget } from "./budget.ts";
 import type { MachineInfo } from "./machine.ts";
 import type { BenchRow, CaseResult, Spread } from "./types.ts";
 
@@ -57,6 +58,8 @@ const BASELINE_COLUMNS: Column[] = [
   },
 ];
 
+const BUDGET_COLUMN: Column = { title: "budget", cell: formatBudget };
+
 const TARGET_COLUMNS: Column[] = [
   { title: "target", cell: (r) => r.target ?? "" },
   { title: "met", cell: (r) => r.met === undefined ? "" : r.met ? "yes" : "NO" },
@@ -68,6 +71,7 @@ export function formatTable(rows: readonly BenchRow[]): string {
   const columns = [
     ...COLUMNS,
     ...(rows.some((r) => r.baseline !== undefined) ? BASELINE_COLUMNS : []),
+    ...(rows.some((r) => r.budget !== undefined) ? [BUDGET_COLUMN] : []),
     ...TARGET_COLUMNS,
   ];
   const table = [columns.map((c) => c.title), ...rows.map((r) => columns.map((c) => c.cell(r)))];

@@ -18,6 +18,8 @@ export interface BenchRow {
   met?: boolean;
   /** Anything a reader needs to interpret the row (fallback server, detail figures). */
   note?: string;
+  /** Issue 29's budget of this figure, µs of client CPU per request or token (bench/budget.ts). */
+  budget?: number;
   /** With --baseline: the baseline's figure (median) and this figure / the baseline's per round. */
   baseline?: {
     figure: number;
