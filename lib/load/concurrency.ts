@@ -106,12 +106,15 @@ export class ConcurrencyLoad {
     const abandonment = this.#abandonment;
     const epoch = abandonment.epoch;
     let failures = 0;
+    this.#sessions[lane] = session;
     while (this.#running && this.#budget > 0) {
       this.#budget--;
       const request = feed.next(lane);
       try {
-        session ??= await this.#client.openSession();
-        this.#sessions[lane] = session;
+        // Noted once per session, not per request (a keyed store on every request).
+        if (session === undefined) {
+          this.#sessions[lane] = session = await this.#client.openSession();
+        }
         const check = feed.check(request);
         const outputs = await session.infer(request, timing, check && DECODE);
         // Given up on meanwhile (an API that cannot cancel answers late): failed as abandoned.

@@ -8,50 +8,22 @@
  */
 import { ConnectionError, ProtocolError } from "../errors.ts";
 import {
-  CHUNKED,
-  CLOSE,
-  COLON,
-  CONNECTION,
-  CONTENT_LENGTH,
-  CONTENT_TYPE,
   CR,
   EMPTY,
-  equalsLower,
-  hasToken,
+  findHeadEnd,
+  HeadParser,
   hexValue,
-  HTTP_1,
-  indexOfByte,
   indexOfCrlf,
-  INFERENCE_HEADER,
-  isDigit,
   isWhitespace,
-  KEEP_ALIVE,
-  latin1,
   LF,
-  parseDecimal,
   quote,
+  type ResponseHead,
   SEMICOLON,
-  SP,
-  TRANSFER_ENCODING,
-} from "./_bytes.ts";
+} from "./_head.ts";
 
 /** Anything bytes can be read from; Deno.Conn satisfies it. */
 export interface ByteSource {
   read(p: Uint8Array): Promise<number | null>;
-}
-
-/** The parts of a response head the clients act on. */
-export interface ResponseHead {
-  status: number;
-  /** -1 when the response carries no content-length (chunked or read-until-close). */
-  contentLength: number;
-  chunked: boolean;
-  /** False when the server closes the connection after this response. */
-  keepAlive: boolean;
-  /** "" when absent. */
-  contentType: string;
-  /** The binary tensor extension's JSON header length; -1 when absent. */
-  inferenceHeaderContentLength: number;
 }
 
 /** Longest response head and chunk-size or trailer line accepted. */
@@ -69,14 +41,8 @@ const enum Body {
 }
 
 export class ResponseReader {
-  readonly head: ResponseHead = {
-    status: 0,
-    contentLength: -1,
-    chunked: false,
-    keepAlive: true,
-    contentType: "",
-    inferenceHeaderContentLength: -1,
-  };
+  readonly #parser = new HeadParser();
+  readonly head: ResponseHead = this.#parser.head;
   /** performance.now() when the first byte of the current response was available. */
   firstByteAt = 0;
   #source: ByteSource;
@@ -87,10 +53,6 @@ export class ResponseReader {
   #end = 0;
   #body = Body.Done;
   #started = false;
-  #contentTypeBytes = new Uint8Array(0);
-  #contentTypeString = "";
-  /** A transfer coding other than chunked: the body runs until the connection closes. */
-  #otherCoding = false;
 
   /** `address` names the peer in errors. */
   constructor(source: ByteSource, address: string, initialBufferBytes = 16384) {
@@ -136,7 +98,7 @@ export class ResponseReader {
     let scanned = 0;
     for (;;) {
       const start = this.#pos;
-      const found = this.#findHeadEnd(start + Math.max(0, scanned - 3));
+      const found = findHeadEnd(this.#buf, start + Math.max(0, scanned - 3), this.#end);
       scanned = found === -1 ? this.#end - start : found - start;
       if (scanned > MAX_HEAD_BYTES) {
         throw new ProtocolError(`Response head exceeds ${MAX_HEAD_BYTES} bytes`);
@@ -149,7 +111,7 @@ export class ResponseReader {
         }
         continue;
       }
-      this.#parseHead(start, found);
+      this.#parser.parse(this.#buf, start, found);
       this.#pos = found + 4;
       const status = this.head.status;
       if (status >= 100 && status < 200) {
@@ -240,25 +202,6 @@ export class ResponseReader {
       : `Connection to "${this.#address}" closed before a response arrived`;
     this.#body = Body.Done;
     return new ConnectionError(message, this.#address);
-  }
-
-  /** End of the head (index of its final CRLFCRLF) searching from `from`, or -1. */
-  #findHeadEnd(from: number): number {
-    const buf = this.#buf;
-    const end = this.#end;
-    // Horspool: the byte under the pattern's last position tells how far a match can be, so most
-    // bytes of a head are never looked at (this scan was the parser's largest cost).
-    let i = from;
-    while (i + 3 < end) {
-      const last = buf[i + 3];
-      if (last === LF) {
-        if (buf[i + 2] === CR && buf[i + 1] === LF && buf[i] === CR) return i;
-        i += 2;
-      } else {
-        i += last === CR ? 1 : 4;
-      }
-    }
-    return -1;
   }
 
   /**
@@ -452,113 +395,5 @@ export class ResponseReader {
     }
     if (i === start) throw new ProtocolError(`Invalid chunk size line ${quote(buf, start, end)}`);
     return size;
-  }
-
-  #parseHead(start: number, end: number): void {
-    const buf = this.#buf;
-    const head = this.head;
-    const lineEnd = indexOfCrlf(buf, start, end + 2);
-    // "HTTP/1.x SSS" followed by a space (and reason) or the end of the line.
-    if (
-      lineEnd - start < 12 || !equalsLower(buf, start, start + 7, HTTP_1) ||
-      !isDigit(buf[start + 7]) || buf[start + 8] !== SP || !isDigit(buf[start + 9]) ||
-      !isDigit(buf[start + 10]) || !isDigit(buf[start + 11]) ||
-      (lineEnd > start + 12 && buf[start + 12] !== SP)
-    ) {
-      throw new ProtocolError(`Malformed status line ${quote(buf, start, lineEnd)}`);
-    }
-    head.status = (buf[start + 9] - 48) * 100 + (buf[start + 10] - 48) * 10 + buf[start + 11] - 48;
-    head.contentLength = -1;
-    head.chunked = false;
-    head.keepAlive = buf[start + 7] !== 48;
-    head.contentType = "";
-    head.inferenceHeaderContentLength = -1;
-    this.#otherCoding = false;
-    let i = lineEnd + 2;
-    while (i < end + 2) {
-      const eol = indexOfCrlf(buf, i, end + 2);
-      // Folded continuation lines only extend values this parser does not keep.
-      if (!isWhitespace(buf[i])) this.#parseField(i, eol);
-      i = eol + 2;
-    }
-    if (head.chunked || this.#otherCoding) head.contentLength = -1;
-  }
-
-  #parseField(start: number, end: number): void {
-    const buf = this.#buf;
-    const head = this.head;
-    const colon = indexOfByte(buf, COLON, start, end);
-    if (colon === -1 || colon === start) {
-      throw new ProtocolError(`Malformed header line ${quote(buf, start, end)}`);
-    }
-    const field = this.#knownField(start, colon);
-    // Most fields of a response (date, server...) are not kept: their values are never scanned.
-    if (field === undefined) return;
-    let a = colon + 1;
-    let b = end;
-    while (a < b && isWhitespace(buf[a])) a++;
-    while (b > a && isWhitespace(buf[b - 1])) b--;
-    if (field === CONTENT_LENGTH) {
-      const length = parseDecimal(buf, a, b, "content-length");
-      if (head.contentLength !== -1 && head.contentLength !== length) {
-        throw new ProtocolError("Conflicting content-length headers");
-      }
-      head.contentLength = length;
-    } else if (field === TRANSFER_ENCODING) {
-      // Chunked must be the final coding; any other coding means read until close.
-      head.chunked = b - a >= CHUNKED.length && equalsLower(buf, b - CHUNKED.length, b, CHUNKED);
-      this.#otherCoding = !head.chunked;
-    } else if (field === CONNECTION) {
-      if (hasToken(buf, a, b, CLOSE)) head.keepAlive = false;
-      else if (hasToken(buf, a, b, KEEP_ALIVE)) head.keepAlive = true;
-    } else if (field === CONTENT_TYPE) {
-      head.contentType = this.#contentType(a, b);
-    } else {
-      head.inferenceHeaderContentLength = parseDecimal(
-        buf,
-        a,
-        b,
-        "inference-header-content-length",
-      );
-    }
-  }
-
-  /** The lower-case name of a field this parser keeps, chosen by the name's length first. */
-  #knownField(start: number, end: number): Uint8Array | undefined {
-    const buf = this.#buf;
-    let name: Uint8Array;
-    switch (end - start) {
-      case CONTENT_LENGTH.length:
-        name = CONTENT_LENGTH;
-        break;
-      case TRANSFER_ENCODING.length:
-        name = TRANSFER_ENCODING;
-        break;
-      case CONNECTION.length:
-        name = CONNECTION;
-        break;
-      case CONTENT_TYPE.length:
-        name = CONTENT_TYPE;
-        break;
-      case INFERENCE_HEADER.length:
-        name = INFERENCE_HEADER;
-        break;
-      default:
-        return undefined;
-    }
-    return equalsLower(buf, start, end, name) ? name : undefined;
-  }
-
-  /** Decodes the content type, reusing the previous string when the bytes repeat. */
-  #contentType(start: number, end: number): string {
-    const buf = this.#buf;
-    const last = this.#contentTypeBytes;
-    let same = last.length === end - start;
-    for (let i = 0; same && i < last.length; i++) same = last[i] === buf[start + i];
-    if (!same) {
-      this.#contentTypeBytes = buf.slice(start, end);
-      this.#contentTypeString = latin1.decode(this.#contentTypeBytes);
-    }
-    return this.#contentTypeString;
   }
 }

@@ -7,7 +7,8 @@
  */
 import { ConnectionError, ProtocolError, TimeoutError } from "../errors.ts";
 import { type ByteConn, connect, describeError, type Endpoint, formatAddress } from "./connect.ts";
-import { type ResponseHead, ResponseReader } from "./_response_reader.ts";
+import type { ResponseHead } from "./_head.ts";
+import { ResponseReader } from "./_response_reader.ts";
 
 export type { ResponseHead };
 
