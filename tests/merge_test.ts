@@ -37,10 +37,10 @@ Deno.test("inferperf merge: two runs' summaries and exports, each merged into on
         `${dir}/b.json`,
       ]);
       assert.equal(summaries.code, 0, summaries.stderr);
-      // Two runs at concurrency 1 side by side kept 2 requests in flight; the line says so.
+      // Two runs at concurrency 1 side by side: a concurrency-1 level, 2 requests in flight in all.
       assert.match(
         summaries.stdout,
-        /Merged 2 summaries into .*merged\.json\n {2}concurrency 2 \(the runs' 1 \+ 1\): /,
+        /Merged 2 summaries into .*merged\.json\n {2}concurrency 1 \(in each of 2 runs, 2 in all\): /,
       );
       const merged = await readJson(`${dir}/merged.json`);
       assert.equal(merged.levels[0].client.request_count, 40);

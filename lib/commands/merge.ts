@@ -61,10 +61,12 @@ export async function mergeCommand(args: MergeArgs): Promise<Outcome> {
     if (kinds[0] === "summary") {
       for (const [i, level] of (merged.levels as Doc[]).entries()) {
         const p99 = level.client.percentiles_us["99"];
-        // The merged level is the load the server saw, the runs' loads added up.
-        const parts = docs.map((d) => d.levels[i].value).join(" + ");
+        const parts = docs.map((d) => d.levels[i].value);
+        const load = parts.every((v) => v === level.value)
+          ? `in each of ${parts.length} runs, ${level.merged_total_value} in all`
+          : `the runs' ${parts.join(" + ")}`;
         console.log(
-          `  ${level.mode} ${level.value} (the runs' ${parts}): ` +
+          `  ${level.mode} ${level.value} (${load}): ` +
             `${level.client.throughput.toFixed(2)} infer/sec, ` +
             `${level.client.request_count} requests, avg latency ` +
             `${Math.round(level.client.avg_latency_us)} usec, p99 ${Math.round(p99)} usec`,

@@ -3,8 +3,10 @@
  * (--profile-export-file) of runs that loaded one server side by side (e.g.
  * the pods of a Kubernetes Indexed Job, each sending its part) merged into
  * one, as if one client had sent it all. Levels and windows are matched by
- * position; values, counts and throughputs add up; latency percentiles come
- * from the runs' HDR histograms merged.
+ * position; counts and throughputs add up; latency percentiles come from the
+ * runs' HDR histograms merged. A level keeps the value each run was given (the
+ * label its command line asked for) when the runs agree; the load the server
+ * saw, the values added up, is `merged_total_value` beside it.
  */
 import { LatencyHistogram } from "../measure/histogram.ts";
 import { BEHIND_SCHEDULE_FIELD, doubleJson } from "./export.ts";
@@ -59,6 +61,15 @@ export function mergeKind(doc: unknown, path: string): MergeKind {
 }
 
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+
+/**
+ * A merged level's label: the runs' own value when they all ran the same one
+ * (two runs at concurrency 1 are a concurrency-1 level run twice), else the
+ * sum, since no single run's value then names the level.
+ */
+export function mergedValue(values: readonly number[]): number {
+  return values.every((v) => v === values[0]) ? values[0] : sum(values);
+}
 
 /** The mean of `values` weighted by `weights` (0 when nothing weighs). */
 function weighted(values: readonly number[], weights: readonly number[]): number {
@@ -205,7 +216,9 @@ function mergeLevel(levels: readonly Doc[], sameServer: boolean): Doc {
   }
   const level: Doc = {
     mode: levels[0].mode,
-    value: sum(levels.map((l) => l.value)),
+    value: mergedValue(levels.map((l) => l.value)),
+    merged_runs: levels.length,
+    merged_total_value: sum(levels.map((l) => l.value)),
     stable: levels.every((l) => l.stable),
     client: mergeClient(levels.map((l) => l.client), histogram),
     latency_components_us: components,
@@ -303,7 +316,7 @@ export function mergeExports(docs: readonly Doc[]): Doc {
         ...runs[0].experiment,
         value: experimentValue(
           runs[0].experiment.mode,
-          sum(runs.map((r) => numberOf(r.experiment.value))),
+          mergedValue(runs.map((r) => numberOf(r.experiment.value))),
         ),
       },
       requests,

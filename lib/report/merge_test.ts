@@ -48,7 +48,7 @@ function summary(latenciesUs: number[], options: { url: string; value: number })
   };
 }
 
-Deno.test("summaries merge: values and counts add, percentiles from the merged histograms", () => {
+Deno.test("summaries merge: counts add, percentiles from the merged histograms", () => {
   const a = [100, 200, 300];
   const b = [1000, 2000];
   const merged = mergeSummaries([
@@ -56,7 +56,9 @@ Deno.test("summaries merge: values and counts add, percentiles from the merged h
     summary(b, { url: "h2", value: 3 }),
   ]);
   const [level] = merged.levels;
-  assert.equal(level.value, 5);
+  assert.equal(level.value, 5, "runs of different values: no one run's value names the level");
+  assert.equal(level.merged_total_value, 5);
+  assert.equal(level.merged_runs, 2);
   assert.equal(level.client.request_count, 5);
   assert.equal(level.client.throughput, 5);
   assert.equal(level.client.avg_latency_us, 720);
@@ -69,6 +71,8 @@ Deno.test("summaries merge: values and counts add, percentiles from the merged h
     summary(b, { url: "h", value: 1 }),
   ]);
   assert.equal(shared.levels[0].server[0].inference_count, 10, "one server counted every run");
+  assert.equal(shared.levels[0].value, 1, "two runs at concurrency 1 are a concurrency-1 level");
+  assert.equal(shared.levels[0].merged_total_value, 2);
 });
 
 Deno.test("exports merge: requests by time with nanoseconds kept, histograms merged", () => {
@@ -86,7 +90,7 @@ Deno.test("exports merge: requests by time with nanoseconds kept, histograms mer
     text,
     /"requests":\[\{"timestamp":1795612772847313118\},\{"timestamp":1795612772847313119\}\]/,
   );
-  assert.match(text, /"value":2/);
+  assert.match(text, /"value":1/, "both runs at concurrency 1");
   const merged = JSON.parse(text).experiments[0].window_latency_histograms[0];
   assert.equal(LatencyHistogram.decode(merged).count, 2);
   const sharded = JSON.stringify(addShardRequests(a, [b]));
@@ -123,7 +127,7 @@ Deno.test("exports merge: a request rate stays a double, FP32 values and failed 
         `"version":"v","service_kind":"triton","endpoint":""}`,
     );
   const text = JSON.stringify(mergeExports([run("4.0", "5"), run("4.0", "3")]));
-  assert.match(text, /"experiment":\{"mode":"request_rate","value":8\.0\}/);
+  assert.match(text, /"experiment":\{"mode":"request_rate","value":4\.0\}/);
   assert.match(text, /"request_inputs":\{"X":1\.0\}/);
   assert.deepEqual(
     JSON.parse(text).experiments[0].failed_requests.map((r: { timestamp: number }) => r.timestamp),
