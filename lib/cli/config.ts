@@ -356,6 +356,10 @@ export function buildProfileConfig(
     url,
     protocol,
     ...service,
+    // Multi-turn conversations of a dataset file run only as sessions: the data must know.
+    syntheticPrompts: load.sessionConcurrency === undefined
+      ? service.syntheticPrompts
+      : { ...service.syntheticPrompts, sessions: true },
     composingModels: parseComposing(r.list("bls-composing-models")),
     concurrency,
     ...load,

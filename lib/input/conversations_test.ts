@@ -14,6 +14,7 @@ const BASE: SyntheticPrompts = {
   count: 6,
   streaming: false,
   seed: 4,
+  sessions: true,
 };
 
 async function steps(synthetic: Partial<SyntheticPrompts>): Promise<DataStep[]> {
@@ -161,6 +162,19 @@ Deno.test("mooncake_trace: lengths, shared hash blocks, max_tokens, time order",
   const words = (s: DataStep) => textOf(s).split(" ");
   assert.deepEqual(words(made[0]).slice(0, 32), words(made[3]).slice(0, 32));
   assert.notDeepEqual(words(made[0]).slice(32), words(made[3]).slice(32, 35));
+  // A trace's "session_id" makes multi-turn sessions, which run with --session-concurrency.
+  const sessions = await file([
+    { session_id: "a", input_length: 8, output_length: 2 },
+    { session_id: "a", delay: 30, input_length: 4, output_length: 2 },
+  ]);
+  const turns = await steps({ inputFile: sessions, datasetType: "mooncake_trace" });
+  assert.deepEqual(turns.map((s) => [s.sessionId, s.delayMs]), [["a", 30], ["a", undefined]]);
+  await assert.rejects(
+    steps({ inputFile: sessions, datasetType: "mooncake_trace", sessions: false }),
+    (e) =>
+      e instanceof InputError &&
+      /line 2: session "a" has 2 turns, which need --session-concurrency N/.test(e.message),
+  );
   await assert.rejects(
     steps({
       inputFile: await file([{ input_length: 600, hash_ids: [1] }]),

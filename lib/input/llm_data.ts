@@ -63,6 +63,8 @@ export interface SyntheticPrompts extends ConversationOptions {
   seed: number;
   /** --input-file: prompts from a file instead of made-up ones. */
   inputFile?: string;
+  /** --session-concurrency: conversations of several turns run as sessions (else refused). */
+  sessions?: boolean;
 }
 
 export interface LlmDataOptions {
@@ -201,6 +203,13 @@ async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
     rng: mulberry32(synthetic.seed),
     ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
   });
+  const long = synthetic.sessions ? undefined : conversations.find((c) => c.turns.length > 1);
+  if (long !== undefined) {
+    throw new InputError(
+      `${long.turns[1].where}: session "${long.sessionId}" has ${long.turns.length} turns, ` +
+        "which need --session-concurrency N (each turn goes after the previous answer, with the history)",
+    );
+  }
   const common = { model: options.model, endpoint: options.endpoint, synthetic };
   return conversations.flatMap(({ sessionId, turns }) =>
     turns.map((turn, t) => {
