@@ -190,3 +190,87 @@ Deno.test({
     }
   },
 });
+
+/** One of each dataset file, run as AIPerf would; every request must succeed. */
+async function datasetRuns(addr: string, model: string) {
+  const dir = await Deno.makeTempDir();
+  const write = (name: string, lines: unknown[]) =>
+    Deno.writeTextFile(`${dir}/${name}`, lines.map((l) => JSON.stringify(l)).join("\n"));
+  try {
+    await write("single.jsonl", [{ text: "tell me a story" }, { texts: ["one", "two"] }]);
+    await write("multi.jsonl", [
+      { session_id: "s", turns: [{ text: "hello" }, { text: "and then", delay: 10 }] },
+    ]);
+    await Deno.mkdir(`${dir}/pool`);
+    await write("pool/queries.jsonl", [{ text: "query one" }, { text: "query two" }]);
+    await write("pool/passages.jsonl", [{ text: "a passage of text" }]);
+    await Deno.writeTextFile(
+      `${dir}/sharegpt.json`,
+      JSON.stringify([{
+        conversations: [
+          { from: "human", value: "name three colors of the rainbow please" },
+          { from: "gpt", value: "red orange and yellow are three" },
+        ],
+      }]),
+    );
+    const runs: Array<[string, string[]]> = [
+      ["single_turn", [
+        "--custom-dataset-type",
+        "single_turn",
+        "--input-file",
+        `${dir}/single.jsonl`,
+      ]],
+      ["multi_turn", [
+        ...["--custom-dataset-type", "multi_turn", "--input-file", `${dir}/multi.jsonl`],
+        ...["--session-concurrency", "1"],
+      ]],
+      ["random_pool", [
+        ...["--custom-dataset-type", "random_pool", "--input-file", `${dir}/pool`],
+        "--conversation-num",
+        "3",
+      ]],
+      ["sharegpt", ["--public-dataset", "sharegpt", "--input-file", `${dir}/sharegpt.json`]],
+    ];
+    const counts: Record<string, number> = {};
+    for (const [name, args] of runs) {
+      const r = await runCli([
+        ...["-m", model, ...CHAT, "-u", addr, "--streaming", "--request-count", "4"],
+        ...["--output-tokens-mean", "3", "--output-tokens-mean-deterministic"],
+        ...["--summary-json", `${dir}/s.json`, "--overwrite", ...args],
+      ], { timeoutMs: 60_000 });
+      assert.equal(r.code, 0, `${name}: ${r.stderr}${r.stdout}`);
+      const level = JSON.parse(await Deno.readTextFile(`${dir}/s.json`)).levels[0];
+      assert.equal(level.llm.output_sequence_length_tokens.avg, 3, name);
+      counts[name] = level.llm.request_count;
+    }
+    return counts;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("dataset files against the reference server: every request answered", async () => {
+  const server = await startServerInWorker({
+    models: [{ name: "chat", llm: { ttft_ms: 2, itl_ms: 1, output_tokens: 8 } }],
+  });
+  try {
+    const counts = await datasetRuns(server.addr, "chat");
+    assert.equal(counts.multi_turn, 2, "the session's two turns, once");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test({
+  name: "dataset files against llama.cpp: every request answered, content parts included",
+  ignore: skip,
+  async fn() {
+    const server = await startLlama();
+    try {
+      const counts = await datasetRuns(server.addr, "tiny");
+      assert.equal(counts.multi_turn, 2, "the session's two turns, once");
+    } finally {
+      await server.stop();
+    }
+  },
+});
