@@ -423,3 +423,55 @@ tritonTest(
     }
   },
 );
+
+tritonTest(
+  "remote mode: a quick search climbs to the formula's best through the repository API",
+  async () => {
+    const server = await startTriton({
+      args: ["--model-control-mode=explicit", "--load-model=batched"],
+    });
+    const root = Deno.makeTempDirSync({ prefix: "inferperf_search_" });
+    try {
+      const run = await runCli([
+        "profile",
+        "--model-repository",
+        new URL("../fixtures/triton/models/", import.meta.url).pathname,
+        "--profile-models",
+        "batched",
+        "--triton-launch-mode",
+        "remote",
+        "--triton-http-endpoint",
+        server.http,
+        "--run-config-search-mode",
+        "quick",
+        "--run-config-search-max-instance-count",
+        "2",
+        "--run-config-search-max-model-batch-size",
+        "2",
+        "--run-config-search-min-concurrency",
+        "2",
+        "--run-config-search-max-concurrency",
+        "8",
+        "--output-model-repository-path",
+        `${root}/output`,
+        "--export-path",
+        root,
+        "--checkpoint-directory",
+        `${root}/checkpoints`,
+        ...MEASURE,
+      ], { permissions: PERMISSIONS, timeoutMs: 120_000 });
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      const rows = parseCsv(Deno.readTextFileSync(`${root}/results/metrics-model-inference.csv`))
+        .slice(1);
+      // 2 instances x max batch 2 (400/s by the formula) beats 1 x 2 and 2 x 1 (200/s).
+      assert.deepEqual(rows[0]!.slice(4, 6), ["2:CPU", "2"], rows.join("\n"));
+      assert.ok(
+        !rows.some((r) => r[3] === "batched_config_default"),
+        "quick skips the model's own",
+      );
+    } finally {
+      await server.stop();
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+);
