@@ -182,6 +182,17 @@ Deno.test("a search is --profile-models with --model-repository; its options are
   assert.deepEqual(config.instanceCounts, [1, 2]);
   assert.deepEqual(config.models[0]!.concurrency, [2, 4]);
   assert.deepEqual(config.models[0]!.objectives.map((o) => o.weight), [0.5, 0.5]);
+  const perModel = buildSearchConfig(raw({
+    "profile-models": ['{"a":{"constraints":{"perf_latency_p99":{"max":20}}},"b":null}'],
+    "model-repository": "r",
+    constraints: ["min-perf_throughput=5"],
+  }));
+  assert.deepEqual(
+    perModel.models.map((m) =>
+      m.goals.constraints.map((c) => `${c.bound}-${c.metric.name}=${c.limit}`)
+    ),
+    [["max-p99-latency=20"], ["min-throughput=5"]],
+  );
   assert.equal(config.pointOptions.has("model-repository"), false);
   assert.throws(
     () =>

@@ -10,7 +10,7 @@ export const SWEEPS: readonly OptionDef[] = [
     valueName: "A,B",
     commands: ["profile"],
     help:
-      "Sweep these models: every combination of the values of the options marked [sweep] is measured as one point and saved to a checkpoint, so a rerun resumes.",
+      "Sweep these models: every combination of the values of the options marked [sweep] is measured as one point and saved to a checkpoint, so a rerun resumes. With --model-repository: search the best model configuration of each (see Model config search).",
   },
   {
     name: "checkpoint-directory",
