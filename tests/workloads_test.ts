@@ -29,9 +29,18 @@ Deno.test("synthetic conversations: history, delays, turns and sessions in the s
       ...["--synthetic-input-tokens-mean", "12", "--prefix-prompt-pool-size", "1"],
       ...["--prefix-prompt-length", "8", "--random-seed", "3"],
       ...["--summary-json", `${dir}/s.json`, "--profile-export-file", `${dir}/e.json`],
+      ...["-f", `${dir}/llm.csv`, "--report-html", `${dir}/r.html`],
     ]);
     assert.equal(r.code, 0, r.stderr + r.stdout);
     assert.match(r.stdout, /Turn 0: .*\n {4}Turn 1: .*\n {4}Turn 2: .*\n {4}Sessions: 4 /);
+    const csv = await Deno.readTextFile(`${dir}/llm.csv`);
+    assert.deepEqual(csv.match(/^Turn Index,\d+$/gm), [
+      "Turn Index,0",
+      "Turn Index,1",
+      "Turn Index,2",
+    ]);
+    const page = await Deno.readTextFile(`${dir}/r.html`);
+    for (const t of [0, 1, 2]) assert.ok(page.includes(`<td>2, turn ${t}</td>`), `HTML turn ${t}`);
     const requests = parseProfileExport(await Deno.readTextFile(`${dir}/e.json`)).experiments[0]
       .requests;
     assert.equal(requests.length, 12);

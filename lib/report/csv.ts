@@ -166,7 +166,7 @@ function formatLlmCsv(results: readonly LevelResult[], mode: LoadMode): string {
       text += llmBlock(slice.llm);
     }
     for (const turn of l.turns ?? []) {
-      text += "\n" + row(["Turn Index", genaiNumber(turn.turnIndex)]);
+      text += "\n" + row(["Turn Index", String(turn.turnIndex)]);
       text += llmBlock(turn.llm);
     }
   }
