@@ -43,11 +43,15 @@ const BOOLEAN_VALUES: ReadonlyMap<string, boolean> = new Map([
 ]);
 
 const TOKEN_OPTIONS: TokenOptions = Object.fromEntries(
-  OPTIONS.map((o) => [o.name, {
-    type: o.type === "boolean" || o.type === "count" ? "boolean" as const : "string" as const,
-    ...(o.short ? { short: o.short } : {}),
-    ...(o.perfAnalyzer ? { perfAnalyzer: true } : {}),
-  }]),
+  OPTIONS.flatMap((o) => {
+    const token = {
+      type: o.type === "boolean" || o.type === "count" ? "boolean" as const : "string" as const,
+      ...(o.short ? { short: o.short } : {}),
+      ...(o.perfAnalyzer ? { perfAnalyzer: true } : {}),
+    };
+    const aliases = (o.aliases ?? []).map((alias) => [alias, { type: token.type }]);
+    return [[o.name, token], ...aliases];
+  }),
 );
 
 /**
@@ -106,7 +110,7 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
       );
       continue;
     }
-    const def = OPTIONS.find((o) => o.name === token.name);
+    const def = OPTIONS.find((o) => o.name === token.name || o.aliases?.includes(token.name));
     if (!def) {
       errors.push(`Unknown option "${token.rawName}"`);
       continue;

@@ -29,6 +29,7 @@ function describe(def: OptionDef): string {
   let text = def.help;
   if (def.default !== undefined && def.type !== "boolean") text += ` [default: ${def.default}]`;
   if (def.sweep) text += " [sweep]";
+  if (def.aliases) text += ` [also ${def.aliases.map((a) => `--${a}`).join(", ")}]`;
   return text;
 }
 

@@ -25,6 +25,8 @@ export interface OptionDef {
   name: string;
   /** perf_analyzer's single-letter spelling. */
   short?: string;
+  /** Other long spellings on the command line (AIPerf's and genai-perf's names of the option). */
+  aliases?: readonly string[];
   /**
    * The long name is perf_analyzer's: an abbreviation of it resolves among
    * perf_analyzer's names first, as its getopt_long does (`--concurrency 4`).

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { OPTIONS } from "./options.ts";
 import { config, usageErrors } from "./testdata/usage_errors.ts";
 
 const OPENAI = ["-m", "x", "--service-kind", "openai", "--endpoint", "v1/chat/completions"];
@@ -91,4 +92,25 @@ Deno.test("a mooncake_trace with timestamps replays at them (--fixed-schedule), 
   assert.equal(trace(timed).loadMode, "custom_intervals");
   assert.equal(trace(untimed).fixedSchedule, false);
   assert.equal(trace(timed, "--concurrency-range", "4").fixedSchedule, false);
+});
+
+Deno.test("AIPerf's and genai-perf's spellings of the workload options are aliases", () => {
+  const c = config(
+    ...OPENAI,
+    ...["--num-conversations", "5", "--session-turns-mean", "2", "--session-concurrency", "1"],
+    ...["--num-prefix-prompts", "3", "--prompt-prefix-length", "16", "--seq-dist", "8,4:100"],
+    "--isl-block-size=64",
+  );
+  const s = c.syntheticPrompts;
+  assert.equal(s.count, 5);
+  assert.equal(s.turns?.mean, 2);
+  assert.deepEqual(s.prefixPool, { size: 3, length: 16 });
+  assert.equal(s.lengthMix?.length, 1);
+  assert.equal(s.blockSize, 64);
+  // No alias is another option's name.
+  const names = new Set(OPTIONS.map((o) => o.name));
+  for (const alias of OPTIONS.flatMap((o) => o.aliases ?? [])) {
+    assert.ok(!names.has(alias), `--${alias} is an option and an alias`);
+    names.add(alias);
+  }
 });

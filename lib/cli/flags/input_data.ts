@@ -148,6 +148,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "conversation-num",
+    aliases: ["num-conversations", "num-sessions"],
     type: "int",
     group: "Input data",
     valueName: "N",
@@ -156,6 +157,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "conversation-turn-mean",
+    aliases: ["session-turns-mean"],
     type: "int",
     group: "Input data",
     valueName: "N",
@@ -164,6 +166,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "conversation-turn-stddev",
+    aliases: ["session-turns-stddev"],
     type: "int",
     default: 0,
     group: "Input data",
@@ -172,6 +175,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "conversation-turn-delay-mean",
+    aliases: ["session-turn-delay-mean"],
     type: "float",
     default: 0,
     group: "Input data",
@@ -180,6 +184,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "conversation-turn-delay-stddev",
+    aliases: ["session-turn-delay-stddev"],
     type: "float",
     default: 0,
     group: "Input data",
@@ -188,6 +193,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "conversation-turn-delay-ratio",
+    aliases: ["session-delay-ratio"],
     type: "float",
     default: 1,
     group: "Input data",
@@ -196,15 +202,17 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "prefix-prompt-pool-size",
+    aliases: ["num-prefix-prompts", "prompt-prefix-pool-size"],
     type: "int",
     default: 0,
     group: "Input data",
     valueName: "N",
     help:
-      "N shared prefixes of --prefix-prompt-length tokens; the first turn of each synthetic conversation starts with one drawn at random (prefix-cache studies; AIPerf's --num-prefix-prompts).",
+      "N shared prefixes of --prefix-prompt-length tokens; the first turn of each synthetic conversation starts with one drawn at random (prefix-cache studies).",
   },
   {
     name: "prefix-prompt-length",
+    aliases: ["prompt-prefix-length"],
     type: "int",
     default: 0,
     group: "Input data",
@@ -213,6 +221,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "sequence-distribution",
+    aliases: ["seq-dist"],
     type: "string",
     group: "Input data",
     valueName: "MIX",
@@ -221,6 +230,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
   },
   {
     name: "synthetic-input-tokens-block-size",
+    aliases: ["prompt-input-tokens-block-size", "isl-block-size"],
     type: "int",
     default: 512,
     group: "Input data",
