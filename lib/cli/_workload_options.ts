@@ -24,6 +24,9 @@ export const WORKLOAD_OPTIONS = [
   "prefix-prompt-length",
   "sequence-distribution",
   "synthetic-input-tokens-block-size",
+  "fixed-schedule-auto-offset",
+  "fixed-schedule-start-offset",
+  "fixed-schedule-end-offset",
 ];
 
 type Workload = Omit<
@@ -78,6 +81,34 @@ function parseConversations(r: Reader, raw: RawOptions): Pick<Workload, "turns" 
   return { turns, turnDelay };
 }
 
+/** AIPerf's fixed-schedule offsets: which part of a timed file replays, from when. */
+function parseTraceWindow(r: Reader, raw: RawOptions): Workload["traceWindow"] {
+  const autoOffset = r.flag("fixed-schedule-auto-offset");
+  const offset = (name: string) =>
+    raw.has(name) ? r.bounded(name, (n) => n >= 0, "an integer >= 0") : undefined;
+  const startMs = offset("fixed-schedule-start-offset");
+  const endMs = offset("fixed-schedule-end-offset");
+  if (!autoOffset && startMs === undefined && endMs === undefined) return undefined;
+  if (!raw.has("input-file")) {
+    r.errors.push("The --fixed-schedule-* offsets apply to a timed --input-file");
+  }
+  if (autoOffset && startMs !== undefined) {
+    r.errors.push(
+      "Options --fixed-schedule-auto-offset and --fixed-schedule-start-offset exclude each other",
+    );
+  }
+  if (startMs !== undefined && endMs !== undefined && startMs > endMs) {
+    r.errors.push(
+      `--fixed-schedule-start-offset ${startMs} is after --fixed-schedule-end-offset ${endMs}`,
+    );
+  }
+  return {
+    autoOffset,
+    ...(startMs === undefined ? {} : { startMs }),
+    ...(endMs === undefined ? {} : { endMs }),
+  };
+}
+
 /**
  * The workload options given; problems go to the reader's errors. A file's
  * own conversations and the made-up ones' shape exclude each other.
@@ -115,6 +146,8 @@ export function parseWorkload(r: Reader, raw: RawOptions): Workload {
       } shape synthetic prompts: not with --input-file`,
     );
   }
+  const window = parseTraceWindow(r, raw);
+  if (window !== undefined) workload.traceWindow = window;
   if (raw.has("synthetic-input-tokens-block-size")) {
     workload.blockSize = r.bounded(
       "synthetic-input-tokens-block-size",

@@ -92,6 +92,26 @@ Deno.test("a mooncake_trace with timestamps replays at them (--fixed-schedule), 
   assert.equal(trace(timed).loadMode, "custom_intervals");
   assert.equal(trace(untimed).fixedSchedule, false);
   assert.equal(trace(timed, "--concurrency-range", "4").fixedSchedule, false);
+  assert.deepEqual(
+    trace(timed, "--fixed-schedule-start-offset", "10", "--fixed-schedule-end-offset", "90")
+      .syntheticPrompts.traceWindow,
+    { autoOffset: false, startMs: 10, endMs: 90 },
+  );
+  assert.deepEqual(
+    usageErrors(() =>
+      trace(timed, "--fixed-schedule-auto-offset", "--fixed-schedule-start-offset", "10")
+    ),
+    ["Options --fixed-schedule-auto-offset and --fixed-schedule-start-offset exclude each other"],
+  );
+  assert.deepEqual(
+    usageErrors(() =>
+      config(...OPENAI, "--fixed-schedule-start-offset", "9", "--fixed-schedule-end-offset", "1")
+    ),
+    [
+      "The --fixed-schedule-* offsets apply to a timed --input-file",
+      "--fixed-schedule-start-offset 9 is after --fixed-schedule-end-offset 1",
+    ],
+  );
 });
 
 Deno.test("AIPerf's and genai-perf's spellings of the workload options are aliases", () => {

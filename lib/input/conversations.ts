@@ -9,6 +9,7 @@
  * of the --prefix-prompt-pool-size shared prefixes.
  */
 import { type Conversation, type DatasetType, loadDataset, type TurnSpec } from "./datasets.ts";
+import { InputError } from "./errors.ts";
 import type { Rng } from "./generate.ts";
 import {
   type LengthPair,
@@ -42,6 +43,30 @@ export interface ConversationOptions {
   lengthMix?: readonly LengthPair[];
   /** Tokens per hash block of a Mooncake trace; default 512. */
   blockSize?: number;
+  /**
+   * AIPerf's fixed-schedule offsets for a timed file: records outside
+   * [startMs, endMs] are left out, and the schedule starts at the first
+   * timestamp (autoOffset), at startMs, or at 0.
+   */
+  traceWindow?: { autoOffset: boolean; startMs?: number; endMs?: number };
+}
+
+/** The conversations whose turns fall in the window, their timestamps from its start. */
+function windowed(
+  conversations: Conversation[],
+  window: NonNullable<ConversationOptions["traceWindow"]>,
+): Conversation[] {
+  const { startMs = 0, endMs = Infinity } = window;
+  const inside = (t: number | undefined) => t === undefined || (t >= startMs && t <= endMs);
+  const kept = conversations
+    .map((c) => ({ ...c, turns: c.turns.filter((turn) => inside(turn.timestampMs)) }))
+    .filter((c) => c.turns.length > 0);
+  const times = kept.flatMap((c) => c.turns.flatMap((t) => t.timestampMs ?? []));
+  const zero = window.autoOffset ? Math.min(...times) : startMs;
+  for (const turn of kept.flatMap((c) => c.turns)) {
+    if (turn.timestampMs !== undefined) turn.timestampMs -= zero;
+  }
+  return kept;
 }
 
 function madeUp(
@@ -98,7 +123,7 @@ export async function makeConversations(
     const unit = context.tokenizer === undefined ? "words" : "tokens";
     return madeUp(options, { rng: context.rng, maker, unit });
   }
-  const conversations = await loadDataset({
+  let conversations = await loadDataset({
     type: options.datasetType ?? "single_turn",
     path: options.inputFile,
     count: options.count,
@@ -108,6 +133,10 @@ export async function makeConversations(
     outputLengthGiven: options.outputTokens !== undefined,
     ...(context.tokenizer ? { tokenizer: context.tokenizer } : {}),
   });
+  if (options.traceWindow) conversations = windowed(conversations, options.traceWindow);
+  if (conversations.length === 0) {
+    throw new InputError(`"${options.inputFile}": no record within the --fixed-schedule-* offsets`);
+  }
   const output = options.outputTokens;
   if (output === undefined) return conversations;
   // --output-tokens-mean overrides the file's lengths, as in AIPerf.

@@ -162,6 +162,20 @@ Deno.test("mooncake_trace: lengths, shared hash blocks, max_tokens, time order",
   const words = (s: DataStep) => textOf(s).split(" ");
   assert.deepEqual(words(made[0]).slice(0, 32), words(made[3]).slice(0, 32));
   assert.notDeepEqual(words(made[0]).slice(32), words(made[3]).slice(32, 35));
+  // AIPerf's offsets: a part of the trace, its schedule from the part's start or first record.
+  const trace = await file([0, 100, 200, 300].map((timestamp) => ({ timestamp, input_length: 4 })));
+  const part = (traceWindow: SyntheticPrompts["traceWindow"]) =>
+    steps({ inputFile: trace, datasetType: "mooncake_trace", traceWindow }).then((s) =>
+      s.map((step) => step.timestampMs)
+    );
+  assert.deepEqual(await part({ autoOffset: false, startMs: 100, endMs: 200 }), [0, 100]);
+  assert.deepEqual(await part({ autoOffset: false, startMs: 150 }), [50, 150]);
+  assert.deepEqual(await part({ autoOffset: true, endMs: 250 }), [0, 100, 200]);
+  await assert.rejects(
+    part({ autoOffset: false, startMs: 400 }),
+    (e) =>
+      e instanceof InputError && /no record within the --fixed-schedule-\* offsets/.test(e.message),
+  );
   // A trace's "session_id" makes multi-turn sessions, which run with --session-concurrency.
   const sessions = await file([
     { session_id: "a", input_length: 8, output_length: 2 },

@@ -238,6 +238,28 @@ export const INPUT_DATA: readonly OptionDef[] = [
     help: "Tokens per hash id block of a mooncake_trace (AIPerf's default 512).",
   },
   {
+    name: "fixed-schedule-auto-offset",
+    type: "boolean",
+    group: "Input data",
+    help:
+      "A timed --input-file (mooncake_trace, single_turn) replays from its first timestamp instead of from 0 (AIPerf's).",
+  },
+  {
+    name: "fixed-schedule-start-offset",
+    type: "int",
+    group: "Input data",
+    valueName: "MS",
+    help:
+      "Replay a timed --input-file from this timestamp: records before it are left out, and it is the schedule's start (AIPerf's).",
+  },
+  {
+    name: "fixed-schedule-end-offset",
+    type: "int",
+    group: "Input data",
+    valueName: "MS",
+    help: "Leave out the records of a timed --input-file after this timestamp (AIPerf's).",
+  },
+  {
     name: "random-seed",
     type: "int",
     default: 0,
