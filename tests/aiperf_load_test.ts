@@ -1,7 +1,7 @@
 /**
  * AIPerf's load options end to end, against the reference server and the
  * real llama.cpp server (tests/_llama.ts): a request rate with a cap on the
- * requests in flight.
+ * requests in flight; request cancellation.
  */
 import assert from "node:assert/strict";
 import { startServerInWorker } from "../lib/server/mod.ts";
@@ -30,17 +30,17 @@ function maxInFlight(path: string): number {
 /**
  * --request-rate 40 --concurrency 2 (AIPerf's spelling; perf_analyzer's
  * abbreviations of its range options) over `count` requests that take
- * longer than 2 / 40 s: never more than 2 in flight, and the sends that
+ * longer than 2 / 40 s (`tokens` each): never more than 2 in flight, and the sends that
  * waited for the cap counted.
  */
-async function cappedRun(addr: string, model: string, count: number) {
+async function cappedRun(addr: string, model: string, options: { count: number; tokens: number }) {
   const dir = await Deno.makeTempDir({ prefix: "inferperf_cap_" });
   try {
     const r = await runCli([
       ...["-m", model, "--service-kind", "openai", "--endpoint", "v1/chat/completions"],
       ...["-u", addr, "--streaming", "--synthetic-input-tokens-mean", "16"],
-      ...["--output-tokens-mean", "8", "--output-tokens-mean-deterministic"],
-      ...["--request-rate", "40", "--concurrency", "2", "--request-count", String(count)],
+      ...["--output-tokens-mean", String(options.tokens), "--output-tokens-mean-deterministic"],
+      ...["--request-rate", "40", "--concurrency", "2", "--request-count", String(options.count)],
       ...["--summary-json", `${dir}/s.json`, "--profile-export-file", `${dir}/e.json`],
     ], { timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stderr);
@@ -58,7 +58,10 @@ Deno.test("--request-rate with --concurrency: the reference server never sees mo
   });
   try {
     // Each request takes ~90 ms: 2 in flight serve ~22/s, below the 40/s asked for.
-    const { level, maxInFlight, stdout } = await cappedRun(server.addr, "llm", 16);
+    const { level, maxInFlight, stdout } = await cappedRun(server.addr, "llm", {
+      count: 16,
+      tokens: 8,
+    });
     assert.equal(maxInFlight, 2);
     const open = level.open_loop as Json;
     assert.equal(open.send_count, 16);
@@ -76,13 +79,99 @@ Deno.test({
     const server = await startLlama();
     try {
       const before = await server.counts();
-      const { level, maxInFlight } = await cappedRun(server.addr, "tiny", 12);
+      const { level, maxInFlight } = await cappedRun(server.addr, "tiny", {
+        count: 12,
+        tokens: 128,
+      });
       assert.ok(maxInFlight <= 2, `${maxInFlight} in flight`);
       const open = level.open_loop as Json;
       assert.equal(open.send_count, 12);
       assert.ok((open.blocked_count as number) > 0, "the cap held sends back");
       const after = await server.counts();
       assert.equal(after.requests - before.requests, 12, "the server finished every request");
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+/**
+ * 20 requests of `tokens` streamed tokens, 2 in flight, half of them drawn
+ * for cancellation 50 ms after their send (long before their answer ends).
+ */
+async function cancellingRun(addr: string, model: string, tokens: number) {
+  const dir = await Deno.makeTempDir({ prefix: "inferperf_cancel_" });
+  try {
+    const r = await runCli([
+      ...["-m", model, "--service-kind", "openai", "--endpoint", "v1/chat/completions"],
+      ...["-u", addr, "--streaming", "--synthetic-input-tokens-mean", "16"],
+      ...["--output-tokens-mean", String(tokens), "--output-tokens-mean-deterministic"],
+      ...["--concurrency-range", "2", "--request-count", "20"],
+      ...["--request-cancellation-rate", "50", "--request-cancellation-delay", "0.05"],
+      ...["--summary-json", `${dir}/s.json`, "--profile-export-file", `${dir}/e.json`],
+    ], { timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const level = (JSON.parse(await Deno.readTextFile(`${dir}/s.json`)) as { levels: Json[] })
+      .levels[0];
+    const client = level.client as Json;
+    const exported = parseProfileExport(await Deno.readTextFile(`${dir}/e.json`))
+      .experiments[0].requests;
+    return { client, llm: level.llm as Json, exported, stdout: r.stdout };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** What the run's client summary says of the 20 requests: valid + cancelled, no failure. */
+function checkCancelled(
+  run: Awaited<ReturnType<typeof cancellingRun>>,
+  minLatencyMs: number,
+): number {
+  const { client, exported, stdout } = run;
+  const cancelled = client.cancelled_count as number;
+  assert.equal(client.error_count, 0);
+  assert.equal((client.request_count as number) + cancelled, 20);
+  // The seeded draw: about half, the same every run.
+  assert.ok(cancelled >= 5 && cancelled <= 15, `${cancelled} cancelled`);
+  assert.match(stdout, new RegExp(`Cancelled requests: ${cancelled}\\n`));
+  // Latency statistics are the valid requests' alone: none was cut short at 50 ms.
+  assert.equal(exported.length, 20 - cancelled);
+  const minUs = Math.min(
+    ...exported.map((r) => Number(r.response_timestamps.at(-1)! - r.timestamp) / 1000),
+  );
+  assert.ok(minUs >= minLatencyMs * 1000, `${minUs} us`);
+  return cancelled;
+}
+
+Deno.test("--request-cancellation-rate: the reference server's cancelled requests are counted apart", async () => {
+  const server = await startServerInWorker({
+    models: [{ name: "llm", llm: { ttft_ms: 20, itl_ms: 5, output_tokens: 32 } }],
+  });
+  try {
+    // Each answer takes 20 + 31 x 5 = 175 ms.
+    checkCancelled(await cancellingRun(server.addr, "llm", 32), 170);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test({
+  name: "llama.cpp: cancelled requests stop the server's generation and are counted apart",
+  ignore: skipLlama,
+  async fn() {
+    const server = await startLlama();
+    try {
+      const before = await server.counts();
+      const run = await cancellingRun(server.addr, "tiny", 400);
+      const cancelled = checkCancelled(run, 50);
+      // Wait for the server to notice the last closed connections.
+      await new Promise((r) => setTimeout(r, 500));
+      const after = await server.counts();
+      const generated = after.tokens - before.tokens;
+      const valid = 20 - cancelled;
+      // The valid requests' 400 tokens each, and less than that of each cancelled one.
+      assert.ok(generated >= valid * 400, `${generated} tokens`);
+      assert.ok(generated < 20 * 400, `${generated} tokens: the cancelled answers were cut short`);
     } finally {
       await server.stop();
     }

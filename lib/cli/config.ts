@@ -119,6 +119,25 @@ function parseConcurrencyCap(r: Reader, raw: RawOptions): number | undefined {
   return cap;
 }
 
+/** AIPerf's --request-cancellation-rate PCT and --request-cancellation-delay SECONDS. */
+function parseCancellation(r: Reader): Pick<LoadOptions, "cancellation"> {
+  const percent = r.bounded(
+    "request-cancellation-rate",
+    (n) => n >= 0 && n <= 100,
+    "a percentage from 0 to 100",
+  );
+  const delayS = r.bounded("request-cancellation-delay", (n) => n >= 0, "a number >= 0");
+  if (percent === 0) {
+    if (r.has("request-cancellation-delay")) {
+      r.warnings.push(
+        "--request-cancellation-delay without --request-cancellation-rate: no request is cancelled",
+      );
+    }
+    return {};
+  }
+  return { cancellation: { percent, delayMs: delayS * 1000 } };
+}
+
 function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
   const fixedSchedule = r.flag("fixed-schedule") || timedTrace(r, raw);
   const older = OLDER_CONCURRENCY.filter((name) => raw.has(name));
@@ -160,6 +179,7 @@ function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
     workers: r.bounded("workers", (n) => n >= 1, "an integer >= 1"),
     maxSendLagMs: r.bounded("max-send-lag", (n) => n > 0, "a number > 0"),
     sendLagFails: raw.has("max-send-lag") && !r.flag("ignore-send-lag"),
+    ...parseCancellation(r),
     sequences: {
       count: r.bounded("num-of-sequences", (n) => n >= 1, "an integer >= 1"),
       length: parseSequenceLength(r),

@@ -362,6 +362,19 @@ Deno.test("open-loop modes: rate ranges are floats, modes exclude each other", (
   assert.equal(config(...bound, "--ignore-send-lag").sendLagFails, false);
   assert.equal(config("-m", "x").loadMode, "concurrency");
   assert.equal(config("-m", "x", "--request-intervals", "i.txt").loadMode, "custom_intervals");
+  // AIPerf's request cancellation: a percentage and a delay in seconds.
+  assert.equal(config("-m", "x").cancellation, undefined);
+  assert.deepEqual(
+    config("-m", "x", "--request-cancellation-rate", "25", "--request-cancellation-delay", "0.5")
+      .cancellation,
+    { percent: 25, delayMs: 500 },
+  );
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--request-cancellation-rate", "101")), [
+    'Invalid value "101" for --request-cancellation-rate: expected a percentage from 0 to 100',
+  ]);
+  assert.deepEqual(warnings("-m", "x", "--request-cancellation-delay", "1"), [
+    "--request-cancellation-delay without --request-cancellation-rate: no request is cancelled",
+  ]);
   // AIPerf's --request-rate R --concurrency C (perf_analyzer refuses the pair): a capped open loop.
   const capped = config("-m", "x", "--concurrency", "2", "--request-rate", "5");
   assert.equal(capped.loadMode, "request_rate");

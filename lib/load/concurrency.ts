@@ -7,6 +7,8 @@ import { ConnectionError } from "../protocol/errors.ts";
 import type { InferenceClient, InferOptions, InferSession } from "../protocol/types.ts";
 import type { RequestTiming } from "../types/timing.ts";
 import type { RequestFeed } from "./feed.ts";
+import { Cancellation } from "./_cancel.ts";
+import type { CancellationPlan } from "./plan.ts";
 import { Abandonment, drain } from "./_drain.ts";
 
 /**
@@ -30,6 +32,8 @@ export interface ConcurrencyLoadOptions {
   feed: RequestFeed;
   /** --stall-timeout: stop() and drained() give up on requests when nothing completed for this long (0 = never). */
   stallMs?: number;
+  /** --request-cancellation-rate and -delay: requests cancelled on purpose, counted apart. */
+  cancellation?: CancellationPlan;
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
@@ -41,6 +45,9 @@ export class ConcurrencyLoad {
   readonly #idle: InferSession[] = [];
   /** Each lane's session while its worker runs: what giving up closes. */
   #sessions: (InferSession | undefined)[] = [];
+  /** Each lane's way to cancel its request in flight. */
+  #cancels: (() => void)[] = [];
+  readonly #cancellation: Cancellation | undefined;
   #recorder: RequestRecorder | undefined;
   #running = false;
   #budget = Infinity;
@@ -58,6 +65,7 @@ export class ConcurrencyLoad {
     this.#feed = options.feed;
     this.#stallMs = options.stallMs ?? 0;
     this.#abandonment = new Abandonment(this.#stallMs);
+    this.#cancellation = options.cancellation && new Cancellation(options.cancellation);
   }
 
   /**
@@ -70,10 +78,16 @@ export class ConcurrencyLoad {
     this.#budget = options.limit ?? Infinity;
     this.#running = true;
     this.#sessions = new Array(concurrency);
+    this.#cancels = new Array(concurrency);
     this.#workers = Array.from(
       { length: concurrency },
       (_, lane) => this.#work(this.#idle.pop(), lane),
     );
+  }
+
+  /** Cancels every request in flight (the end of --benchmark-grace-period): each counts as cancelled. */
+  cancelInflight(): void {
+    for (const cancel of this.#cancels) cancel?.();
   }
 
   /** Stops issuing requests and waits for the ones in flight (given up on after a stall). */
@@ -107,28 +121,56 @@ export class ConcurrencyLoad {
     const epoch = abandonment.epoch;
     let failures = 0;
     this.#sessions[lane] = session;
+    const cancellation = this.#cancellation;
+    let inflight = false;
+    let cancelled = false;
+    // Made once per worker, so that a cancellation timer allocates nothing.
+    const cancel = () => {
+      if (!inflight || cancelled) return;
+      cancelled = true;
+      session?.close();
+    };
+    this.#cancels[lane] = cancel;
     while (this.#running && this.#budget > 0) {
       this.#budget--;
       const request = feed.next(lane);
+      let timer: ReturnType<typeof setTimeout> | undefined;
       try {
         // Noted once per session, not per request (a keyed store on every request).
         if (session === undefined) {
           this.#sessions[lane] = session = await this.#client.openSession();
         }
         const check = feed.check(request);
+        inflight = true;
+        if (cancellation?.draw()) timer = setTimeout(cancel, cancellation.delayMs);
         const outputs = await session.infer(request, timing, check && DECODE);
+        inflight = false;
         // Given up on meanwhile (an API that cannot cancel answers late): failed as abandoned.
         const mismatch = abandonment.of(epoch) ?? check?.(outputs ?? []);
-        if (mismatch === undefined) recorder.record(timing);
+        if (cancelled) recorder.recordCancelled();
+        else if (mismatch === undefined) recorder.record(timing);
         else recorder.recordError(mismatch, timing);
         failures = 0;
       } catch (e) {
+        inflight = false;
+        if (cancelled) {
+          recorder.recordCancelled();
+          failures = 0;
+          continue;
+        }
         // A request that had a session was sent (or tried): its timing dates it in the export.
         recorder.recordError(abandonment.failure(epoch, e), session && timing);
         if (e instanceof ConnectionError && abandonment.of(epoch) === undefined) {
           await new Promise((r) => setTimeout(r, connectionBackoffMs(++failures)));
         } else {
           failures = 0;
+        }
+      } finally {
+        clearTimeout(timer);
+        if (cancelled) {
+          // Its connection was closed under it: the next request opens another.
+          cancelled = false;
+          session = undefined;
         }
       }
     }

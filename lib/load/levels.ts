@@ -178,7 +178,11 @@ export async function planLoad(
   const feed = createFeed(client, options);
   const schedule = pattern.schedule;
   if (schedule === undefined) {
-    const load = new ConcurrencyLoad(client, { feed, stallMs: plan.stallTimeoutMs });
+    const load = new ConcurrencyLoad(client, {
+      feed,
+      stallMs: plan.stallTimeoutMs,
+      ...(plan.cancellation ? { cancellation: plan.cancellation } : {}),
+    });
     return {
       ...levels,
       level: (value) => ({
@@ -195,6 +199,7 @@ export async function planLoad(
     serialSequences: plan.sequences.serial,
     stallMs: plan.stallTimeoutMs,
     batchMs: plan.sendBatchMs,
+    ...(plan.cancellation ? { cancellation: plan.cancellation } : {}),
   });
   const rng = mulberry32(SCHEDULE_SEED);
   return {
@@ -252,7 +257,11 @@ export async function planPart(
   const feed = createFeed(client, { ...options, plan: { ...plan, sequences } });
   const { schedule } = await patternOf(options);
   if (schedule === undefined) {
-    const load = new ConcurrencyLoad(client, { feed, stallMs: plan.stallTimeoutMs });
+    const load = new ConcurrencyLoad(client, {
+      feed,
+      stallMs: plan.stallTimeoutMs,
+      ...(plan.cancellation ? { cancellation: plan.cancellation } : {}),
+    });
     return {
       start: ({ value, limit }, recorder) => {
         // Workers without lanes at this level send nothing, so the others share the limit.
@@ -274,6 +283,7 @@ export async function planPart(
     serialSequences: plan.sequences.serial,
     stallMs: plan.stallTimeoutMs,
     batchMs: plan.sendBatchMs,
+    ...(plan.cancellation ? { cancellation: plan.cancellation } : {}),
     ...(options.alarm ? { alarm: options.alarm } : {}),
   });
   await load.prepare();

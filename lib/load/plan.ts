@@ -14,6 +14,14 @@ export interface SequenceConfig {
   serial: boolean;
 }
 
+/** AIPerf's --request-cancellation-rate and --request-cancellation-delay. */
+export interface CancellationPlan {
+  /** Percentage of requests to cancel, above 0 and up to 100. */
+  percent: number;
+  /** How long after its send a drawn request is cancelled, milliseconds. */
+  delayMs: number;
+}
+
 export interface LoadPlan {
   /** The name of an entry of lib/load/modes/mod.ts: perf_analyzer's modes, or one of ours. */
   loadMode: string;
@@ -59,4 +67,6 @@ export interface LoadPlan {
    */
   sendLagFails: boolean;
   sequences: SequenceConfig;
+  /** Requests cancelled on purpose after a delay, counted apart; absent: none. */
+  cancellation?: CancellationPlan;
 }

@@ -12,6 +12,8 @@ import type { RequestRecorder } from "../measure/recorder.ts";
 import type { InferenceClient, InferOptions, InferSession } from "../protocol/types.ts";
 import type { RequestTiming } from "../types/timing.ts";
 import type { RequestFeed } from "./feed.ts";
+import { Cancellation } from "./_cancel.ts";
+import type { CancellationPlan } from "./plan.ts";
 import { Abandonment, drain } from "./_drain.ts";
 import { Alarm, type AlarmOptions } from "./alarm.ts";
 import { Pacer } from "./pacer.ts";
@@ -39,6 +41,8 @@ export interface RateLoadOptions {
   batchMs?: number;
   /** --stall-timeout: stop() and drained() give up on requests when nothing completed for this long (0 = never). */
   stallMs?: number;
+  /** --request-cancellation-rate and -delay: requests cancelled on purpose, counted apart. */
+  cancellation?: CancellationPlan;
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
@@ -53,17 +57,28 @@ interface Slot {
   lane: number;
   /** A request is in flight on it: giving up closes its session. */
   busy: boolean;
+  /** Its request was cancelled on purpose (its session closed). */
+  cancelled: boolean;
+  /** Cancels its request: made once per slot, so that a cancellation timer allocates nothing. */
+  cancel: () => void;
 }
 
 function newSlot(): Slot {
-  return {
+  const slot: Slot = {
     session: undefined,
     opening: undefined,
     timing: { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 },
     intendedMs: 0,
     lane: 0,
     busy: false,
+    cancelled: false,
+    cancel: () => {
+      if (!slot.busy || slot.cancelled) return;
+      slot.cancelled = true;
+      slot.session?.close();
+    },
   };
+  return slot;
 }
 
 export class RateLoad {
@@ -74,6 +89,7 @@ export class RateLoad {
   readonly #alarmOptions: AlarmOptions | undefined;
   readonly #stallMs: number;
   readonly #batchMs: number;
+  readonly #cancellation: Cancellation | undefined;
   readonly #idle: Slot[] = [];
   /** Every slot made (at most --max-inflight), idle, spare or busy. */
   readonly #slots: Slot[] = [];
@@ -124,6 +140,7 @@ export class RateLoad {
     this.#stallMs = options.stallMs ?? 0;
     this.#abandonment = new Abandonment(this.#stallMs);
     this.#batchMs = options.batchMs ?? 0;
+    this.#cancellation = options.cancellation && new Cancellation(options.cancellation);
   }
 
   /** Requests in flight now. */
@@ -150,6 +167,11 @@ export class RateLoad {
     this.#ensureSpare();
     if (!this.#exhausted) this.#pacer.start();
     this.#checkSettled();
+  }
+
+  /** Cancels every request in flight (the end of --benchmark-grace-period): each counts as cancelled. */
+  cancelInflight(): void {
+    for (const slot of this.#slots) slot.cancel();
   }
 
   /** Stops sending and waits for the requests in flight (given up on after a stall). */
@@ -286,6 +308,7 @@ export class RateLoad {
     const epoch = abandonment.epoch;
     const blocked = intendedMs <= this.#resumedMs;
     let sent = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const request = this.#feed.next(lane);
       if (slot.session === undefined) {
@@ -296,18 +319,28 @@ export class RateLoad {
       sent = true;
       recorder.recordSend(intendedMs, performance.now(), blocked);
       const check = this.#feed.check(request);
+      const cancellation = this.#cancellation;
+      if (cancellation?.draw()) timer = setTimeout(slot.cancel, cancellation.delayMs);
       const outputs = await slot.session.infer(request, slot.timing, check && DECODE);
       // Given up on meanwhile (an API that cannot cancel answers late): failed as abandoned.
       const mismatch = abandonment.of(epoch) ?? check?.(outputs ?? []);
-      if (mismatch === undefined) recorder.record(slot.timing, intendedMs);
+      if (slot.cancelled) recorder.recordCancelled();
+      else if (mismatch === undefined) recorder.record(slot.timing, intendedMs);
       else recorder.recordError(mismatch, slot.timing);
     } catch (e) {
       // A refused connection still counts as a send that left (and failed) now.
       if (!sent) recorder.recordSend(intendedMs, performance.now(), blocked);
       // A sent request's timing dates it in the export.
-      recorder.recordError(abandonment.failure(epoch, e), sent ? slot.timing : undefined);
+      if (slot.cancelled) recorder.recordCancelled();
+      else recorder.recordError(abandonment.failure(epoch, e), sent ? slot.timing : undefined);
     }
+    clearTimeout(timer);
     slot.busy = false;
+    if (slot.cancelled) {
+      // Its connection was closed under it: the next request opens another.
+      slot.cancelled = false;
+      slot.session = undefined;
+    }
     // Sessions closed when the requests were given up on are not reused.
     if (abandonment.of(epoch) !== undefined) slot.session = undefined;
     this.#idle.push(slot);

@@ -112,7 +112,7 @@ function recordTokens(w: WindowData, timing: TokenTiming, intendedMs: number | u
 /** What a load reports to: a Recorder, or a worker thread's batch of records for one. */
 export type RequestRecorder = Pick<
   Recorder,
-  "record" | "recordSend" | "recordError" | "lastCompletedMs"
+  "record" | "recordSend" | "recordError" | "recordCancelled" | "lastCompletedMs"
 >;
 
 export class Recorder {
@@ -157,9 +157,9 @@ export class Recorder {
     return this.#latenciesUs.length;
   }
 
-  /** Requests (valid or failed) completed in the current window so far. */
+  /** Requests (valid, failed or cancelled) completed in the current window so far. */
   get completed(): number {
-    return this.#latenciesUs.length + this.#window.errorCount;
+    return this.#latenciesUs.length + this.#window.errorCount + (this.#window.cancelledCount ?? 0);
   }
 
   /**
@@ -219,6 +219,17 @@ export class Recorder {
       c.error = message;
       sink.add(c);
     }
+    this.#check();
+  }
+
+  /**
+   * A request the client cancelled on purpose: counted apart, in neither the
+   * latencies nor the failures (nor the export).
+   */
+  recordCancelled(): void {
+    const w = this.#window;
+    this.#lastCompletedMs = performance.now();
+    w.cancelledCount = (w.cancelledCount ?? 0) + 1;
     this.#check();
   }
 

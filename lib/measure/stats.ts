@@ -89,11 +89,13 @@ export interface ClientSummaryOptions {
 /** The failed requests of `windows`: their count, and by message, most frequent first. */
 export function pooledErrors(
   windows: readonly WindowData[],
-): Pick<ClientSummary, "errorCount" | "errors"> {
+): Pick<ClientSummary, "errorCount" | "errors" | "cancelledCount"> {
   let errorCount = 0;
+  let cancelledCount = 0;
   const errors = new Map<string, number>();
   for (const w of windows) {
     errorCount += w.errorCount;
+    cancelledCount += w.cancelledCount ?? 0;
     for (const [message, count] of w.errors) {
       errors.set(message, (errors.get(message) ?? 0) + count);
     }
@@ -101,6 +103,7 @@ export function pooledErrors(
   return {
     errorCount,
     errors: [...errors].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)),
+    ...(cancelledCount > 0 ? { cancelledCount } : {}),
   };
 }
 

@@ -122,6 +122,7 @@ export function mergeWindows(windows: readonly WindowData[]): ShardedWindow {
     sendCount: sum(windows, (w) => w.sendCount),
     sendLagsUs: concat(windows.map((w) => w.sendLagsUs)),
     blockedCount: sum(windows, (w) => w.blockedCount),
+    cancelledCount: sum(windows, (w) => w.cancelledCount ?? 0),
     ...(first.serverStats ? { serverStats: first.serverStats } : {}),
     ...(histograms ? { histogram: LatencyHistogram.merge(windows.map(windowHistogram)) } : {}),
     ...(tokens ? { tokens } : {}),

@@ -25,6 +25,7 @@ type Header =
     | "delayedCount"
     | "sendCount"
     | "blockedCount"
+    | "cancelledCount"
     | "serverStats"
     | "tokens"
   >
@@ -55,6 +56,7 @@ export function encodeWindow(window: CodedWindow): Uint8Array {
     delayedCount: window.delayedCount,
     sendCount: window.sendCount,
     blockedCount: window.blockedCount,
+    ...(window.cancelledCount ? { cancelledCount: window.cancelledCount } : {}),
     ...(window.serverStats ? { serverStats: window.serverStats } : {}),
     ...(window.histogram ? { histogram: window.histogram.encode() } : {}),
     ...(window.tokens ? { tokens: window.tokens } : {}),
@@ -123,6 +125,7 @@ export function decodeWindow(bytes: Uint8Array, endMs: number): CodedWindow {
     sendCount: header.sendCount,
     sendLagsUs: samples[2],
     blockedCount: header.blockedCount,
+    ...(header.cancelledCount ? { cancelledCount: header.cancelledCount } : {}),
     ...(header.serverStats ? { serverStats: header.serverStats } : {}),
     ...(header.histogram ? { histogram: LatencyHistogram.decode(header.histogram) } : {}),
     ...(header.tokens ? { tokens: revivedTokens(header.tokens) } : {}),

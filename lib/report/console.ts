@@ -197,6 +197,8 @@ function clientLines(c: ClientSummary, options: LevelFormatOptions): string[] {
   }
   out.push(`    ${options.decoupled ? firstResponse(c) : libraryTime(c, options)}`);
   if (c.errorCount > 0) out.push(...failureLines("Failed requests", c));
+  // Neither valid nor failed: AIPerf's cancellations and the requests a grace period ended.
+  if (c.cancelledCount) out.push(`    Cancelled requests: ${c.cancelledCount}`);
   return out;
 }
 

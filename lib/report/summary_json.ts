@@ -57,6 +57,7 @@ function clientJson(c: ClientSummary): Json {
     error_count: c.errorCount,
     errors: c.errors.map(([message, count]) => ({ message, count })),
     error_causes: errorCauses(c.errors).map((e) => ({ ...e })),
+    cancelled_count: c.cancelledCount ?? 0,
     duration_ms: c.durationMs,
     throughput: c.throughput,
     response_throughput: c.responseThroughput,

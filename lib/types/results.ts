@@ -42,6 +42,12 @@ export interface WindowData {
   sendLagsUs: Samples;
   /** Open-loop modes: sends that waited for a free in-flight slot (--max-inflight) or sequence. */
   blockedCount: number;
+  /**
+   * Requests the client cancelled on purpose (--request-cancellation-rate,
+   * or in flight when --benchmark-grace-period ran out): neither valid nor
+   * failed. Absent: none.
+   */
+  cancelledCount?: number;
   /** Server statistics delta over the window, one entry per model (composing models too). */
   serverStats?: ModelStatistics[];
   /**
@@ -106,6 +112,8 @@ export interface ClientSummary {
   errorCount: number;
   /** [message, count], most frequent first. */
   errors: Array<[string, number]>;
+  /** Requests cancelled on purpose (WindowData.cancelledCount); absent: none. */
+  cancelledCount?: number;
   durationMs: number;
   /** Inferences per second: valid requests x batch size / seconds. */
   throughput: number;

@@ -67,6 +67,23 @@ export const LOAD: readonly OptionDef[] = [
       'Multi-turn chat sessions (--service-kind openai): run every session of the --input-data once, N at a time. Entries with the same "session_id" are its turns, in order; each turn carries the history (earlier turns and their answers) and goes after the previous answer and its "delay" (ms). Measured as one window.',
   },
   {
+    name: "request-cancellation-rate",
+    type: "float",
+    default: 0,
+    group: "Load",
+    valueName: "PCT",
+    help:
+      "Cancel this percentage of requests (AIPerf's option; drawn from a seeded generator): a drawn request still in flight --request-cancellation-delay after its send has its connection closed and is counted as cancelled, apart from valid and failed requests and out of every latency.",
+  },
+  {
+    name: "request-cancellation-delay",
+    type: "float",
+    default: 0,
+    group: "Load",
+    valueName: "SECONDS",
+    help: "With --request-cancellation-rate: how long after its send a drawn request is cancelled.",
+  },
+  {
     name: "fixed-schedule",
     perfAnalyzer: true,
     type: "boolean",

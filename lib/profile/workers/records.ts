@@ -17,6 +17,7 @@ import type { OutputTensors } from "../../protocol/types.ts";
 const VALID = 0;
 const FAILED = 1;
 const SEND = 2;
+const CANCELLED = 3;
 
 // Columns of a row. A send uses START for its intended and SEND_END for its dispatch time.
 const KIND = 0;
@@ -243,6 +244,12 @@ export class RecordBatch implements RequestRecorder {
     this.#added();
   }
 
+  recordCancelled(): void {
+    this.#lastCompletedMs = performance.now();
+    this.#row(CANCELLED, undefined);
+    this.#added();
+  }
+
   /** The rows so far, copied to their own buffer (to be transferred), and an empty batch. */
   take(): RecordMessage {
     const message = {
@@ -405,6 +412,10 @@ export function replay(
         rows[row + SEND_END] + offsetMs,
         rows[row + DETAIL] === 1,
       );
+      continue;
+    }
+    if (kind === CANCELLED) {
+      recorder.recordCancelled();
       continue;
     }
     const timed = !Number.isNaN(rows[row + START]);

@@ -13,6 +13,7 @@ function noting(calls: unknown[]): RequestRecorder {
     recordSend: (intended, dispatched, blocked) =>
       calls.push(["send", intended, dispatched, blocked]),
     recordError: (message, t) => calls.push(["error", message, t && { ...t }]),
+    recordCancelled: () => calls.push(["cancelled"]),
     lastCompletedMs: -Infinity,
   };
 }
@@ -39,6 +40,7 @@ Deno.test("records replay in order, on the main thread's clock", () => {
   batch.recordError("refused");
   batch.recordError("HTTP 500", timing);
   batch.recordError("refused", timing);
+  batch.recordCancelled();
   const message = batch.take();
   assert.equal(batch.size, 0);
   const calls: unknown[] = [];
@@ -63,6 +65,7 @@ Deno.test("records replay in order, on the main thread's clock", () => {
     ["error", "refused", undefined],
     ["error", "HTTP 500", { ...moved, firstResponse: undefined }],
     ["error", "refused", { ...moved, firstResponse: undefined }],
+    ["cancelled"],
   ]);
   assert.deepEqual(message.messages, ["refused", "HTTP 500"]);
 });
