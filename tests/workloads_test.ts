@@ -173,7 +173,7 @@ Deno.test({
         return await llamaRun(server.addr, dir, [
           ...["--custom-dataset-type", "mooncake_trace", "--input-file", `${dir}/trace.jsonl`],
           ...["--synthetic-input-tokens-block-size", "64", "--random-seed", shared ? "4" : "5"],
-          "--ignore-send-lag",
+          ...["--ignore-send-lag", "--output-tokens-mean-deterministic"],
         ]);
       };
       const unique = await runTrace(false);
@@ -182,6 +182,8 @@ Deno.test({
       assert.ok(cached(shared) >= 5 * 128, `shared blocks: ${cached(shared)} cached`);
       for (const run of [unique, shared]) {
         assert.equal(run.level.llm.input_sequence_length_tokens.avg, 180);
+        // Each record's output_length, exact.
+        assert.equal(run.level.llm.output_sequence_length_tokens.avg, 4);
         // Replayed at its timestamps (a timed trace is --fixed-schedule by itself).
         const sends = run.requests.map((q) => Number(q.timestamp) / 1e6).sort((a, b) => a - b);
         sends.forEach((t, i) => assert.ok(Math.abs(t - sends[0] - 50 * i) < 25, `send ${i}`));

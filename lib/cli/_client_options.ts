@@ -383,9 +383,21 @@ export function parseService(
       deterministic: r.flag("output-tokens-mean-deterministic"),
     }
     : undefined;
+  // A length mix or a file's lengths (a trace, ShareGPT) may be made exact without a mean.
+  const lengthsGiven = raw.has("sequence-distribution") ||
+    ["mooncake_trace", "sharegpt"].includes(
+      String(raw.get("custom-dataset-type") ?? raw.get("public-dataset")),
+    );
+  const exactLengths = outputTokens === undefined && lengthsGiven &&
+    r.flag("output-tokens-mean-deterministic");
   for (const name of ["output-tokens-stddev", "output-tokens-mean-deterministic"]) {
-    if (raw.has(name) && outputTokens === undefined) {
-      errors.push(`Option --${name} needs --output-tokens-mean`);
+    if (raw.has(name) && outputTokens === undefined && !exactLengths) {
+      errors.push(
+        `Option --${name} needs --output-tokens-mean` +
+          (name === "output-tokens-stddev"
+            ? ""
+            : " (or lengths of --sequence-distribution, a mooncake_trace or ShareGPT)"),
+      );
     }
   }
   let goodput: TokenPlan["goodput"] = [];
@@ -417,6 +429,7 @@ export function parseService(
         "an integer >= 0",
       ),
       ...(outputTokens === undefined ? {} : { outputTokens }),
+      ...(exactLengths ? { exactLengths } : {}),
       count: raw.has("conversation-num")
         ? r.bounded("conversation-num", (n) => n >= 1, "an integer >= 1")
         : r.bounded("num-prompts", (n) => n >= 1, "an integer >= 1"),

@@ -134,3 +134,31 @@ Deno.test("AIPerf's and genai-perf's spellings of the workload options are alias
     names.add(alias);
   }
 });
+
+Deno.test("--output-tokens-mean-deterministic makes a mix's or a file's lengths exact", () => {
+  const mix = config(
+    ...OPENAI,
+    "--sequence-distribution",
+    "8,4:100",
+    "--output-tokens-mean-deterministic",
+  );
+  assert.equal(mix.syntheticPrompts.exactLengths, true);
+  assert.equal(mix.syntheticPrompts.outputTokens, undefined);
+  const trace = config(
+    ...OPENAI,
+    ...[
+      "--custom-dataset-type",
+      "mooncake_trace",
+      "--input-file",
+      "t.jsonl",
+      "--concurrency-range",
+      "1",
+    ],
+    "--output-tokens-mean-deterministic",
+  );
+  assert.equal(trace.syntheticPrompts.exactLengths, true);
+  assert.deepEqual(usageErrors(() => config(...OPENAI, "--output-tokens-mean-deterministic")), [
+    "Option --output-tokens-mean-deterministic needs --output-tokens-mean (or lengths of " +
+    "--sequence-distribution, a mooncake_trace or ShareGPT)",
+  ]);
+});

@@ -158,6 +158,21 @@ Deno.test("mooncake_trace: lengths, shared hash blocks, max_tokens, time order",
   });
   assert.deepEqual(made.map((s) => s.timestampMs), [0, 10, 20, 50]);
   assert.deepEqual(made.map((s) => bodyOf(s).max_tokens), [7, 3, 2, 5]);
+  const exact = await steps({
+    inputFile: await file([{ input_length: 4, output_length: 6 }]),
+    datasetType: "mooncake_trace",
+    exactLengths: true,
+  });
+  assert.deepEqual(
+    JSON.parse(new TextDecoder().decode(decodeBytesElements(exact[0].inputs[0].data)[0])),
+    {
+      model: "m",
+      messages: [{ role: "user", content: textOf(exact[0]) }],
+      max_tokens: 6,
+      min_tokens: 6,
+      ignore_eos: true,
+    },
+  );
   assert.deepEqual(made.map((s) => llama.count(textOf(s))), [35, 10, 2, 40]);
   const words = (s: DataStep) => textOf(s).split(" ");
   assert.deepEqual(words(made[0]).slice(0, 32), words(made[3]).slice(0, 32));

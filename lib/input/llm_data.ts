@@ -63,6 +63,11 @@ export interface SyntheticPrompts extends ConversationOptions {
   seed: number;
   /** --input-file: prompts from a file instead of made-up ones. */
   inputFile?: string;
+  /**
+   * --output-tokens-mean-deterministic without a mean: the lengths of a
+   * --sequence-distribution or of the file are made exact (min_tokens, ignore_eos).
+   */
+  exactLengths?: boolean;
   /** --session-concurrency: conversations of several turns run as sessions (else refused). */
   sessions?: boolean;
 }
@@ -179,7 +184,7 @@ function bodyOf(texts: readonly string[], options: BodyOptions): Record<string, 
     : { model, prompt };
   if (options.maxTokens !== undefined) {
     body.max_tokens = options.maxTokens;
-    if (synthetic.outputTokens?.deterministic) {
+    if (synthetic.outputTokens?.deterministic || synthetic.exactLengths) {
       body.min_tokens = options.maxTokens;
       body.ignore_eos = true;
     }
