@@ -82,14 +82,18 @@ Deno.test("synthetic conversations: history, delays, turns and sessions in the s
   }
 });
 
-Deno.test("X-Correlation-ID: one per conversation, on each of its turns", async () => {
+Deno.test("X-Correlation-ID: one per conversation, on each of its turns; X-Request-ID per request", async () => {
   // What the client sends is the subject: a loopback server that records it and answers.
-  const seen: Array<{ id: string | null; turns: number }> = [];
+  const seen: Array<{ id: string | null; request: string | null; turns: number }> = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     // Other requests (the scrape of /metrics) find nothing here.
     if (req.method !== "POST") return new Response("", { status: 404 });
     const body = await req.json();
-    seen.push({ id: req.headers.get("x-correlation-id"), turns: body.messages.length });
+    seen.push({
+      id: req.headers.get("x-correlation-id"),
+      request: req.headers.get("x-request-id"),
+      turns: body.messages.length,
+    });
     return Response.json({
       id: "x",
       object: "chat.completion",
@@ -111,6 +115,9 @@ Deno.test("X-Correlation-ID: one per conversation, on each of its turns", async 
     assert.deepEqual(seen.map((s) => s.turns), [1, 3, 1, 3, 1, 3]);
     assert.deepEqual([ids[0], ids[2], ids[4]], [ids[1], ids[3], ids[5]]);
     assert.equal(new Set(ids).size, 3);
+    // AIPerf's X-Request-ID: one per request.
+    assert.equal(new Set(seen.map((s) => s.request)).size, 6);
+    assert.ok(seen.every((s) => s.request !== null && !ids.includes(s.request)));
   } finally {
     await server.shutdown();
   }

@@ -104,16 +104,16 @@ export class SessionLoad {
   ): Promise<void> {
     const { recorder, timing, lane } = context;
     const history: unknown[] = [];
-    // AIPerf's header for routers that keep a conversation on one replica (its KV cache): one
-    // id per conversation sent, shared by its turns.
-    const headers = { "X-Correlation-ID": crypto.randomUUID() };
+    // AIPerf's headers: for routers that keep a conversation on one replica (its KV cache), one
+    // id per conversation sent, shared by its turns; and one per request.
+    const correlation = crypto.randomUUID();
     for (const [turnIndex, turn] of turns.entries()) {
       if (this.#options.stopped()) return;
       history.push(...turn.body.messages);
       const request = this.#client.prepare({
         inputs: [payloadTensor({ ...turn.body, messages: history }), ...turn.metadata],
         outputs: [],
-        headers,
+        headers: { "X-Correlation-ID": correlation, "X-Request-ID": crypto.randomUUID() },
       }, this.#options.target);
       let reply: Record<string, unknown> | undefined;
       try {
