@@ -86,7 +86,16 @@ function timedTrace(r: Reader, raw: RawOptions): boolean {
   if (r.string("custom-dataset-type") !== "mooncake_trace" || file === undefined) return false;
   if ([...LOAD_MODE_OPTIONS, ...OLDER_CONCURRENCY].some((name) => raw.has(name))) return false;
   try {
-    const first = Deno.readTextFileSync(file).split("\n").find((line) => line.trim() !== "");
+    // Up to the first record is enough: traces run to gigabytes.
+    using f = Deno.openSync(file);
+    const decoder = new TextDecoder();
+    const chunk = new Uint8Array(65536);
+    let text = "";
+    for (let n = f.readSync(chunk); n !== null; n = f.readSync(chunk)) {
+      text += decoder.decode(chunk.subarray(0, n), { stream: true });
+      if (/\S[^\n]*\n/.test(text)) break;
+    }
+    const first = text.split("\n").find((line) => line.trim() !== "");
     return first !== undefined && JSON.parse(first)?.timestamp != null;
   } catch {
     // The loader says what is wrong with the file.

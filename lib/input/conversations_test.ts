@@ -93,7 +93,7 @@ Deno.test("single_turn and multi_turn files: texts, timestamps, sessions and del
     inputFile: await file([
       { text: "hello there", timestamp: 0 },
       { texts: ["a", "b"], timestamp: 25 },
-      { texts: [{ name: "q", contents: ["c"] }] },
+      { texts: [{ name: "q", contents: ["c"] }], role: "system" },
     ]),
     datasetType: "single_turn",
   });
@@ -103,6 +103,9 @@ Deno.test("single_turn and multi_turn files: texts, timestamps, sessions and del
     "c",
   ]);
   assert.deepEqual(single.map((s) => s.timestampMs), [0, 25, undefined]);
+  // AIPerf's "role" of a turn; "user" by default.
+  const roles = single.map((s) => (bodyOf(s).messages[0] as { role?: string }).role);
+  assert.deepEqual(roles, ["user", "user", "system"]);
   assert.equal(new Set(single.map((s) => s.sessionId)).size, 3);
 
   const multi = await steps({

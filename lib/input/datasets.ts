@@ -37,6 +37,8 @@ export interface TurnSpec {
   timestampMs?: number;
   /** The answer's length asked for (max_tokens). */
   maxTokens?: number;
+  /** The chat message's role (a file's "role"); default "user". */
+  role?: string;
   /** Where it comes from, for messages. */
   where: string;
 }
@@ -119,9 +121,14 @@ function turnOf(entry: unknown, where: string): TurnSpec {
   const record = entry as Record<string, unknown>;
   const timestampMs = optionalInteger(record, "timestamp", where);
   const delayBeforeMs = optionalInteger(record, "delay", where);
+  const role = record.role ?? undefined;
+  if (role !== undefined && (typeof role !== "string" || role === "")) {
+    throw new InputError(`${where}: "role" must be a string, got ${show(role)}`);
+  }
   return {
     texts,
     where,
+    ...(role === undefined ? {} : { role }),
     ...(timestampMs === undefined ? {} : { timestampMs }),
     ...(delayBeforeMs === undefined ? {} : { delayBeforeMs }),
   };

@@ -167,6 +167,8 @@ interface BodyOptions {
   synthetic: SyntheticPrompts;
   /** The answer's length asked for; absent leaves it to the server. */
   maxTokens?: number;
+  /** The chat message's role; default "user". */
+  role?: string;
 }
 
 /** The request body of a user turn for the endpoint, with its output length and streaming. */
@@ -180,7 +182,7 @@ function bodyOf(texts: readonly string[], options: BodyOptions): Record<string, 
   const body: Record<string, unknown> = generate
     ? { text_input: prompt }
     : endpoint.includes("chat")
-    ? { model, messages: [{ role: "user", content }] }
+    ? { model, messages: [{ role: options.role ?? "user", content }] }
     : { model, prompt };
   if (options.maxTokens !== undefined) {
     body.max_tokens = options.maxTokens;
@@ -222,6 +224,7 @@ async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
         bodyOf(turn.texts, {
           ...common,
           ...(turn.maxTokens === undefined ? {} : { maxTokens: turn.maxTokens }),
+          ...(turn.role === undefined ? {} : { role: turn.role }),
         }),
         turn.where,
       );
