@@ -412,3 +412,24 @@ Deno.test("time slices: every metric again over the requests sent in each slice"
   assert.equal(first.slices, undefined);
   assert.equal(summarizeTokens([window])!.slices, undefined);
 });
+
+Deno.test("gaps by position: genai-perf's per-token gaps when each chunk is one token", () => {
+  // genai-perf's chunked_inter_token_latencies (llm_profile_data_parser.py): each gap divided by
+  // the later response's tokens (1 here), averaged by position for its token-position chart.
+  const oneTokenChunks = FIXED.filter((r) => r.responses.length === r.output);
+  const recorder = new Recorder();
+  recorder.rotate();
+  for (const r of oneTokenChunks) {
+    recorder.record(streamed(r.send, r.responses, { ...r, usage: true }));
+  }
+  const llm = summarizeTokens([oneSecond(recorder)])!;
+  const sums: number[] = [];
+  const counts: number[] = [];
+  for (const r of oneTokenChunks) {
+    for (let i = 1; i < r.responses.length; i++) {
+      sums[i - 1] = (sums[i - 1] ?? 0) + (r.responses[i] - r.responses[i - 1]) / 1;
+      counts[i - 1] = (counts[i - 1] ?? 0) + 1;
+    }
+  }
+  assert.deepEqual(llm.gapByPositionUs, sums.map((sum, i) => sum / counts[i] * 1000));
+});
