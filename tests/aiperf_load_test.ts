@@ -1,7 +1,8 @@
 /**
  * AIPerf's load options end to end, against the reference server and the
  * real llama.cpp server (tests/_llama.ts): a request rate with a cap on the
- * requests in flight; request cancellation.
+ * requests in flight; request cancellation; a benchmark duration with a
+ * grace period.
  */
 import assert from "node:assert/strict";
 import { startServerInWorker } from "../lib/server/mod.ts";
@@ -172,6 +173,104 @@ Deno.test({
       // The valid requests' 400 tokens each, and less than that of each cancelled one.
       assert.ok(generated >= valid * 400, `${generated} tokens`);
       assert.ok(generated < 20 * 400, `${generated} tokens: the cancelled answers were cut short`);
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+/** A run measured for `durationS` seconds with a grace period of `graceS`. */
+async function timedRun(addr: string, options: { model: string; load: string[]; tokens: number }) {
+  const dir = await Deno.makeTempDir({ prefix: "inferperf_duration_" });
+  try {
+    const startMs = performance.now();
+    const r = await runCli([
+      ...["-m", options.model, "--service-kind", "openai", "--endpoint", "v1/chat/completions"],
+      ...["-u", addr, "--streaming", "--synthetic-input-tokens-mean", "16"],
+      ...["--output-tokens-mean", String(options.tokens), "--output-tokens-mean-deterministic"],
+      ...options.load,
+      ...["--summary-json", `${dir}/s.json`],
+    ], { timeoutMs: 60_000 });
+    const tookMs = performance.now() - startMs;
+    assert.equal(r.code, 0, r.stderr);
+    const level = (JSON.parse(await Deno.readTextFile(`${dir}/s.json`)) as { levels: Json[] })
+      .levels[0];
+    return { level, client: level.client as Json, tookMs, stdout: r.stdout };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("--benchmark-duration: one window of sends, the grace period, then the rest cancelled", async () => {
+  const server = await startServerInWorker({
+    models: [{ name: "llm", llm: { ttft_ms: 100, itl_ms: 10, output_tokens: 41 } }],
+  });
+  try {
+    // 20 sends over 1 s, each answered after 500 ms; the grace period (0.2 s) lets the ones sent
+    // before 0.7 s finish and cancels the others.
+    const { level, client, stdout } = await timedRun(server.addr, {
+      model: "llm",
+      tokens: 41,
+      load: [
+        "--request-rate",
+        "20",
+        "--benchmark-duration",
+        "1",
+        "--benchmark-grace-period",
+        "0.2",
+      ],
+    });
+    const sent = (level.open_loop as Json).send_count as number;
+    assert.ok(sent >= 19 && sent <= 21, `${sent} sent`);
+    const cancelled = client.cancelled_count as number;
+    assert.equal(client.error_count, 0);
+    assert.equal((client.request_count as number) + cancelled, sent);
+    assert.ok(cancelled >= 4 && cancelled <= 8, `${cancelled} cancelled`);
+    assert.equal(level.stable, true);
+    assert.match(stdout, /Cancelled requests: \d+/);
+    // The window spans the duration and the grace period.
+    const durationMs = client.duration_ms as number;
+    assert.ok(durationMs >= 1150 && durationMs < 1600, `${durationMs} ms`);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test({
+  name:
+    "llama.cpp: --benchmark-duration ends the level on time and cancels what the grace period leaves",
+  ignore: skipLlama,
+  async fn() {
+    const server = await startLlama();
+    try {
+      const before = await server.counts();
+      const { client, tookMs } = await timedRun(server.addr, {
+        model: "tiny",
+        tokens: 400,
+        load: [
+          "--concurrency",
+          "2",
+          "--benchmark-duration",
+          "1.5",
+          "--benchmark-grace-period",
+          "0",
+        ],
+      });
+      // Answers of 400 tokens take about half a second: some end within the duration, and the
+      // two in flight at its end are cancelled.
+      const valid = client.request_count as number;
+      assert.ok(valid >= 1, `${valid} valid`);
+      assert.equal(client.cancelled_count, 2);
+      assert.equal(client.error_count, 0);
+      assert.ok(tookMs < 10_000, `${tookMs} ms`);
+      await new Promise((r) => setTimeout(r, 500));
+      const after = await server.counts();
+      const generated = after.tokens - before.tokens;
+      assert.ok(generated >= valid * 400, `${generated} tokens`);
+      assert.ok(
+        generated < (valid + 2) * 400,
+        `${generated} tokens: the cancelled were cut short`,
+      );
     } finally {
       await server.stop();
     }

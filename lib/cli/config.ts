@@ -408,6 +408,7 @@ export function buildProfileConfig(
     maxTrials: r.bounded("max-trials", (n) => n > 0, "an integer > 0"),
     percentile,
     requestCount: r.bounded("request-count", (n) => n >= 0, "an integer >= 0"),
+    ...parseDuration(r),
     warmupRequestCount: r.bounded("warmup-request-count", (n) => n >= 0, "an integer >= 0"),
     requestTimeoutMs: r.bounded("request-timeout", (n) => n >= 0, "an integer >= 0"),
     stallTimeoutMs: r.bounded("stall-timeout", (n) => n >= 0, "an integer >= 0"),
@@ -434,12 +435,43 @@ export function buildProfileConfig(
     );
   }
   r.number("max-threads");
+  checkDuration(errors, config);
   checkSessions(errors, config);
   checkWorkers(errors, config);
   checkMpi(errors, { config, raw });
   if (errors.length > 0) throw new UsageError(errors);
   for (const warning of r.warnings) options.warn?.(warning);
   return config;
+}
+
+/** AIPerf's --benchmark-duration and --benchmark-grace-period, in milliseconds. */
+function parseDuration(r: Reader): Pick<ProfilePlan, "benchmarkDurationMs" | "benchmarkGraceMs"> {
+  const durationS = r.has("benchmark-duration")
+    ? r.bounded("benchmark-duration", (n) => n > 0, "a number of seconds > 0")
+    : 0;
+  const graceS = r.bounded("benchmark-grace-period", (n) => n >= 0, "a number of seconds >= 0");
+  if (durationS === 0 && r.has("benchmark-grace-period")) {
+    r.warnings.push("--benchmark-grace-period applies to --benchmark-duration only: ignored");
+  }
+  return { benchmarkDurationMs: durationS * 1000, benchmarkGraceMs: graceS * 1000 };
+}
+
+/** What a --benchmark-duration window can not be combined with. */
+function checkDuration(errors: string[], config: ProfilePlan): void {
+  if (config.benchmarkDurationMs === 0) return;
+  const refuse = (option: string, why: string) =>
+    errors.push(`Option --benchmark-duration can not be used with ${option}: ${why}`);
+  if (config.requestCount > 0) refuse("--request-count", "each bounds the level's one window");
+  if (config.sessionConcurrency !== undefined) {
+    refuse("--session-concurrency", "its sessions run once, to their end");
+  }
+  if (config.periodic !== undefined) {
+    refuse("--periodic-concurrency-range", "its sets of requests run to their end");
+  }
+  if (config.workers > 1) {
+    refuse(`--workers ${config.workers}`, "the grace period cancels requests on this thread only");
+  }
+  if (config.mpi !== undefined) refuse("--enable-mpi", "the ranks' windows end together");
 }
 
 function parseMpi(r: Reader): MpiPlan {

@@ -362,6 +362,27 @@ Deno.test("open-loop modes: rate ranges are floats, modes exclude each other", (
   assert.equal(config(...bound, "--ignore-send-lag").sendLagFails, false);
   assert.equal(config("-m", "x").loadMode, "concurrency");
   assert.equal(config("-m", "x", "--request-intervals", "i.txt").loadMode, "custom_intervals");
+  // AIPerf's --benchmark-duration and --benchmark-grace-period (default 30 s).
+  const timed = config("-m", "x", "--benchmark-duration", "2.5");
+  assert.deepEqual([timed.benchmarkDurationMs, timed.benchmarkGraceMs], [2500, 30_000]);
+  assert.equal(config("-m", "x").benchmarkDurationMs, 0);
+  assert.equal(
+    config("-m", "x", "--benchmark-duration", "1", "--benchmark-grace-period", "0")
+      .benchmarkGraceMs,
+    0,
+  );
+  assert.deepEqual(
+    usageErrors(() =>
+      config("-m", "x", "--benchmark-duration", "1", "--request-count", "9", "--workers", "2")
+    ),
+    [
+      "Option --benchmark-duration can not be used with --request-count: each bounds the level's one window",
+      "Option --benchmark-duration can not be used with --workers 2: the grace period cancels requests on this thread only",
+    ],
+  );
+  assert.deepEqual(warnings("-m", "x", "--benchmark-grace-period", "1"), [
+    "--benchmark-grace-period applies to --benchmark-duration only: ignored",
+  ]);
   // AIPerf's request cancellation: a percentage and a delay in seconds.
   assert.equal(config("-m", "x").cancellation, undefined);
   assert.deepEqual(

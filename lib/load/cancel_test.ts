@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { Interrupt } from "../measure/interrupt.ts";
+import { measureLevel } from "../measure/level.ts";
 import { Recorder } from "../measure/recorder.ts";
 import type { InferenceClient, InferSession, PreparedRequest } from "../protocol/types.ts";
 import type { RequestTiming } from "../types/timing.ts";
@@ -100,7 +102,7 @@ Deno.test("open loop: a request that answers before the delay is not cancelled",
 });
 
 Deno.test("open loop: every drawn request still in flight after the delay is cancelled", async () => {
-  const { client } = slowClient(60);
+  const { client } = slowClient(400);
   const load = new RateLoad(client, {
     feed: feed(),
     maxInflight: 10,
@@ -116,8 +118,8 @@ Deno.test("open loop: every drawn request still in flight after the delay is can
   assert.equal(w.sendCount, 8);
   assert.equal(w.cancelledCount, 8);
   assert.equal(w.latenciesUs.length + w.errorCount, 0);
-  // The last send at 70 ms, cancelled 15 ms later: well before its 60 ms answer.
-  assert.ok(performance.now() - startMs < 130, `${performance.now() - startMs} ms`);
+  // The last send at 70 ms, cancelled 15 ms later: long before its answer at 470 ms.
+  assert.ok(performance.now() - startMs < 300, `${performance.now() - startMs} ms`);
 });
 
 Deno.test("cancelInflight ends every request in flight as cancelled", async () => {
@@ -133,4 +135,54 @@ Deno.test("cancelInflight ends every request in flight as cancelled", async () =
   const w = recorder.rotate();
   assert.equal(w.cancelledCount, 3);
   assert.equal(w.errorCount, 0);
+});
+
+/** A level measured with --benchmark-duration `durationMs` and a grace period of `graceMs`. */
+async function durationLevel(latencyMs: number, durationMs: number, graceMs: number) {
+  const { client } = slowClient(latencyMs);
+  const load = new ConcurrencyLoad(client, { feed: feed() });
+  const startMs = performance.now();
+  const result = await measureLevel({
+    start: (o) => load.start(2, o),
+    stop: () => load.stop(),
+    drained: () => load.drained(),
+    cancelInflight: () => load.cancelInflight(),
+  }, {
+    mode: "concurrency",
+    value: 2,
+    model: "m",
+    interrupt: new Interrupt(),
+    batchSize: 1,
+    measurementMode: "time_windows",
+    measurementIntervalMs: 5000,
+    measurementRequestCount: 50,
+    stabilityPercentage: 10,
+    maxTrials: 10,
+    requestCount: 0,
+    benchmarkDurationMs: durationMs,
+    benchmarkGraceMs: graceMs,
+    warmupRequestCount: 0,
+    stallTimeoutMs: 0,
+  });
+  load.close();
+  return { result, tookMs: performance.now() - startMs };
+}
+
+Deno.test("--benchmark-duration: requests in flight at its end finish within the grace period", async () => {
+  // 2 in flight for 40 ms each over 100 ms: the third pair is in flight at the end and ends at 120.
+  const { result, tookMs } = await durationLevel(40, 100, 1000);
+  assert.equal(result.windows.length, 1);
+  assert.equal(result.stable, true);
+  assert.equal(result.client.requestCount, 6);
+  assert.equal(result.client.cancelledCount, undefined);
+  assert.ok(tookMs >= 115 && tookMs < 400, `${tookMs} ms`);
+});
+
+Deno.test("--benchmark-duration: requests still in flight when the grace period ends are cancelled", async () => {
+  const { result, tookMs } = await durationLevel(70, 100, 20);
+  // Two answered at 70 ms; the next two, due at 140, cancelled at 120.
+  assert.equal(result.client.requestCount, 2);
+  assert.equal(result.client.cancelledCount, 2);
+  assert.equal(result.client.errorCount, 0);
+  assert.ok(tookMs >= 115 && tookMs < 400, `${tookMs} ms`);
 });

@@ -189,6 +189,7 @@ export async function planLoad(
         start: (o) => load.start(value, o),
         stop: () => load.stop(),
         drained: () => load.drained(),
+        cancelInflight: () => load.cancelInflight(),
       }),
       close: () => load.close(),
     };
@@ -209,6 +210,7 @@ export async function planLoad(
       start: (o) => load.start(schedule(value, rng), o),
       stop: () => load.stop(),
       drained: () => load.drained(),
+      cancelInflight: () => load.cancelInflight(),
     }),
     close: () => load.close(),
   };

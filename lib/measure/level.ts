@@ -28,6 +28,8 @@ export interface LevelLoad {
   stop(): Promise<void>;
   /** Resolves when a load started with `limit` has completed every request. */
   drained(): Promise<void>;
+  /** Ends every request in flight as cancelled (the end of --benchmark-grace-period). */
+  cancelInflight?(): void;
 }
 
 /** What the ranks of an MPI job (--enable-mpi) agree on after a window. */
@@ -200,6 +202,26 @@ function stableWindows(
 }
 
 /**
+ * AIPerf's --benchmark-duration: sends for that long, then gives the
+ * requests in flight --benchmark-grace-period to end; those still in flight
+ * then are cancelled (counted apart). A finished schedule ends it sooner.
+ */
+async function runFor(load: LevelLoad, options: LevelOptions): Promise<void> {
+  const { interrupt } = options;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const after = (ms: number) => new Promise<void>((r) => timer = setTimeout(r, ms));
+  await interrupt.race(Promise.race([load.drained(), after(options.benchmarkDurationMs)]));
+  clearTimeout(timer);
+  const stopped = load.stop();
+  const graceOver = await interrupt.race(
+    Promise.race([stopped.then(() => false), after(options.benchmarkGraceMs).then(() => true)]),
+  );
+  clearTimeout(timer);
+  if (graceOver !== false) load.cancelInflight?.();
+  await interrupt.race(stopped);
+}
+
+/**
  * Runs the level. Returns the merged result of the stable windows (or of the
  * last ones, `stable: false`); throws NoValidRequestsError after
  * MAX_EMPTY_WINDOWS empty windows in a row, or when the last window is empty.
@@ -220,13 +242,18 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
   }
   const withWarmup = (result: LevelResult): LevelResult =>
     warmupFailures ? { ...result, warmupFailures } : result;
-  if (options.requestCount > 0) {
+  if (options.requestCount > 0 || options.benchmarkDurationMs > 0) {
     const before = await snapshot(options);
     await options.boundary?.();
     await coordinator?.ready();
     recorder.rotate();
-    load.start({ recorder, limit: options.requestCount });
-    await interrupt.race(load.drained());
+    if (options.requestCount > 0) {
+      load.start({ recorder, limit: options.requestCount });
+      await interrupt.race(load.drained());
+    } else {
+      load.start({ recorder });
+      await runFor(load, options);
+    }
     const own = recorder.rotate();
     await options.boundary?.();
     await load.stop();

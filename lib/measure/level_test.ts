@@ -44,6 +44,8 @@ Deno.test("windows drop their exact samples once no summary needs them; histogra
     stabilityPercentage: 0,
     maxTrials: 6,
     requestCount: 0,
+    benchmarkDurationMs: 0,
+    benchmarkGraceMs: 0,
     warmupRequestCount: 0,
     stallTimeoutMs: 0,
     newHistogram: () => new LatencyHistogram(),
@@ -102,6 +104,8 @@ const OUTAGE_LEVEL = {
   stabilityPercentage: 100,
   maxTrials: 10,
   requestCount: 0,
+  benchmarkDurationMs: 0,
+  benchmarkGraceMs: 0,
   warmupRequestCount: 0,
   stallTimeoutMs: 0,
 };

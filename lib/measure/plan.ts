@@ -13,6 +13,13 @@ export interface MeasurementOptions {
   percentile?: number;
   /** One window of exactly this many requests, no stabilization (0 = off). */
   requestCount: number;
+  /**
+   * AIPerf's --benchmark-duration: one window of this many milliseconds of
+   * sends, no stabilization (0 = off)...
+   */
+  benchmarkDurationMs: number;
+  /** ...after which requests in flight get this long (--benchmark-grace-period), then are cancelled. */
+  benchmarkGraceMs: number;
   warmupRequestCount: number;
   /** --stall-timeout: requests in flight are given up on when nothing completed for this long (0 = never). */
   stallTimeoutMs: number;

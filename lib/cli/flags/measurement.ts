@@ -64,6 +64,23 @@ export const MEASUREMENT: readonly OptionDef[] = [
     help: "Send exactly this many requests per level in one window, without stabilization.",
   },
   {
+    name: "benchmark-duration",
+    type: "float",
+    group: "Measurement",
+    valueName: "SECONDS",
+    help:
+      "Measure each level as one window of this many seconds of sends, without stabilization (AIPerf's option); requests still in flight then get --benchmark-grace-period. Not with --request-count.",
+  },
+  {
+    name: "benchmark-grace-period",
+    type: "float",
+    default: 30,
+    group: "Measurement",
+    valueName: "SECONDS",
+    help:
+      "With --benchmark-duration: how long requests in flight at its end may still take (their answers count); those still in flight after it are cancelled and counted apart.",
+  },
+  {
     name: "warmup-request-count",
     perfAnalyzer: true,
     type: "int",
