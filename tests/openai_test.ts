@@ -80,7 +80,10 @@ interface Run {
   summary: Json;
   /** The first level's `llm` object. */
   llm: Json;
+  /** --llm-csv's text (genai-perf's layout). */
   csv: string;
+  /** -f's text (perf_analyzer's layout). */
+  perfCsv: string;
 }
 
 async function profile(
@@ -91,6 +94,7 @@ async function profile(
   try {
     const summaryPath = `${dir}/summary.json`;
     const csvPath = `${dir}/llm.csv`;
+    const perfCsvPath = `${dir}/perf.csv`;
     const r = await runCli([
       "--service-kind",
       "openai",
@@ -98,8 +102,10 @@ async function profile(
       server.addr,
       "--summary-json",
       summaryPath,
-      "-f",
+      "--llm-csv",
       csvPath,
+      "-f",
+      perfCsvPath,
       ...options.args,
     ], { timeoutMs: 120_000 });
     assert.equal(r.code, options.expectCode ?? 0, r.stderr + r.stdout);
@@ -111,6 +117,7 @@ async function profile(
       summary,
       llm: summary.levels[0].llm,
       csv: await Deno.readTextFile(csvPath),
+      perfCsv: await Deno.readTextFile(perfCsvPath),
     };
   } finally {
     if (options.dir === undefined) await Deno.remove(dir, { recursive: true });
@@ -362,6 +369,15 @@ Deno.test("openai: every output carries the LLM metrics", () =>
         "usage",
       ]);
       assert.ok(rows.some((row) => row[0] === "Concurrency" && row[1] === "4"), "second level");
+      // -f: perf_analyzer's CSV whatever the service kind (no server columns without Triton).
+      const perf = parseCsv(run.perfCsv);
+      assert.deepEqual(perf[0].slice(0, 4), [
+        "Concurrency",
+        "Inferences/Second",
+        "Client Send",
+        "Client Recv",
+      ]);
+      assert.deepEqual(perf.slice(1).map((row) => row[0]).sort(), ["2", "4"]);
 
       // Export: perf_analyzer's one response per event with its text, plus token counts.
       const exportData = parseProfileExport(await Deno.readTextFile(exported));

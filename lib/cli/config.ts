@@ -422,6 +422,7 @@ export function buildProfileConfig(
     outputTensorFormat: r.string("output-tensor-format") as "binary" | "json",
     headers: parseHeaders(r, r.list("header")),
     latencyReportFile: r.string("latency-report-file"),
+    llmCsv: r.string("llm-csv"),
     verboseCsv: r.flag("verbose-csv"),
     verbose: r.count("verbose"),
     trace: parseTrace(r, service.serviceKind),

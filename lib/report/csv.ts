@@ -145,7 +145,7 @@ const LLM_CSV_STATISTICS = [...LLM_STATISTICS, "p10", "p5", "p1", "std"];
  * with its statistics as columns, a blank line, then the rates. Several
  * levels follow each other, each block after a line naming its level.
  */
-function formatLlmCsv(results: readonly LevelResult[], mode: LoadMode): string {
+export function formatLlmCsv(results: readonly LevelResult[], mode: LoadMode): string {
   let text = "";
   for (const r of results) {
     const l = r.llm!;
@@ -195,14 +195,12 @@ function llmBlock(l: LlmSummary): string {
 /**
  * The CSV text. Columns: perf_analyzer's, then (beyond it) `Errors`, the
  * failed request count, in open-loop modes the corrected latencies and
- * send figures. Token-streaming (LLM) runs get genai-perf's layout instead.
+ * send figures, for every service kind (LLM runs' genai-perf layout is
+ * formatLlmCsv, --llm-csv).
  * Without server statistics the server columns are 0
  * and Network+Server Send/Recv holds the whole response wait.
  */
 export function formatCsv(results: readonly LevelResult[], options: CsvOptions): string {
-  if (results.length > 0 && results.every((r) => r.llm !== undefined)) {
-    return formatLlmCsv(results, options.mode);
-  }
   const percentiles = percentileColumns(options.percentile);
   const serverStats = options.serverStats ?? true;
   const cache = serverStats && (options.cache ?? false);

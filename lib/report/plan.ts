@@ -8,6 +8,8 @@ export interface ReportPlan {
   summaryJson?: string;
   /** -f: the CSV file. */
   latencyReportFile?: string;
+  /** --llm-csv: genai-perf's CSV of the LLM metrics. */
+  llmCsv?: string;
   verboseCsv: boolean;
   verbose: number;
 }

@@ -9,7 +9,16 @@ export const OUTPUT: readonly OptionDef[] = [
     group: "Output",
     valueName: "FILE.csv",
     commands: ["profile", "demo", "report"],
-    help: "Write the results as CSV.",
+    help: "Write the results as CSV (perf_analyzer's columns, for every service kind).",
+  },
+  {
+    name: "llm-csv",
+    type: "string",
+    group: "Output",
+    valueName: "FILE.csv",
+    commands: ["profile", "demo"],
+    help:
+      "Write the LLM metrics of token-streaming runs (--service-kind openai, Triton's generate) as genai-perf's CSV.",
   },
   {
     name: "verbose-csv",

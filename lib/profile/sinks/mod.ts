@@ -10,6 +10,7 @@ import { consoleSink } from "./console.ts";
 import { csvSink } from "./csv.ts";
 import { exportSink } from "./export.ts";
 import { htmlSink } from "./html.ts";
+import { llmCsvSink } from "./llm_csv.ts";
 import type { SinkDef } from "./sink.ts";
 import type { OutputTarget } from "../../report/output_file.ts";
 import type { ProfilePlan } from "../plan.ts";
@@ -21,6 +22,7 @@ export const REPORT_SINKS: Map<string, SinkDef> = new Map([
   ["export", exportSink],
   ["console", consoleSink],
   ["csv", csvSink],
+  ["llm_csv", llmCsvSink],
   ["summary_json", summaryJsonSink],
   ["html", htmlSink],
 ]);
