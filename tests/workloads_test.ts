@@ -29,7 +29,7 @@ Deno.test("synthetic conversations: history, delays, turns and sessions in the s
       ...["--synthetic-input-tokens-mean", "12", "--prefix-prompt-pool-size", "1"],
       ...["--prefix-prompt-length", "8", "--random-seed", "3"],
       ...["--summary-json", `${dir}/s.json`, "--profile-export-file", `${dir}/e.json`],
-      ...["-f", `${dir}/llm.csv`, "--report-html", `${dir}/r.html`],
+      ...["--llm-csv", `${dir}/llm.csv`, "--report-html", `${dir}/r.html`],
     ]);
     assert.equal(r.code, 0, r.stderr + r.stdout);
     assert.match(r.stdout, /Turn 0: .*\n {4}Turn 1: .*\n {4}Turn 2: .*\n {4}Sessions: 4 /);
