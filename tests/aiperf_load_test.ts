@@ -2,7 +2,7 @@
  * AIPerf's load options end to end, against the reference server and the
  * real llama.cpp server (tests/_llama.ts): a request rate with a cap on the
  * requests in flight; request cancellation; a benchmark duration with a
- * grace period.
+ * grace period; several models in one run.
  */
 import assert from "node:assert/strict";
 import { startServerInWorker } from "../lib/server/mod.ts";
@@ -271,6 +271,78 @@ Deno.test({
         generated < (valid + 2) * 400,
         `${generated} tokens: the cancelled were cut short`,
       );
+    } finally {
+      await server.stop();
+    }
+  },
+});
+
+/** 12 requests, 2 in flight, to the models of `models` (-m A,B), with the export. */
+async function twoModelRun(addr: string, models: string, strategy: string) {
+  const dir = await Deno.makeTempDir({ prefix: "inferperf_models_" });
+  try {
+    const r = await runCli([
+      ...["-m", models, "--model-selection-strategy", strategy],
+      ...["--service-kind", "openai", "--endpoint", "v1/chat/completions"],
+      ...["-u", addr, "--streaming", "--synthetic-input-tokens-mean", "16"],
+      ...["--output-tokens-mean", "8", "--output-tokens-mean-deterministic"],
+      ...["--concurrency-range", "2", "--request-count", "12"],
+      ...["--summary-json", `${dir}/s.json`, "--profile-export-file", `${dir}/e.json`],
+    ], { timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const llm = (JSON.parse(await Deno.readTextFile(`${dir}/s.json`)) as { levels: Json[] })
+      .levels[0].llm as Json;
+    const sentTo = parseProfileExport(await Deno.readTextFile(`${dir}/e.json`))
+      .experiments[0].requests.map((q) => (q.request_inputs as Json).payload as string)
+      .map((payload) => JSON.parse(payload).model as string);
+    return { llm, sentTo, stdout: r.stdout };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("-m a,b: requests to both models in turn, every metric per model too", async () => {
+  const server = await startServerInWorker({
+    models: [
+      { name: "fast", llm: { ttft_ms: 5, itl_ms: 1, output_tokens: 8 } },
+      { name: "slow", llm: { ttft_ms: 60, itl_ms: 1, output_tokens: 8 } },
+    ],
+  });
+  try {
+    const { llm, sentTo, stdout } = await twoModelRun(server.addr, "fast,slow", "round_robin");
+    assert.equal(sentTo.filter((m) => m === "fast").length, 6);
+    assert.equal(sentTo.filter((m) => m === "slow").length, 6);
+    const models = llm.models as Record<string, Json>;
+    assert.deepEqual(Object.keys(models).sort(), ["fast", "slow"]);
+    assert.equal(models.fast.request_count, 6);
+    assert.equal(models.slow.request_count, 6);
+    const ttft = (m: string) => (models[m].time_to_first_token_ms as Json).avg as number;
+    assert.ok(ttft("fast") < 30 && ttft("slow") >= 55, `${ttft("fast")} / ${ttft("slow")} ms`);
+    assert.match(stdout, /Model fast: 6 requests; /);
+    // Random selection: seeded, both models drawn, 12 requests in all.
+    const random = await twoModelRun(server.addr, "fast,slow", "random");
+    assert.equal(random.sentTo.length, 12);
+    assert.ok(new Set(random.sentTo).size === 2, random.sentTo.join(","));
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test({
+  name: "llama.cpp: -m a,b sends both names; llama.cpp serves its one model under either",
+  ignore: skipLlama,
+  async fn() {
+    const server = await startLlama();
+    try {
+      const before = await server.counts();
+      const { llm, sentTo } = await twoModelRun(server.addr, "tiny,other", "round_robin");
+      assert.deepEqual([...new Set(sentTo)].sort(), ["other", "tiny"]);
+      const models = llm.models as Record<string, Json>;
+      assert.equal(models.tiny.request_count, 6);
+      assert.equal(models.other.request_count, 6);
+      const after = await server.counts();
+      assert.equal(after.requests - before.requests, 12);
+      assert.equal(after.tokens - before.tokens, 12 * 8);
     } finally {
       await server.stop();
     }

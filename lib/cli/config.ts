@@ -283,6 +283,30 @@ function checkServiceInput(
   }
 }
 
+/**
+ * AIPerf's several models (-m a,b) for --service-kind openai; elsewhere -m
+ * is perf_analyzer's one model, commas and all.
+ */
+function parseModels(
+  r: Reader,
+  options: { model: string | undefined; serviceKind: string },
+): InputPlan["models"] {
+  const selection = r.string("model-selection-strategy") as "round_robin" | "random";
+  const names = options.model?.split(",").map((name) => name.trim()) ?? [];
+  if (options.serviceKind !== "openai" || names.length < 2) {
+    if (r.has("model-selection-strategy")) {
+      r.warnings.push(
+        "--model-selection-strategy applies to several models (-m A,B) only: ignored",
+      );
+    }
+    return undefined;
+  }
+  if (names.some((name) => name === "")) {
+    r.errors.push(`Invalid value "${options.model}" for -m/--model-name: an empty model name`);
+  }
+  return { names, selection };
+}
+
 function parseShapes(reader: Reader, list: string[]): Map<string, number[]> {
   const shapes = new Map<string, number[]>();
   for (const item of list) {
@@ -379,8 +403,10 @@ export function buildProfileConfig(
     url,
     serviceKind: service.serviceKind,
   });
+  const models = parseModels(r, { model, serviceKind: service.serviceKind });
   const config: ProfilePlan = {
-    model: model ?? "",
+    model: models?.names[0] ?? model ?? "",
+    ...(models ? { models } : {}),
     modelVersion: r.string("model-version") ?? "",
     url,
     protocol,
@@ -437,6 +463,18 @@ export function buildProfileConfig(
   }
   r.number("max-threads");
   checkDuration(errors, config);
+  if (config.models && config.workers > 1) {
+    errors.push(
+      `Several models (-m A,B) can not be used with --workers ${config.workers}: the ` +
+        "threads' records do not carry each request's model",
+    );
+  }
+  if (config.models && (config.sessionConcurrency !== undefined || config.fixedSchedule)) {
+    errors.push(
+      "Several models (-m A,B) can not be used with sessions or --fixed-schedule: their " +
+        "requests follow the data's order, which names one model",
+    );
+  }
   checkSessions(errors, config);
   checkWorkers(errors, config);
   checkMpi(errors, { config, raw });

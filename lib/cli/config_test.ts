@@ -362,6 +362,23 @@ Deno.test("open-loop modes: rate ranges are floats, modes exclude each other", (
   assert.equal(config(...bound, "--ignore-send-lag").sendLagFails, false);
   assert.equal(config("-m", "x").loadMode, "concurrency");
   assert.equal(config("-m", "x", "--request-intervals", "i.txt").loadMode, "custom_intervals");
+  // AIPerf's several models: -m A,B for --service-kind openai only (perf_analyzer's -m is one name).
+  const OPENAI = ["--service-kind", "openai", "--endpoint", "v1/chat/completions"];
+  const two = config("-m", "a,b", ...OPENAI);
+  assert.equal(two.model, "a");
+  assert.deepEqual(two.models, { names: ["a", "b"], selection: "round_robin" });
+  assert.deepEqual(
+    config("-m", "a,b", ...OPENAI, "--model-selection-strategy", "random").models,
+    { names: ["a", "b"], selection: "random" },
+  );
+  assert.equal(config("-m", "a,b").model, "a,b");
+  assert.equal(config("-m", "a,b").models, undefined);
+  assert.deepEqual(
+    usageErrors(() => config("-m", "a,b", ...OPENAI, "--workers", "2")),
+    [
+      "Several models (-m A,B) can not be used with --workers 2: the threads' records do not carry each request's model",
+    ],
+  );
   // AIPerf's --benchmark-duration and --benchmark-grace-period (default 30 s).
   const timed = config("-m", "x", "--benchmark-duration", "2.5");
   assert.deepEqual([timed.benchmarkDurationMs, timed.benchmarkGraceMs], [2500, 30_000]);

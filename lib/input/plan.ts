@@ -14,4 +14,10 @@ export interface InputPlan {
   syntheticPrompts: SyntheticPrompts;
   /** --tokenizer: counts prompts, and answers without usage. */
   tokenizer: TokenizerName;
+  /**
+   * AIPerf's several models in one run (--service-kind openai, -m a,b): the
+   * models the requests name, in turn or at random
+   * (--model-selection-strategy); absent: -m's one model.
+   */
+  models?: { names: readonly string[]; selection: "round_robin" | "random" };
 }

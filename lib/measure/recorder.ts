@@ -97,6 +97,7 @@ function recordTokens(w: WindowData, timing: TokenTiming, intendedMs: number | u
   t.reasoningTexts.push(reasoningUsage >= 0 ? undefined : timing.reasoningText || undefined);
   t.sendLagUs.push(intendedMs === undefined ? NaN : (start - intendedMs) * 1000);
   t.sendEpochMs.push(performance.timeOrigin + start);
+  if (timing.model !== undefined) (t.models ??= []).push(timing.model);
   t.gapsPerRequest.push(streamed && times !== undefined ? Math.max(0, times.length - 1) : 0);
   if (streamed && times !== undefined) {
     for (let i = 1; i < times.length; i++) {

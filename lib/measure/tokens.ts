@@ -242,6 +242,32 @@ function subset(t: TokenWindowData, keep: (i: number) => boolean): TokenWindowDa
 }
 
 /**
+ * Several models in one run (-m A,B): every metric over each model's
+ * requests, in the order models first answered; rates over the level's
+ * windows, as the level's own.
+ */
+function modelSummaries(
+  windows: readonly WindowData[],
+  tokens: readonly TokenWindowData[],
+  options: TokenSummaryOptions,
+): NonNullable<LlmSummary["models"]> {
+  const names = new Set(tokens.flatMap((t) => t.models ?? []));
+  const out: NonNullable<LlmSummary["models"]> = [];
+  for (const model of names) {
+    const parts = windows.map((w): WindowData => {
+      const t = w.tokens;
+      if (t === undefined) return w;
+      const own = subset(t, (i) => t.models?.[i] === model);
+      delete own.models;
+      return { ...w, tokens: own };
+    });
+    const llm = summarizeTokens(parts, { ...options, sliceMs: 0 });
+    if (llm !== undefined) out.push({ model, llm });
+  }
+  return out;
+}
+
+/**
  * AIPerf's time slices (--slice-duration): the level cut into slices of
  * `sliceMs` from its first window's start, each request in the slice it was
  * sent in (one sent before the level began, in the first), every metric of
@@ -377,6 +403,9 @@ export function summarizeTokens(
   }
   if (options.sliceMs !== undefined && options.sliceMs > 0) {
     summary.slices = timeSlices(windows, tokens, { ...options, sliceMs: options.sliceMs });
+  }
+  if (tokens.some((t) => t.models !== undefined)) {
+    summary.models = modelSummaries(windows, tokens, options);
   }
   return summary;
 }

@@ -48,6 +48,8 @@ export interface OpenAiClientOptions extends HttpClientOptions {
   endpoint: string;
   /** Counts prompts (once per distinct request) and keeps output texts for counting. */
   tokenizer?: Tokenizer;
+  /** Several models in one run (-m A,B): each timing names its request's model. */
+  perModel?: boolean;
 }
 
 /** Triton's generate extension: no usage, no [DONE]; the output is `text_output`. */
@@ -180,7 +182,12 @@ class OpenAiSession implements InferSession {
     t.responses = 0;
     t.firstResponse = undefined;
     t.outputTokens = 0;
-    t.inputTokens = request instanceof PreparedLlmRequest ? request.inputTokens : -1;
+    if (request instanceof PreparedLlmRequest) {
+      t.inputTokens = request.inputTokens;
+      t.model = request.model;
+    } else {
+      t.inputTokens = -1;
+    }
     t.usage = false;
     t.serverInputTokens = -1;
     t.secondResponse = undefined;
@@ -302,9 +309,12 @@ class OpenAiSession implements InferSession {
   }
 }
 
-/** A request with its prompt's token count, when a tokenizer counted it. */
+/**
+ * A request with its prompt's token count, when a tokenizer counted it, and
+ * the model it names, when a run sends to several.
+ */
 class PreparedLlmRequest extends PreparedHttpRequest {
-  constructor(bytes: Uint8Array, readonly inputTokens: number) {
+  constructor(bytes: Uint8Array, readonly inputTokens: number, readonly model?: string) {
     super(bytes);
   }
 }
@@ -317,6 +327,7 @@ export class OpenAiClient implements InferenceClient {
   readonly #tokenizer: Tokenizer | undefined;
   readonly #generate: boolean;
   readonly #embeddings: boolean;
+  readonly #perModel: boolean;
 
   constructor(options: OpenAiClientOptions) {
     this.#target = new HttpTarget(options);
@@ -326,6 +337,7 @@ export class OpenAiClient implements InferenceClient {
     this.#tokenizer = options.tokenizer;
     this.#generate = GENERATE.test(endpoint);
     this.#embeddings = endpoint === "v1/embeddings";
+    this.#perModel = options.perModel ?? false;
   }
 
   /** OpenAI-compatible servers have no server metadata; the run learns of them from requests. */
@@ -346,16 +358,21 @@ export class OpenAiClient implements InferenceClient {
     const headers = { "Content-Type": "application/json", ...request.headers };
     const text = payloadOf(request);
     const bytes = this.#target.post(this.#path, { headers, body: encoder.encode(text) });
-    if (this.#tokenizer === undefined) return new PreparedHttpRequest(bytes);
+    if (this.#tokenizer === undefined && !this.#perModel) return new PreparedHttpRequest(bytes);
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
       body = undefined;
     }
+    const counted = isObject(body) && this.#tokenizer !== undefined;
+    const model = this.#perModel && isObject(body) && typeof body.model === "string"
+      ? body.model
+      : undefined;
     return new PreparedLlmRequest(
       bytes,
-      isObject(body) ? this.#tokenizer.count(promptText(body)) : -1,
+      counted ? this.#tokenizer!.count(promptText(body as Record<string, unknown>)) : -1,
+      model,
     );
   }
 

@@ -282,6 +282,9 @@ function llmLines(l: LlmSummary): string[] {
     const span = `${formatGeneral(slice.startS)}-${formatGeneral(slice.endS)} s`;
     out.push(`    Slice ${span}: ${averagesLine(slice.llm)}`);
   }
+  for (const { model, llm } of l.models ?? []) {
+    out.push(`    Model ${model}: ${llm.requestCount} requests; ${averagesLine(llm)}`);
+  }
   for (const turn of l.turns ?? []) {
     out.push(`    Turn ${turn.turnIndex}: ${averagesLine(turn.llm)}`);
   }

@@ -163,6 +163,9 @@ function llmJson(l: LlmSummary): Json {
       llm: llmJson(s.llm),
     }));
   }
+  if (l.models) {
+    json.models = Object.fromEntries(l.models.map((m) => [m.model, llmJson(m.llm)]));
+  }
   if (l.turns) {
     json.turns = l.turns.map((t) => ({ turn_index: t.turnIndex, llm: llmJson(t.llm) }));
   }

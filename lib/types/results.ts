@@ -94,6 +94,8 @@ export interface TokenWindowData {
   sendLagUs: number[];
   /** When each request was sent: ms since the epoch (performance.timeOrigin + its start). */
   sendEpochMs: number[];
+  /** Several models in one run (-m A,B): the model each request named. */
+  models?: string[];
   /** Every gap between consecutive chunks with output, microseconds. */
   gapsUs: number[];
   /** How many of `gapsUs` each request added, in order. */
@@ -271,6 +273,8 @@ export interface LlmSummary {
    * index (0: every session's first turn), rates over each group's span.
    */
   turns?: Array<{ turnIndex: number; llm: LlmSummary }>;
+  /** Several models in one run (-m A,B): the same metrics over each model's requests. */
+  models?: Array<{ model: string; llm: LlmSummary }>;
   /** Multi-turn sessions: the metrics of each session (genai-perf's "sessions"). */
   sessions?: Array<{ sessionId: string; llm: LlmSummary }>;
 }

@@ -49,6 +49,8 @@ export interface TokenTiming extends RequestTiming {
   reasoningUsage?: number;
   /** The reasoning text, kept for the tokenizer (like `outputText`). */
   reasoningText?: string;
+  /** The model the request named, when a run sends to several (-m A,B). */
+  model?: string;
   /**
    * performance.now() of each chunk with output. Absent where requests come
    * from worker threads (their records carry counts, not lists).

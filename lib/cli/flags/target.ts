@@ -8,7 +8,17 @@ export const TARGET: readonly OptionDef[] = [
     type: "string",
     group: "Target",
     valueName: "MODEL",
-    help: "Name of the model to profile (required).",
+    help:
+      "Name of the model to profile (required). With --service-kind openai, A,B names several models (AIPerf's): each request names one, chosen by --model-selection-strategy.",
+  },
+  {
+    name: "model-selection-strategy",
+    type: "string",
+    default: "round_robin",
+    group: "Target",
+    choices: ["round_robin", "random"],
+    help:
+      "With several models (-m A,B, --service-kind openai): each request's model in turn, or drawn at random (seeded), as AIPerf's.",
   },
   {
     name: "model-version",

@@ -3,6 +3,7 @@
  * payload files of --input-data, JSONL prompts or synthetic prompts measured
  * with --tokenizer, streamed as server-sent events.
  */
+import { mulberry32 } from "../../input/generate.ts";
 import { loadLlmData } from "../../input/llm_data.ts";
 import { checkBatchSize } from "../../input/requests.ts";
 import { loadTokenizer } from "../../input/tokenizer.ts";
@@ -20,19 +21,37 @@ export const openai: ServiceKindDef = {
       endpoint: plan.endpoint,
       tls: await httpsTls(plan.httpsSsl),
       ...(tokenizer ? { tokenizer } : {}),
+      ...(plan.models ? { perModel: true } : {}),
     });
   },
   async buildRequests(model, plan) {
     checkBatchSize(model, plan.batchSize);
     const tokenizer = await loadTokenizer(plan.tokenizer);
-    const dataSet = await loadLlmData({
-      model: plan.model,
-      endpoint: plan.endpoint,
-      paths: plan.inputData.paths,
-      synthetic: plan.syntheticPrompts,
-      ...(tokenizer ? { tokenizer } : {}),
+    const load = (name: string) =>
+      loadLlmData({
+        model: name,
+        endpoint: plan.endpoint,
+        paths: plan.inputData.paths,
+        synthetic: plan.syntheticPrompts,
+        ...(tokenizer ? { tokenizer } : {}),
+      });
+    const dataSet = await load(plan.model);
+    const requestsOf = (set: typeof dataSet) =>
+      set.streams[0].map((step) => ({ inputs: step.inputs, outputs: [] }));
+    if (plan.models === undefined) return { requests: requestsOf(dataSet), dataSet };
+    // The same prompts for every model (the data is seeded), each request naming one model.
+    const { names, selection } = plan.models;
+    const perModel = [requestsOf(dataSet)];
+    for (const name of names.slice(1)) perModel.push(requestsOf(await load(name)));
+    const rng = mulberry32(MODEL_SEED);
+    const count = perModel[0].length * names.length;
+    const requests = Array.from({ length: count }, (_, k) => {
+      const m = selection === "random" ? Math.floor(rng() * names.length) : k % names.length;
+      return perModel[m][Math.floor(k / names.length)];
     });
-    const requests = dataSet.streams[0].map((step) => ({ inputs: step.inputs, outputs: [] }));
     return { requests, dataSet };
   },
 };
+
+/** Seed of --model-selection-strategy random: runs repeat exactly. */
+const MODEL_SEED = 0x30de1;
