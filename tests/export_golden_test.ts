@@ -10,6 +10,7 @@
  * equal.
  */
 import assert from "node:assert/strict";
+import { DEFAULT_MODELS } from "../lib/server/mod.ts";
 import { startServerInWorker } from "../lib/server/worker_client.ts";
 import { runCli, withServer } from "./_helpers.ts";
 
@@ -215,5 +216,49 @@ Deno.test("golden: streamed and not streamed OpenAI chat runs export as perf_ana
     }
   } finally {
     await server.close();
+  }
+});
+
+Deno.test("golden: the endpoint field is --endpoint as given, for every service kind", async () => {
+  const server = await startServerInWorker({
+    models: [DEFAULT_MODELS[0], { name: "tiny", llm: { ttft_ms: 1, itl_ms: 1, output_tokens: 2 } }],
+  });
+  const dir = await Deno.makeTempDir();
+  try {
+    const openai = {
+      model: "tiny",
+      messages: [{ role: "user", content: "Hi" }],
+      max_tokens: 2,
+    };
+    await Deno.writeTextFile(`${dir}/llm.json`, JSON.stringify({ data: [{ payload: [openai] }] }));
+    await Deno.writeTextFile(`${dir}/kserve.json`, JSON.stringify(KSERVE_DATA));
+    const llm = ["-m", "tiny", "--service-kind", "openai", "--input-data", `${dir}/llm.json`];
+    const kserve = ["-m", "simple", "--input-data", `${dir}/kserve.json`];
+    // perf_analyzer writes its --endpoint string as parsed, whatever the kind (it sends
+    // nothing to it but with openai), and "" without the option.
+    for (
+      const [args, endpoint] of [
+        [[...llm, "--endpoint", "/v1/chat/completions"], "/v1/chat/completions"],
+        [[...llm, "--endpoint", "v1/chat/completions"], "v1/chat/completions"],
+        [[...kserve, "--endpoint", "/v2/ignored"], "/v2/ignored"],
+        [kserve, ""],
+      ] as const
+    ) {
+      const r = await runCli([
+        ...["-u", server.addr, "--request-count", "2", ...args],
+        ...["--profile-export-file", `${dir}/export.json`, "--overwrite"],
+      ]);
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      const written = typed(await Deno.readTextFile(`${dir}/export.json`));
+      assert.deepEqual(
+        field(written, "endpoint"),
+        { kind: "string", value: endpoint },
+        args.join(" "),
+      );
+      assert.equal((plain(field(written, "experiments", 0, "requests")) as unknown[]).length, 2);
+    }
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -201,7 +201,10 @@ function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
 
 /** Output files and server metrics beyond the console report and CSV. */
 type ExportOptions =
-  & Pick<ReportPlan, "profileExportFile" | "overwrite" | "reportHtml" | "summaryJson">
+  & Pick<
+    ReportPlan,
+    "profileExportFile" | "overwrite" | "exportEndpoint" | "reportHtml" | "summaryJson"
+  >
   & MetricsPlan;
 
 function parseExports(r: Reader, url: string): ExportOptions {
@@ -222,6 +225,7 @@ function parseExports(r: Reader, url: string): ExportOptions {
   return {
     profileExportFile,
     overwrite,
+    exportEndpoint: r.string("endpoint") ?? "",
     collectMetrics,
     metricsUrl,
     metricsIntervalMs: r.bounded("metrics-interval", (n) => n > 0, "an integer > 0"),

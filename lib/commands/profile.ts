@@ -152,7 +152,11 @@ async function shardRank(config: ProfilePlan, mpi: MpiSession): Promise<Outcome>
         : {}),
     });
     if (exporter) {
-      exporter.finish({ version: "", serviceKind: config.serviceKind, endpoint: config.endpoint });
+      exporter.finish({
+        version: "",
+        serviceKind: config.serviceKind,
+        endpoint: config.exportEndpoint,
+      });
       await mpi.gatherExports(exporter.path);
     }
   } finally {

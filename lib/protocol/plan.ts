@@ -53,7 +53,7 @@ export interface ClientPlan {
   /** --triton-server-directory and --model-repository of triton_c_api; "" otherwise. */
   tritonServerDirectory: string;
   modelRepository: string;
-  /** --endpoint of --service-kind openai; "" otherwise. */
+  /** --endpoint of --service-kind openai, leading slashes removed; "" otherwise. */
   endpoint: string;
   /** --model-signature-name (tfserving). */
   modelSignatureName: string;

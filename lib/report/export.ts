@@ -67,7 +67,7 @@ export interface ExportHeader {
   version: string;
   /** --service-kind. */
   serviceKind: string;
-  /** --endpoint (OpenAI-compatible services); "" otherwise. */
+  /** --endpoint as given, whatever the service kind; "" without it. */
   endpoint: string;
 }
 

@@ -4,6 +4,11 @@ export interface ReportPlan {
   profileExportFile?: string;
   /** --overwrite: --profile-export-file may replace an existing file. */
   overwrite: boolean;
+  /**
+   * --endpoint as given, "" without it: the export's `endpoint`, which
+   * perf_analyzer writes verbatim for every service kind.
+   */
+  exportEndpoint: string;
   reportHtml?: string;
   summaryJson?: string;
   /** -f: the CSV file. */

@@ -54,7 +54,7 @@ export const exportSink: SinkDef = {
         writer.finish({
           version: denoConfig.version,
           serviceKind: plan.serviceKind,
-          endpoint: plan.endpoint,
+          endpoint: plan.exportEndpoint,
         }),
     };
   },
