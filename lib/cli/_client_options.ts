@@ -2,6 +2,7 @@
  * The client options: -i, headers, TLS, request parameters, --service-kind
  * and what goes with each (see the Target and Protocol and TLS sections).
  */
+import type { MediaOptions } from "../input/media.ts";
 import type { InputPlan } from "../input/plan.ts";
 import { isLlmEndpoint, OPENAI_ENDPOINTS } from "../input/llm_data.ts";
 import type { TokenizerName } from "../input/tokenizer.ts";
@@ -436,6 +437,7 @@ export function parseService(
       streaming: r.flag("streaming"),
       seed: r.bounded("random-seed", (n) => n >= 0, "an integer >= 0"),
       ...(inputFile === undefined ? {} : { inputFile }),
+      ...parseMedia(r, { endpoint: kind === "openai" ? endpoint : "" }),
     },
     tokenizer: r.string("tokenizer") as TokenizerName,
     goodput,
@@ -443,6 +445,71 @@ export function parseService(
       ? r.bounded("slice-duration", (n) => n > 0, "a number of seconds > 0") * 1000
       : 0,
   };
+}
+
+/** A comma-separated or repeated list of numbers, each passing `ok`. */
+function numbers(r: Reader, name: string, ok: (n: number) => boolean, expected: string): number[] {
+  const values = r.list(name).flatMap((item) => item.split(",")).map((s) => s.trim());
+  const out: number[] = [];
+  for (const text of values) {
+    const n = Number(text);
+    if (text === "" || !ok(n)) {
+      r.errors.push(`Invalid value "${text}" for --${name}: expected ${expected}`);
+    } else out.push(n);
+  }
+  return out;
+}
+
+/** AIPerf's --image-* and --audio-* options: media in each synthetic chat turn. */
+function parseMedia(r: Reader, options: { endpoint: string }): { media?: MediaOptions } {
+  const media: MediaOptions = {};
+  const width = r.bounded("image-width-mean", (n) => n >= 0, "a number >= 0");
+  const height = r.bounded("image-height-mean", (n) => n >= 0, "a number >= 0");
+  if (width > 0 || height > 0) {
+    if (r.string("image-format") === "jpeg") {
+      r.errors.push(
+        "Option --image-format jpeg is not supported: inferperf encodes PNG only (no JPEG encoder)",
+      );
+    }
+    media.image = {
+      widthMean: width,
+      widthStddev: r.bounded("image-width-stddev", (n) => n >= 0, "a number >= 0"),
+      heightMean: height,
+      heightStddev: r.bounded("image-height-stddev", (n) => n >= 0, "a number >= 0"),
+      batchSize: r.bounded("image-batch-size", (n) => n >= 1, "an integer >= 1"),
+    };
+  }
+  const length = r.bounded("audio-length-mean", (n) => n >= 0, "a number of seconds >= 0");
+  if (length > 0) {
+    if (r.string("audio-format") === "mp3") {
+      r.errors.push(
+        "Option --audio-format mp3 is not supported: inferperf encodes WAV only (no MP3 encoder)",
+      );
+    }
+    const depths = numbers(
+      r,
+      "audio-depths",
+      (n) => [8, 16, 24, 32].includes(n),
+      "8, 16, 24 or 32",
+    );
+    const rates = numbers(r, "audio-sample-rates", (n) => n > 0, "a rate in kHz > 0");
+    media.audio = {
+      lengthMean: length,
+      lengthStddev: r.bounded("audio-length-stddev", (n) => n >= 0, "a number >= 0"),
+      depths: depths.length > 0 ? depths : [16],
+      sampleRatesKHz: rates.length > 0 ? rates : [16],
+      channels: r.bounded("audio-num-channels", (n) => n === 1 || n === 2, "1 or 2"),
+      batchSize: r.bounded("audio-batch-size", (n) => n >= 1, "an integer >= 1"),
+    };
+  }
+  if (media.image === undefined && media.audio === undefined) return {};
+  if (!options.endpoint.includes("chat")) {
+    r.errors.push(
+      "Images and audio (--image-*, --audio-*) go in chat content parts: they need " +
+        "--service-kind openai --endpoint v1/chat/completions",
+    );
+  }
+  return { media };
 }
 
 export function parseHeaders(reader: Reader, list: string[]): Record<string, string> {

@@ -10,6 +10,7 @@
  * "payload", holding the body in the shape of the endpoint (chat, completions,
  * embeddings, Triton's generate).
  */
+import { type MediaOptions, mediaParts } from "./media.ts";
 import { encodeBytesElements } from "./codec.ts";
 import { type DataSet, type DataStep, locate, readDataFile } from "./data_set.ts";
 import { InputError } from "./errors.ts";
@@ -70,6 +71,8 @@ export interface SyntheticPrompts extends ConversationOptions {
   exactLengths?: boolean;
   /** --session-concurrency: conversations of several turns run as sessions (else refused). */
   sessions?: boolean;
+  /** --image-* and --audio-*: images and audio in each chat turn's content parts. */
+  media?: MediaOptions;
 }
 
 export interface LlmDataOptions {
@@ -160,6 +163,9 @@ function readDelay(value: unknown): number {
   return ms;
 }
 
+/** Added to --random-seed for the images and audio, apart from the prompts' draws. */
+const MEDIA_SEED = 0x3ed1a;
+
 /** How a turn's request asks for its answer: max_tokens, and the stream option. */
 interface BodyOptions {
   model: string;
@@ -169,6 +175,8 @@ interface BodyOptions {
   maxTokens?: number;
   /** The chat message's role; default "user". */
   role?: string;
+  /** Content parts after the text: images and audio (chat only). */
+  media?: readonly Record<string, unknown>[];
 }
 
 /** The request body of a user turn for the endpoint, with its output length and streaming. */
@@ -178,7 +186,10 @@ function bodyOf(texts: readonly string[], options: BodyOptions): Record<string, 
   if (endpoint === "v1/embeddings") return { model, input: [...texts] };
   const generate = GENERATE_ENDPOINT.test(endpoint);
   // Several texts in one chat turn are its content parts, as AIPerf sends them.
-  const content = texts.length === 1 ? prompt : texts.map((text) => ({ type: "text", text }));
+  const media = options.media ?? [];
+  const content = texts.length === 1 && media.length === 0
+    ? prompt
+    : [...texts.map((text) => ({ type: "text", text })), ...media];
   const body: Record<string, unknown> = generate
     ? { text_input: prompt }
     : endpoint.includes("chat")
@@ -218,6 +229,13 @@ async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
     );
   }
   const common = { model: options.model, endpoint: options.endpoint, synthetic };
+  const mediaRng = mulberry32(synthetic.seed + MEDIA_SEED);
+  const media = new Map<object, Record<string, unknown>[]>();
+  if (synthetic.media !== undefined) {
+    for (const { turns } of conversations) {
+      for (const turn of turns) media.set(turn, await mediaParts(synthetic.media, mediaRng));
+    }
+  }
   return conversations.flatMap(({ sessionId, turns }) =>
     turns.map((turn, t) => {
       const step = stepOf(
@@ -225,6 +243,7 @@ async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
           ...common,
           ...(turn.maxTokens === undefined ? {} : { maxTokens: turn.maxTokens }),
           ...(turn.role === undefined ? {} : { role: turn.role }),
+          ...(media.has(turn) ? { media: media.get(turn) } : {}),
         }),
         turn.where,
       );

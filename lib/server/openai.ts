@@ -65,6 +65,40 @@ function countWords(text: string): number {
   return count;
 }
 
+/**
+ * A chat content part as OpenAI's API takes it (text, image_url with a URL,
+ * input_audio with base64 data and its format), checked as a server would;
+ * its prompt tokens: a text's words, none for media.
+ */
+function partTokens(part: unknown): number {
+  if (!isObject(part)) throw new BadRequest("a content part must be an object");
+  if (part.type === "text" && typeof part.text === "string") return countWords(part.text);
+  if (part.type === "image_url") {
+    const image = part.image_url;
+    if (!isObject(image) || typeof image.url !== "string" || image.url === "") {
+      throw new BadRequest("an image_url part needs image_url.url");
+    }
+    if (
+      image.url.startsWith("data:") &&
+      !/^data:image\/[a-z]+;base64,[A-Za-z0-9+/]+=*$/.test(image.url)
+    ) {
+      throw new BadRequest("an image_url data URL must be data:image/FORMAT;base64,DATA");
+    }
+    return 0;
+  }
+  if (part.type === "input_audio") {
+    const audio = part.input_audio;
+    if (
+      !isObject(audio) || typeof audio.data !== "string" ||
+      !/^[A-Za-z0-9+/]+=*$/.test(audio.data) || (audio.format !== "wav" && audio.format !== "mp3")
+    ) {
+      throw new BadRequest("an input_audio part needs base64 data and a format, wav or mp3");
+    }
+    return 0;
+  }
+  throw new BadRequest(`unsupported content part type ${JSON.stringify(part.type)}`);
+}
+
 /** Prompt tokens of a chat request: the words of every message's text. */
 function chatPromptTokens(body: JsonObject): number {
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
@@ -75,9 +109,7 @@ function chatPromptTokens(body: JsonObject): number {
     const content = isObject(message) ? message.content : undefined;
     if (typeof content === "string") count += countWords(content);
     else if (Array.isArray(content)) {
-      for (const part of content) {
-        if (isObject(part) && typeof part.text === "string") count += countWords(part.text);
-      }
+      for (const part of content) count += partTokens(part);
     }
   }
   return count;
