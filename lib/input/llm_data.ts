@@ -26,6 +26,7 @@ export const OPENAI_ENDPOINTS = [
   "v1/chat/completions",
   "v1/completions",
   "v1/embeddings",
+  "v1/ranking",
   "v2/models/MODEL/generate",
   "v2/models/MODEL/generate_stream",
 ] as const;
@@ -35,7 +36,7 @@ const GENERATE_ENDPOINT = /^v2\/models\/[^/]+(\/versions\/[^/]+)?\/generate(_str
 /** Whether --endpoint is one inferperf speaks (Triton's generate for any model name). */
 export function isLlmEndpoint(endpoint: string): boolean {
   return GENERATE_ENDPOINT.test(endpoint) ||
-    (OPENAI_ENDPOINTS as readonly string[]).slice(0, 3).includes(endpoint);
+    (OPENAI_ENDPOINTS as readonly string[]).slice(0, 4).includes(endpoint);
 }
 
 /** The input holding each request's body (perf_analyzer's name). */
@@ -73,6 +74,8 @@ export interface SyntheticPrompts extends ConversationOptions {
   sessions?: boolean;
   /** --image-* and --audio-*: images and audio in each chat turn's content parts. */
   media?: MediaOptions;
+  /** --rankings-passages (v1/ranking): passages per query, the texts of the next prompts. */
+  rankingsPassages?: number;
 }
 
 export interface LlmDataOptions {
@@ -177,6 +180,8 @@ interface BodyOptions {
   role?: string;
   /** Content parts after the text: images and audio (chat only). */
   media?: readonly Record<string, unknown>[];
+  /** v1/ranking: the passages to rank against the turn's text (the query). */
+  passages?: readonly string[];
 }
 
 /** The request body of a user turn for the endpoint, with its output length and streaming. */
@@ -184,6 +189,14 @@ function bodyOf(texts: readonly string[], options: BodyOptions): Record<string, 
   const { endpoint, synthetic, model } = options;
   const prompt = texts.join(" ");
   if (endpoint === "v1/embeddings") return { model, input: [...texts] };
+  // NIM's and AIPerf's rankings request: one query, passages to rank; no output length.
+  if (endpoint === "v1/ranking") {
+    return {
+      model,
+      query: { text: prompt },
+      passages: (options.passages ?? []).map((text) => ({ text })),
+    };
+  }
   const generate = GENERATE_ENDPOINT.test(endpoint);
   // Several texts in one chat turn are its content parts, as AIPerf sends them.
   const media = options.media ?? [];
@@ -236,7 +249,14 @@ async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
       for (const turn of turns) media.set(turn, await mediaParts(synthetic.media, mediaRng));
     }
   }
-  return conversations.flatMap(({ sessionId, turns }) =>
+  // A query's passages: the first texts of the conversations after its own, in a cycle.
+  const passagesOf = (c: number) =>
+    Array.from(
+      { length: synthetic.rankingsPassages ?? 0 },
+      (_, k) => conversations[(c + 1 + k) % conversations.length].turns[0].texts.join(" "),
+    );
+  const ranking = options.endpoint === "v1/ranking";
+  return conversations.flatMap(({ sessionId, turns }, c) =>
     turns.map((turn, t) => {
       const step = stepOf(
         bodyOf(turn.texts, {
@@ -244,6 +264,7 @@ async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
           ...(turn.maxTokens === undefined ? {} : { maxTokens: turn.maxTokens }),
           ...(turn.role === undefined ? {} : { role: turn.role }),
           ...(media.has(turn) ? { media: media.get(turn) } : {}),
+          ...(ranking ? { passages: passagesOf(c) } : {}),
         }),
         turn.where,
       );

@@ -87,7 +87,11 @@ interface Reasoning {
 function outputOf(body: JsonObject, reasoning: Reasoning): string {
   if (nonEmpty(body.text_output)) return body.text_output as string;
   const choices = body.choices;
-  if (!Array.isArray(choices)) return Array.isArray(body.data) && body.data.length > 0 ? " " : "";
+  if (!Array.isArray(choices)) {
+    // Embeddings' vectors and rankings' scores: an answer without text.
+    const list = Array.isArray(body.data) ? body.data : body.rankings;
+    return Array.isArray(list) && list.length > 0 ? " " : "";
+  }
   let text = "";
   for (const choice of choices) {
     if (!isObject(choice)) continue;
@@ -336,7 +340,8 @@ export class OpenAiClient implements InferenceClient {
     this.#sessions = new HttpSessions(this.#target.endpoint, "an OpenAI client");
     this.#tokenizer = options.tokenizer;
     this.#generate = GENERATE.test(endpoint);
-    this.#embeddings = endpoint === "v1/embeddings";
+    // Neither answers with tokens: embeddings and rankings count only their prompt.
+    this.#embeddings = endpoint === "v1/embeddings" || endpoint === "v1/ranking";
     this.#perModel = options.perModel ?? false;
   }
 

@@ -1,6 +1,7 @@
 /**
  * OpenAI-compatible front end of the reference server: /v1/models,
- * /v1/chat/completions, /v1/completions and /v1/embeddings, and Triton's
+ * /v1/chat/completions, /v1/completions, /v1/embeddings and NIM's
+ * /v1/ranking, and Triton's
  * generate extension (/v2/models/M/generate and generate_stream), for models
  * with `llm` settings. Tokens follow a schedule from the request's arrival
  * (the first after ttft_ms, then one every itl_ms +- the jitter), streamed as
@@ -171,6 +172,19 @@ function promptTokens(body: JsonObject, kind: Kind, llm: Llm): number {
         throw new BadRequest("'text_input' must be a string");
       }
       return countWords(body.text_input);
+    case "rankings": {
+      const query = isObject(body.query) ? body.query.text : undefined;
+      const passages = body.passages;
+      if (
+        typeof query !== "string" || !Array.isArray(passages) ||
+        !passages.every((p) => isObject(p) && typeof p.text === "string")
+      ) {
+        throw new BadRequest(
+          "A ranking request needs 'query': {'text': ...} and 'passages': [{'text': ...}, ...]",
+        );
+      }
+      return passages.reduce((n: number, p) => n + countWords(p.text), countWords(query));
+    }
     case "embeddings": {
       const input = body.input;
       const texts = typeof input === "string" ? [input] : Array.isArray(input) ? input : undefined;
@@ -231,7 +245,7 @@ class Timeline {
   }
 }
 
-type Kind = "chat" | "completions" | "generate" | "embeddings";
+type Kind = "chat" | "completions" | "generate" | "embeddings" | "rankings";
 
 interface Answer {
   kind: Kind;
@@ -243,6 +257,8 @@ interface Answer {
   /** The first this many tokens are reasoning (chat). */
   reasoning: number;
   finish: string;
+  /** Rankings: the passages to score. */
+  passages: number;
 }
 
 /** Token i of an answer: the words join with single spaces, as a tokenizer's pieces would. */
@@ -291,6 +307,19 @@ const generated = (a: Answer, text: string) => ({
 });
 
 function completeBody(a: Answer, withUsage: boolean): JsonObject {
+  if (a.kind === "rankings") {
+    // NIM's answer: every passage's index and logit, best first.
+    const logits = Array.from({ length: a.passages }, (_, index) => ({
+      index,
+      logit: Math.round((1 - index / Math.max(1, a.passages)) * 8 * 1000) / 1000 - 4,
+    }));
+    return {
+      rankings: logits,
+      ...(withUsage
+        ? { usage: { prompt_tokens: a.promptTokens, total_tokens: a.promptTokens } }
+        : {}),
+    };
+  }
   if (a.kind === "embeddings") {
     return {
       object: "list",
@@ -396,7 +425,7 @@ export function createOpenAiHandler(
     const n = ++answers;
     // Each answer its own generator: lengths and jitter do not depend on how answers interleave.
     const rng = mulberry32(n);
-    const { count, finish } = kind === "embeddings"
+    const { count, finish } = kind === "embeddings" || kind === "rankings"
       ? { count: 0, finish: "stop" }
       : outputTokens(body, { llm, rng });
     const answer: Answer = {
@@ -408,10 +437,11 @@ export function createOpenAiHandler(
       count,
       reasoning: kind === "chat" ? Math.min(llm.reasoningTokens, count) : 0,
       finish,
+      passages: Array.isArray(body.passages) ? body.passages.length : 0,
     };
     const times = schedule(request.arrival + llm.ttftMs, { llm, count: Math.max(1, count), rng });
     const streaming = options.stream ?? body.stream === true;
-    if (!streaming || kind === "embeddings") {
+    if (!streaming || kind === "embeddings" || kind === "rankings") {
       return timeline.until(times[times.length - 1]).then(
         () => json(200, completeBody(answer, llm.usage)),
         (error: Error) => failure(503, error.message),
@@ -468,12 +498,15 @@ export function createOpenAiHandler(
             return request.method === "GET" ? models : failure(405, "Method Not Allowed");
           case "/v1/chat/completions":
           case "/v1/completions":
-          case "/v1/embeddings": {
+          case "/v1/embeddings":
+          case "/v1/ranking": {
             if (request.method !== "POST") return failure(405, "Method Not Allowed");
             const kind = request.path === "/v1/chat/completions"
               ? "chat"
               : request.path === "/v1/embeddings"
               ? "embeddings"
+              : request.path === "/v1/ranking"
+              ? "rankings"
               : "completions";
             return complete(request, { kind });
           }

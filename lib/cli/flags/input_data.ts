@@ -378,6 +378,15 @@ export const INPUT_DATA: readonly OptionDef[] = [
     help: "Channels of each clip: 1 or 2.",
   },
   {
+    name: "rankings-passages",
+    type: "int",
+    default: 4,
+    group: "Input data",
+    valueName: "N",
+    help:
+      "With --endpoint v1/ranking (NIM's and AIPerf's rankings): passages per synthetic query, the texts of the next N prompts.",
+  },
+  {
     name: "tokenizer",
     type: "string",
     default: DEFAULT_TOKENIZER,
