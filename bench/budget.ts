@@ -15,11 +15,11 @@ export interface Budget {
 }
 
 export const BUDGETS: readonly Budget[] = [
-  { case: "http", row: /^HTTP small c=64: client CPU$/, us: 17 },
-  { case: "grpc", row: /^gRPC unary c=64, nginx: client CPU$/, us: 12 },
-  { case: "grpc", row: /^gRPC streaming c=64: client CPU$/, us: 6.7 },
-  { case: "cost", row: /^Client cost: CPU \(rate /, us: 42 },
-  { case: "llm", row: /^LLM stream: CPU per token/, us: 9.5 },
+  { case: "http", row: /^HTTP small c=64: client CPU$/, us: 14 },
+  { case: "grpc", row: /^gRPC unary c=64, nginx: client CPU$/, us: 13 },
+  { case: "grpc", row: /^gRPC streaming c=64: client CPU$/, us: 4.7 },
+  { case: "cost", row: /^Client cost: CPU \(rate /, us: 43 },
+  { case: "llm", row: /^LLM stream: CPU per token/, us: 13 },
 ];
 
 /** The budget of a row of case `id`, if it has one. */
