@@ -110,6 +110,7 @@ async function cancellingRun(addr: string, model: string, tokens: number) {
       ...["--concurrency-range", "2", "--request-count", "20"],
       ...["--request-cancellation-rate", "50", "--request-cancellation-delay", "0.05"],
       ...["--summary-json", `${dir}/s.json`, "--profile-export-file", `${dir}/e.json`],
+      ...["--llm-csv", `${dir}/r.csv`],
     ], { timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stderr);
     const level = (JSON.parse(await Deno.readTextFile(`${dir}/s.json`)) as { levels: Json[] })
@@ -117,7 +118,8 @@ async function cancellingRun(addr: string, model: string, tokens: number) {
     const client = level.client as Json;
     const exported = parseProfileExport(await Deno.readTextFile(`${dir}/e.json`))
       .experiments[0].requests;
-    return { client, llm: level.llm as Json, exported, stdout: r.stdout };
+    const csv = await Deno.readTextFile(`${dir}/r.csv`);
+    return { client, llm: level.llm as Json, exported, stdout: r.stdout, csv };
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -135,6 +137,7 @@ function checkCancelled(
   // The seeded draw: about half, the same every run.
   assert.ok(cancelled >= 5 && cancelled <= 15, `${cancelled} cancelled`);
   assert.match(stdout, new RegExp(`Cancelled requests: ${cancelled}\\n`));
+  assert.match(run.csv, new RegExp(`\\nCancelled Request Count \\(count\\),${cancelled}.00\\n`));
   // Latency statistics are the valid requests' alone: none was cut short at 50 ms.
   assert.equal(exported.length, 20 - cancelled);
   const minUs = Math.min(
@@ -286,7 +289,7 @@ async function twoModelRun(addr: string, models: string, strategy: string) {
       ...["--service-kind", "openai", "--endpoint", "v1/chat/completions"],
       ...["-u", addr, "--streaming", "--synthetic-input-tokens-mean", "16"],
       ...["--output-tokens-mean", "8", "--output-tokens-mean-deterministic"],
-      ...["--concurrency-range", "2", "--request-count", "12"],
+      ...["--concurrency-range", "2", "--request-count", "12", "--llm-csv", `${dir}/r.csv`],
       ...["--summary-json", `${dir}/s.json`, "--profile-export-file", `${dir}/e.json`],
     ], { timeoutMs: 60_000 });
     assert.equal(r.code, 0, r.stderr);
@@ -295,7 +298,7 @@ async function twoModelRun(addr: string, models: string, strategy: string) {
     const sentTo = parseProfileExport(await Deno.readTextFile(`${dir}/e.json`))
       .experiments[0].requests.map((q) => (q.request_inputs as Json).payload as string)
       .map((payload) => JSON.parse(payload).model as string);
-    return { llm, sentTo, stdout: r.stdout };
+    return { llm, sentTo, stdout: r.stdout, csv: await Deno.readTextFile(`${dir}/r.csv`) };
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -309,7 +312,14 @@ Deno.test("-m a,b: requests to both models in turn, every metric per model too",
     ],
   });
   try {
-    const { llm, sentTo, stdout } = await twoModelRun(server.addr, "fast,slow", "round_robin");
+    const { llm, sentTo, stdout, csv } = await twoModelRun(
+      server.addr,
+      "fast,slow",
+      "round_robin",
+    );
+    // genai-perf's CSV gains a block of rows per model.
+    assert.match(csv, /\nModel,fast\nMetric,avg,/);
+    assert.match(csv, /\nModel,slow\nMetric,avg,/);
     assert.equal(sentTo.filter((m) => m === "fast").length, 6);
     assert.equal(sentTo.filter((m) => m === "slow").length, 6);
     const models = llm.models as Record<string, Json>;

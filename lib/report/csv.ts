@@ -160,6 +160,9 @@ export function formatLlmCsv(results: readonly LevelResult[], mode: LoadMode): s
     for (const { cause, count } of errorCauses(r.client.errors)) {
       text += row([`Failed Requests: ${cause} (count)`, genaiNumber(count)]);
     }
+    if (r.client.cancelledCount) {
+      text += row(["Cancelled Request Count (count)", genaiNumber(r.client.cancelledCount)]);
+    }
     for (const slice of l.slices ?? []) {
       text += "\n" +
         row(["Time Slice (s)", `${genaiNumber(slice.startS)}-${genaiNumber(slice.endS)}`]);
@@ -168,6 +171,10 @@ export function formatLlmCsv(results: readonly LevelResult[], mode: LoadMode): s
     for (const turn of l.turns ?? []) {
       text += "\n" + row(["Turn Index", String(turn.turnIndex)]);
       text += llmBlock(turn.llm);
+    }
+    for (const { model, llm } of l.models ?? []) {
+      text += "\n" + row(["Model", model]);
+      text += llmBlock(llm);
     }
   }
   return text;

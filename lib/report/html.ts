@@ -166,6 +166,10 @@ function llmMetricsTable(results: readonly LevelResult[], unit: string): string 
         level: `${formatGeneral(r.value)}, turn ${t.turnIndex}`,
         l: t.llm,
       })),
+      ...(r.llm.models ?? []).map((m) => ({
+        level: `${formatGeneral(r.value)}, model ${m.model}`,
+        l: m.llm,
+      })),
     ]
   );
   for (const { level, l } of levels) {
