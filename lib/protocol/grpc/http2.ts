@@ -188,7 +188,8 @@ export class Http2Session {
 
   /**
    * Sends DATA, as much as flow control allows now; the rest follows as the
-   * peer grants credit. `data` must stay unchanged until then.
+   * peer grants credit. `data` must stay unchanged until it is written (large
+   * frames are written from it, not copied).
    */
   sendData(stream: Http2Stream, data: Uint8Array, endStream: boolean): void {
     if (this.#closed || stream.localClosed) return;
@@ -544,7 +545,7 @@ export class Http2Session {
         flags: last && endStream ? FLAG_END_STREAM : 0,
         stream: stream.id,
       });
-      this.#writer.append(data.subarray(offset, offset + size));
+      this.#writer.payload(data.subarray(offset, offset + size));
       offset += size;
       this.#sendWindow -= size;
       stream.sendWindow -= size;

@@ -173,20 +173,69 @@ function frame(type: number, flags: number, stream: number, payload: number[] = 
   ]);
 }
 
+/** DATA frames in captured writes, read as one byte stream (large payloads are written apart). */
+function dataFrames(
+  writes: Uint8Array[],
+): Array<{ stream: number; flags: number; payload: Uint8Array }> {
+  const bytes = new Uint8Array(writes.reduce((n, w) => n + w.length, 0));
+  let offset = 0;
+  for (const w of writes) {
+    bytes.set(w, offset);
+    offset += w.length;
+  }
+  const frames = [];
+  let pos = bytes[0] === 0x50 ? 24 : 0; // the client preface
+  while (pos + 9 <= bytes.length) {
+    const length = (bytes[pos] << 16) | (bytes[pos + 1] << 8) | bytes[pos + 2];
+    const stream = new DataView(bytes.buffer, pos + 5, 4).getUint32(0);
+    const payload = bytes.subarray(pos + 9, pos + 9 + length);
+    if (bytes[pos + 3] === 0) frames.push({ stream, flags: bytes[pos + 4], payload });
+    pos += 9 + length;
+  }
+  return frames;
+}
+
 /** DATA payload octets per stream in captured writes. */
 function dataOctets(writes: Uint8Array[]): Map<number, number> {
   const out = new Map<number, number>();
-  for (const bytes of writes) {
-    let pos = bytes[0] === 0x50 ? 24 : 0; // the client preface
-    while (pos + 9 <= bytes.length) {
-      const length = (bytes[pos] << 16) | (bytes[pos + 1] << 8) | bytes[pos + 2];
-      const stream = new DataView(bytes.buffer, bytes.byteOffset + pos + 5, 4).getUint32(0);
-      if (bytes[pos + 3] === 0) out.set(stream, (out.get(stream) ?? 0) + length);
-      pos += 9 + length;
-    }
+  for (const { stream, payload } of dataFrames(writes)) {
+    out.set(stream, (out.get(stream) ?? 0) + payload.length);
   }
   return out;
 }
+
+Deno.test("large DATA: frames of the peer's size within its windows, written from the caller's buffer", async () => {
+  const writes: Uint8Array[] = [];
+  const views: Uint8Array[] = [];
+  const session = new Http2Session({
+    write: (bytes) => {
+      views.push(bytes);
+      writes.push(bytes.slice());
+      return Promise.resolve();
+    },
+    close() {},
+  }, { role: "client" });
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+  // Frames up to 100,000 octets, 150,000 octets per stream, 1 MB more for the connection.
+  session.receive(frame(4, 0, 0, [0, 5, 0, 1, 0x86, 0xa0, 0, 4, 0, 2, 0x49, 0xf0]));
+  session.receive(frame(8, 0, 0, [0, 0x0f, 0x42, 0x40]));
+  const stream = session.request(new Collector(), REQUEST, false);
+  const body = new Uint8Array(400_000).map((_, i) => i % 251);
+  session.sendData(stream, body, true);
+  await tick();
+  const sizes = () => dataFrames(writes).map((f) => f.payload.length);
+  assert.deepEqual(sizes(), [100_000, 50_000]);
+  // More credit for the stream: the rest is queued at once (the writes follow one another).
+  session.receive(frame(8, 0, 1, [0, 0x03, 0xd0, 0x90]));
+  await tick();
+  assert.deepEqual(sizes(), [100_000, 50_000, 100_000, 100_000, 50_000]);
+  const frames = dataFrames(writes);
+  assert.deepEqual(frames.map((f) => f.flags), [0, 0, 0, 0, 1]);
+  assert.deepEqual(frames.map((f) => [...f.payload]).flat(), [...body]);
+  // Payloads of 64 KiB and more (the three of 100,000) reach the transport as views of `body`.
+  assert.equal(views.filter((v) => v.buffer === body.buffer).length, 3);
+  session.close();
+});
 
 Deno.test("sending waits for the peer's flow-control credit", async () => {
   const writes: Uint8Array[] = [];
