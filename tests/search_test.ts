@@ -131,6 +131,8 @@ tritonTest("brute and quick search pick the configuration the formula says is be
     );
     assert.match(html, /delay_config_5/);
     assert.match(html, /id="chart-curve"/);
+    assert.match(html, /<h2>Why delay_config_5 won<\/h2>/);
+    assert.match(html, /<pre data-best-config>[^<]*count: 2/);
 
     const quickStarted = performance.now();
     const quickRun = await runCli(

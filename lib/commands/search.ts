@@ -19,6 +19,7 @@ import {
   rankModel,
   readModelConfig,
   remoteServer,
+  renderSearchHtml,
   runSearch,
   type SearchConfig,
   type SearchOutcome,
@@ -29,12 +30,7 @@ import {
   writeBestDirectory,
   writeModelDirectory,
 } from "../search/mod.ts";
-import {
-  CheckpointStore,
-  formatPointResult,
-  formatPointStart,
-  renderSweepHtmlReport,
-} from "../sweep/mod.ts";
+import { CheckpointStore, formatPointResult, formatPointStart } from "../sweep/mod.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
 
@@ -70,43 +66,6 @@ async function startServer(config: SearchConfig): Promise<SearchServer> {
   }
 }
 
-/**
- * A model's summary page: the sweep report's charts and table over the top
- * --num-configs-per-model configurations (every variant in the table), the
- * summary's text, and the variants the server refused.
- */
-function summaryHtml(model: SearchOutcome["models"][number], config: SearchConfig): string {
-  const top = new Set(
-    rankConfigs(rankModel(model.model, model.variants)).slice(0, config.numConfigs).map((p) =>
-      p.variant.variant.name
-    ),
-  );
-  const records = model.variants.flatMap((v) => top.has(v.variant.name) ? v.records : []);
-  const summary = formatSearchSummary({ ...emptyOutcome(), models: [model] }, config);
-  return renderSweepHtmlReport(records, {
-    title: `inferperf model config search: ${model.model.name}`,
-    version: denoConfig.version,
-    goals: model.model.goals,
-    percentile: 99,
-    note: summary.replaceAll("\n", " "),
-    failures: model.variants.filter((v) => v.failure).map((v) => ({
-      point: {
-        model: v.variant.name,
-        batchSize: 1,
-        protocol: config.protocol,
-        inputData: "random",
-        mode: "concurrency" as const,
-        value: 0,
-      },
-      message: v.failure!,
-    })),
-  });
-}
-
-function emptyOutcome(): SearchOutcome {
-  return { models: [], measured: 0, resumed: 0, interrupted: false };
-}
-
 /** Writes the CSVs, the summary pages and (unless a report) the best configuration of each model. */
 function finishSearch(
   config: SearchConfig,
@@ -126,7 +85,10 @@ function finishSearch(
     const directory = `${config.exportPath}/reports/summaries/${model.model.name}`;
     Deno.mkdirSync(directory, { recursive: true });
     const file = `${directory}/result_summary.html`;
-    writeFileAtomic(file, summaryHtml(model, config));
+    writeFileAtomic(
+      file,
+      renderSearchHtml(model, { version: denoConfig.version, numConfigs: config.numConfigs }),
+    );
     console.log(`Summary of ${model.model.name} written to ${file}`);
   }
   for (const { model, variants } of options.bestDirectories ? outcome.models : []) {

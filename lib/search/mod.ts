@@ -15,3 +15,4 @@ export * from "./report.ts";
 export * from "./run.ts";
 export * from "./server.ts";
 export * from "./variants.ts";
+export * from "./html.ts";

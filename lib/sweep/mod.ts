@@ -12,3 +12,5 @@ export * from "./goals.ts";
 export * from "./html.ts";
 export * from "./runner.ts";
 export * from "./summary.ts";
+/** The sweep report's chart script, which the search's summary page draws with too. */
+export { SWEEP_SCRIPT } from "./_html_script.ts";
