@@ -13,6 +13,7 @@ import {
   inProcessServer,
   manualVariants,
   MODEL_CONFIGS,
+  modelConfigChange,
   type ModelPlan,
   prepareOutputRepository,
   rankConfigs,
@@ -128,6 +129,12 @@ export async function searchCommand(raw: RawOptions, context: CommandContext): P
       [MODEL_CONFIGS]: plans.map((p) => formatModelConfig(p.variants[0]!.config)),
     },
     { objective: "throughput", constraints: [] },
+    {
+      describe: {
+        [MODEL_CONFIGS]: (stored, now) =>
+          modelConfigChange(plans.map((p) => p.model.name), stored, now),
+      },
+    },
   );
   // A resumed search rewrites the repository it wrote before.
   prepareOutputRepository(config.outputRepository, {

@@ -6,7 +6,7 @@ import { buildSearchConfig, isSearch, powersOfTwo } from "./config.ts";
 import { compareResults, parseObjectives } from "./objectives.ts";
 import { formatInferenceCsv, instanceGroupText } from "./report.ts";
 import { sweepStop } from "./run.ts";
-import { bruteVariants, expand, manualVariants } from "./variants.ts";
+import { bruteVariants, expand, manualVariants, modelConfigChange } from "./variants.ts";
 
 const BASE = {
   backend: "identity",
@@ -213,5 +213,25 @@ Deno.test("a search is --profile-models with --model-repository; its options are
         raw({ "profile-models": ["m"], "model-repository": "r", "triton-launch-mode": "docker" }),
       ),
     /docker is not supported/,
+  );
+});
+
+Deno.test("a changed model configuration is named by its first differing field, in one line", () => {
+  const text = (extra: string) =>
+    `backend: "identity"\nmax_batch_size: 4\ninstance_group [ { kind: KIND_CPU, count: 1 } ]\n${extra}`;
+  const same = text("");
+  assert.equal(
+    modelConfigChange(["a", "b"], [same, same], [same, same.replace("count: 1", "count: 3")]),
+    "config.pbtxt of b: instance_group[0].count 1 (now 3)",
+  );
+  assert.equal(
+    modelConfigChange(["a"], [same], [
+      text("dynamic_batching { max_queue_delay_microseconds: 100 }"),
+    ]),
+    'config.pbtxt of a: dynamic_batching not set (now {"max_queue_delay_microseconds":100})',
+  );
+  assert.equal(
+    modelConfigChange(["a", "b"], [same], [same, same]),
+    "config.pbtxt of b: not in the checkpoint",
   );
 });

@@ -228,3 +228,57 @@ export function writeBestDirectory(
   });
   return directory;
 }
+
+/** The first field (a path: `instance_group[0].count`) where two values differ, with both. */
+function firstDifference(
+  a: unknown,
+  b: unknown,
+  path: string,
+): { field: string; before: unknown; after: unknown } | undefined {
+  if (JSON.stringify(a) === JSON.stringify(b)) return undefined;
+  const container = (v: unknown) => typeof v === "object" && v !== null;
+  if (container(a) && container(b) && Array.isArray(a) === Array.isArray(b)) {
+    const x = a as Record<string, unknown>;
+    const y = b as Record<string, unknown>;
+    for (const key of new Set([...Object.keys(x), ...Object.keys(y)])) {
+      const field = Array.isArray(a) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+      const found = firstDifference(x[key], y[key], field);
+      if (found) return found;
+    }
+  }
+  return { field: path, before: a, after: b };
+}
+
+const shortJson = (value: unknown) => {
+  if (value === undefined) return "not set";
+  const text = JSON.stringify(value);
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+};
+
+/**
+ * Why a checkpoint's models' own configurations (config.pbtxt texts, in
+ * `models` order) are not today's, in one line:
+ * `config.pbtxt of delay: max_batch_size 4 (now 8)`.
+ */
+export function modelConfigChange(
+  models: readonly string[],
+  stored: unknown,
+  now: unknown,
+): string {
+  const before = Array.isArray(stored) ? stored.map(String) : [];
+  const after = Array.isArray(now) ? now.map(String) : [];
+  for (let i = 0; i < Math.max(before.length, after.length); i++) {
+    if (before[i] === after[i]) continue;
+    const name = models[i] ?? `model ${i + 1}`;
+    if (before[i] === undefined || after[i] === undefined) {
+      return `config.pbtxt of ${name}: ${
+        before[i] === undefined ? "not in the checkpoint" : "gone"
+      }`;
+    }
+    const change = firstDifference(parseModelConfig(before[i]!), parseModelConfig(after[i]!), "")!;
+    return `config.pbtxt of ${name}: ${change.field || "the whole file"} ${
+      shortJson(change.before)
+    } (now ${shortJson(change.after)})`;
+  }
+  return "config.pbtxt unchanged";
+}

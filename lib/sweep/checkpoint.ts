@@ -217,18 +217,24 @@ export class CheckpointStore {
   /**
    * Adopts the settings and goals of the sweep about to run. Throws
    * CheckpointError when the loaded checkpoint was measured with other
-   * settings, naming each difference.
+   * settings, naming each difference (`describe` words one setting's
+   * difference itself, e.g. one field of a file rather than the file).
    */
-  use(settings: Settings, goals: StoredGoals): void {
+  use(
+    settings: Settings,
+    goals: StoredGoals,
+    options: { describe?: Record<string, (stored: unknown, now: unknown) => string> } = {},
+  ): void {
     if (this.loaded && this.storedSettings) {
       const stored = this.storedSettings;
       const names = [...new Set([...Object.keys(stored), ...Object.keys(settings)])];
       const differences = names
         .filter((name) => JSON.stringify(stored[name]) !== JSON.stringify(settings[name]))
         .map((name) =>
-          `${settingLabel(name)} ${describeSetting(stored[name] ?? null)} (now ${
-            describeSetting(settings[name] ?? null)
-          })`
+          options.describe?.[name]?.(stored[name], settings[name]) ??
+            `${settingLabel(name)} ${describeSetting(stored[name] ?? null)} (now ${
+              describeSetting(settings[name] ?? null)
+            })`
         );
       if (differences.length > 0) {
         throw new CheckpointError(
