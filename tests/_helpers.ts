@@ -29,6 +29,8 @@ export interface CliOptions {
    */
   signalAt?: string;
   signals?: number;
+  /** SIGKILL once stdout shows this text (a crash of inferperf itself). */
+  killAt?: string;
   /** Called with all of stdout so far after each chunk (e.g. to act once a level is reported). */
   onStdout?: (stdout: string) => void;
   cwd?: string;
@@ -64,6 +66,7 @@ export async function runCli(args: string[], options: CliOptions = {}): Promise<
     for await (const chunk of child.stdout) {
       stdout += decoder.decode(chunk, { stream: true });
       options.onStdout?.(stdout);
+      if (options.killAt !== undefined && stdout.includes(options.killAt)) child.kill("SIGKILL");
       if (options.signalAt !== undefined && !signalled && stdout.includes(options.signalAt)) {
         signalled = true;
         for (let i = 0; i < (options.signals ?? 1); i++) {

@@ -143,6 +143,11 @@ tritonTest("brute and quick search pick the configuration the formula says is be
     assert.equal(quickRun.code, 0, quickRun.stderr + quickRun.stdout);
     const quick = bestOf(root, "_quick");
     assert.deepEqual(quick.best.slice(3, 7), brute.best.slice(3, 7), quick.csv);
+    // The final sweep: the best's curve starts at the lowest concurrency too.
+    assert.ok(
+      parseCsv(quick.csv).some((r) => r[3] === quick.best[3] && r[2] === "1"),
+      quick.csv,
+    );
     assert.ok(
       quick.points <= 0.4 * brute.points,
       `quick measured ${quick.points} points, brute ${brute.points}:\n${quickRun.stdout}`,
@@ -337,6 +342,15 @@ tritonTest(
         Deno.readTextFileSync(`${root}/export/results/metrics-model-inference.csv`),
       );
       assert.ok(Deno.statSync(`${root}/report/reports/summaries/delay/result_summary.html`));
+      // A changed model refuses the resume in one line naming the field, not the whole file.
+      Deno.writeTextFileSync(
+        `${root}/models/delay/config.pbtxt`,
+        MODEL.replace("max_batch_size: 4", "max_batch_size: 8"),
+      );
+      const changed = await runCli(args, { permissions: PERMISSIONS, timeoutMs: 60_000 });
+      assert.notEqual(changed.code, 0);
+      assert.match(changed.stderr, /config\.pbtxt of delay: max_batch_size 4 \(now 8\)/);
+      assert.equal(changed.stderr.trim().split("\n").length, 1, changed.stderr);
     } finally {
       Deno.removeSync(root, { recursive: true });
     }
@@ -381,6 +395,40 @@ tritonTest(
         Deno.readTextFileSync(`${root}/export/results/metrics-model-inference.csv`),
       ).slice(1);
       assert.equal(new Set(rows.map((r) => r[3])).size, 3, rows.join("\n"));
+    } finally {
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+);
+
+tritonTest(
+  "a local server dies with inferperf, even when inferperf is SIGKILLed",
+  async () => {
+    const root = repository();
+    try {
+      const run = await runCli([
+        ...local(root),
+        "--profile-models",
+        "delay",
+        "--run-config-search-max-instance-count",
+        "1",
+        "--run-config-search-max-model-batch-size",
+        "1",
+      ], { permissions: PERMISSIONS, timeoutMs: 120_000, killAt: "[1/" });
+      assert.equal(run.code, 137, run.stderr + run.stdout);
+      const pid = Number(/^Server: .* \(PID (\d+)\)/m.exec(run.stdout)?.[1]);
+      assert.ok(pid > 0, run.stdout);
+      // SIGTERM, then Triton's exit (about 2.5 s), SIGKILL after 10 s at most.
+      const deadline = performance.now() + 20_000;
+      // kill -0: Deno reads /proc only with --allow-all.
+      const alive = async () =>
+        (await new Deno.Command("sh", {
+          args: ["-c", 'kill -0 "$1" 2>/dev/null', "sh", String(pid)],
+        }).output()).success;
+      while (await alive() && performance.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.ok(!await alive(), `the server (PID ${pid}) outlived inferperf`);
     } finally {
       Deno.removeSync(root, { recursive: true });
     }
@@ -471,6 +519,65 @@ tritonTest(
         !rows.some((r) => r[3] === "batched_config_default"),
         "quick skips the model's own",
       );
+    } finally {
+      await server.stop();
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+);
+
+tritonTest(
+  "remote mode: a brute search picks the formula's best through the repository API",
+  async () => {
+    const root = repository();
+    // A second --model-repository: the server serves the fixtures and this test's `delay`.
+    const server = await startTriton({
+      args: [
+        "--model-control-mode=explicit",
+        `--model-repository=${root}/models`,
+        "--load-model=delay",
+      ],
+    });
+    try {
+      const run = await runCli([
+        "profile",
+        "--model-repository",
+        `${root}/models`,
+        "--profile-models",
+        "delay",
+        "--triton-launch-mode",
+        "remote",
+        "--triton-http-endpoint",
+        server.http,
+        "--run-config-search-max-instance-count",
+        "2",
+        "--run-config-search-max-model-batch-size",
+        "4",
+        "--run-config-search-max-concurrency",
+        "32",
+        "--constraints",
+        "max-perf_latency_p99=150",
+        "--output-model-repository-path",
+        `${root}/output`,
+        "--export-path",
+        `${root}/export`,
+        "--checkpoint-directory",
+        `${root}/checkpoints`,
+        ...MEASURE,
+      ], { permissions: PERMISSIONS, timeoutMs: 180_000 });
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      const { best, csv } = bestOf(root, "");
+      // 2 instances x max batch 4 x 1000 / 20 ms.
+      const formula = 2 * 4 * 1000 / DELAY_MS;
+      assert.deepEqual(best.slice(3, 7), ["delay_config_5", "2:CPU", "4", "Yes"], csv);
+      assert.ok(
+        Math.abs(Number(best[7]) - formula) <= formula * 0.1,
+        `${best[7]} vs ${formula}:\n${run.stdout}`,
+      );
+      assert.equal(new Set(parseCsv(csv).slice(1).map((r) => r[3])).size, 7, csv);
+      // The server's own configuration of the model is back.
+      const config = await (await fetch(`http://${server.http}/v2/models/delay/config`)).json();
+      assert.deepEqual([config.max_batch_size, config.instance_group[0].count], [4, 1]);
     } finally {
       await server.stop();
       Deno.removeSync(root, { recursive: true });

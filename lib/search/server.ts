@@ -36,7 +36,31 @@ export interface SearchServer {
 const EXIT_TIMEOUT_SECS = 1;
 const READY_TIMEOUT_MS = 60_000;
 const READY_PROBE_MS = 2_000;
-const STOP_GRACE_MS = 10_000;
+const STOP_GRACE_SECS = 10;
+
+/**
+ * Runs the server ("$@") and prints its PID; exits with the server's code.
+ * inferperf holds the write end of its stdin: when that ends (stop(), or
+ * inferperf gone, even SIGKILLed) the watcher stops the server by its PID,
+ * SIGKILL after the grace period. It signals only the PIDs it started.
+ */
+const WRAPPER = `command -v "$1" >/dev/null 2>&1 || exit 127
+exec 3<&0
+"$@" </dev/null >/dev/null 3<&- &
+server=$!
+echo "$server"
+exec 1>&-
+(while read -r _; do :; done
+ kill -TERM "$server" 2>/dev/null
+ i=0
+ while [ "$i" -lt ${STOP_GRACE_SECS} ] && kill -0 "$server" 2>/dev/null; do sleep 1; i=$((i + 1)); done
+ kill -KILL "$server" 2>/dev/null) <&3 3<&- &
+watcher=$!
+exec 3<&-
+wait "$server"
+code=$?
+kill "$watcher" 2>/dev/null
+exit "$code"`;
 
 /** POSTs to the repository API; an answer other than 200 is the server's error text. */
 async function repositoryCall(
@@ -206,25 +230,24 @@ export async function startLocalServer(options: LocalOptions): Promise<SearchSer
     ["model-control-mode", "explicit"],
     ["log-file", log],
   ]);
-  let child: Deno.ChildProcess;
-  try {
-    child = new Deno.Command(options.serverPath, {
-      args: [...flags].map(([k, v]) => `--${k}=${v}`),
-      // Its own process group: a terminal's Ctrl-C must not stop it under the running point.
-      detached: true,
-      stdin: "null",
-      stdout: "null",
-      // Flag errors go to stderr before the log file is open: kept for the message.
-      stderr: "piped",
-    }).spawn();
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new UsageError([
-        `Can not start the Triton server "${options.serverPath}": not found (set --triton-server-path)`,
-      ]);
-    }
-    throw error;
+  // Through the wrapper: the server's end is bound to this process's, even to a SIGKILL.
+  const child = new Deno.Command("sh", {
+    args: ["-c", WRAPPER, "sh", options.serverPath, ...[...flags].map(([k, v]) => `--${k}=${v}`)],
+    // Its own process group: a terminal's Ctrl-C must not stop it under the running point.
+    detached: true,
+    stdin: "piped",
+    stdout: "piped",
+    // Flag errors go to stderr before the log file is open: kept for the message.
+    stderr: "piped",
+  }).spawn();
+  const pidLine = await new Response(child.stdout).text();
+  const status = child.status;
+  if (pidLine === "" && (await status).code === 127) {
+    throw new UsageError([
+      `Can not start the Triton server "${options.serverPath}": not found (set --triton-server-path)`,
+    ]);
   }
+  const pid = Number(pidLine.trim());
   let stderr = "";
   void (async () => {
     const decoder = new TextDecoder();
@@ -233,30 +256,14 @@ export async function startLocalServer(options: LocalOptions): Promise<SearchSer
   const http = `127.0.0.1:${flags.get("http-port")}`;
   const grpc = `127.0.0.1:${flags.get("grpc-port")}`;
   let exited = false;
-  const status = child.status.then((s) => {
-    exited = true;
-    return s;
-  });
-  const killNow = () => {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // Already exited.
-    }
-  };
-  addEventListener("unload", killNow);
+  void status.then(() => exited = true);
+  const stdin = child.stdin.getWriter();
   let stopped: Promise<void> | undefined;
+  // The end of the wrapper's stdin stops the server: SIGTERM, SIGKILL after the grace period.
   const stop = () =>
     stopped ??= (async () => {
-      try {
-        child.kill("SIGTERM");
-      } catch {
-        // Already exited.
-      }
-      const timer = setTimeout(killNow, STOP_GRACE_MS);
+      await stdin.close().catch(() => {});
       await status;
-      clearTimeout(timer);
-      removeEventListener("unload", killNow);
     })();
 
   const deadline = performance.now() + READY_TIMEOUT_MS;
@@ -274,14 +281,14 @@ export async function startLocalServer(options: LocalOptions): Promise<SearchSer
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return {
-    description: `${options.serverPath} (PID ${child.pid}) at ${http}, log ${log}`,
+    description: `${options.serverPath} (PID ${pid}) at ${http}, log ${log}`,
     url: (protocol) => protocol === "grpc" ? grpc : http,
     async load(variant) {
       await repositoryCall(http, { model: variant.name, action: "load" });
       return variant.name;
     },
     unload: (variant) => repositoryCall(http, { model: variant.name, action: "unload" }),
-    usedRamMb: () => residentMb(child.pid),
+    usedRamMb: () => residentMb(pid),
     get exited() {
       return exited;
     },
