@@ -29,6 +29,7 @@ import {
   readServerError,
 } from "./_http_session.ts";
 import { SseParser } from "./sse.ts";
+import { CurlResponses, responseOutputs } from "./_curl_responses.ts";
 import type {
   InferenceClient,
   InferOptions,
@@ -131,21 +132,17 @@ function errorMessage(body: JsonObject): string | undefined {
   return undefined;
 }
 
-/** `text` as the outputs of one response. */
-function responseOutput(text: string): OutputTensors {
-  return [{
-    name: RESPONSE_OUTPUT,
-    datatype: "BYTES",
-    shape: [1],
-    data: encodeBytesElements([text]),
-  }];
-}
-
 class OpenAiSession implements InferSession {
   readonly #connection: Http1Connection;
   readonly #sessions: HttpSessions;
   readonly #parser: SseParser;
   readonly #onData = (data: Uint8Array): void => this.#parser.push(data);
+  /** With the export on: each piece is also a response as perf_analyzer records it. */
+  readonly #exported = new CurlResponses(RESPONSE_OUTPUT);
+  readonly #onDataExported = (data: Uint8Array): void => {
+    this.#exported.piece(data, performance.now());
+    this.#parser.push(data);
+  };
   // The request in flight, as the event handler sees it.
   #timing: TokenTiming | undefined;
   #options: InferOptions | undefined;
@@ -172,7 +169,7 @@ class OpenAiSession implements InferSession {
     this.#embeddings = options.embeddings;
     this.#parser = new SseParser((data, type) => {
       if (type === "error") this.#error ??= data;
-      else this.#event(data, { now: performance.now(), streamed: true });
+      else this.#event(data, performance.now());
     });
   }
 
@@ -216,10 +213,12 @@ class OpenAiSession implements InferSession {
     t.start = performance.now();
     const head = await connection.send(request.bytes, t);
     if (!isSuccess(head.status)) throw await readServerError(connection, head.status, t);
+    const onOutputs = this.#onOutputs;
     if (EVENT_STREAM.test(head.contentType)) {
       this.#parser.reset();
+      if (onOutputs !== undefined) this.#exported.begin(onOutputs);
       try {
-        await connection.streamBody(this.#onData);
+        await connection.streamBody(onOutputs ? this.#onDataExported : this.#onData);
       } catch (error) {
         // Some servers (llama.cpp) close the connection right after the last event instead of
         // ending the chunked body: once [DONE] arrived the answer is complete.
@@ -227,11 +226,14 @@ class OpenAiSession implements InferSession {
       }
       t.end = performance.now();
       t.streamed = true;
+      if (onOutputs !== undefined) this.#exported.end(t.end);
     } else {
-      const body = decoder.decode(await connection.readBody());
+      const bytes = await connection.readBody();
       t.end = performance.now();
       t.streamed = false;
-      this.#event(body, { now: t.end, streamed: false });
+      // perf_analyzer records an answer that is not streamed as one response, its body.
+      onOutputs?.(responseOutputs(RESPONSE_OUTPUT, bytes), t.end);
+      this.#event(decoder.decode(bytes), t.end);
     }
     if (this.#error !== undefined) {
       throw new InferError(`Server sent an error: ${this.#error}`, head.status);
@@ -256,14 +258,8 @@ class OpenAiSession implements InferSession {
   }
 
   /** One streamed event's data (or the whole body of an answer that is not streamed), arrived `now`. */
-  #event(data: string, arrival: { now: number; streamed: boolean }): void {
+  #event(data: string, now: number): void {
     if (this.#done) return;
-    const now = arrival.now;
-    // perf_analyzer exports each event as the text it came in, the body of an answer as is.
-    this.#onOutputs?.(
-      responseOutput(arrival.streamed ? `data: ${data}\n\n` : data),
-      now,
-    );
     if (data === DONE) {
       this.#done = true;
       return;
