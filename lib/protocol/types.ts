@@ -27,10 +27,11 @@ export interface InferOptions {
   onResponse?: () => void;
   /**
    * The profile export: called, when outputs are decoded, with what each
-   * message of the answer carried as it arrived at `atMs` (performance.now()):
-   * every event of an OpenAI stream as its text, [DONE] and events without
-   * tokens included; every response of a decoupled stream. Clients that do
-   * not call it answer with the outputs they return.
+   * message of the answer carried as it arrived at `atMs` (performance.now()),
+   * as perf_analyzer records responses: each piece of an OpenAI stream that
+   * curl would hand over, as its bytes; every response of a decoupled stream,
+   * empty ones included. Clients that do not call it answer with the outputs
+   * they return.
    */
   onOutputs?: (outputs: OutputTensors, atMs: number) => void;
 }
@@ -59,6 +60,26 @@ export interface InferenceClient {
 /** Optional ability: the statistics extension. */
 export interface StatisticsSource {
   modelStatistics(model: string, version: string): Promise<ModelStatistics[]>;
+}
+
+/**
+ * A response's `outputs` as perf_analyzer records them: each output asked
+ * for (`names`) that the response lacks is there too, without data (the
+ * export writes it as ""); a response without outputs holds only those.
+ */
+export function recordedOutputs(
+  names: readonly string[],
+  outputs: OutputTensors = [],
+): OutputTensors {
+  if (outputs.length >= names.length) return outputs;
+  const missing = names.filter((name) => !outputs.some((output) => output.name === name));
+  const empty = missing.map((name): Tensor => ({
+    name,
+    datatype: "BYTES",
+    shape: [0],
+    data: new Uint8Array(0),
+  }));
+  return [...outputs, ...empty];
 }
 
 export function hasStatistics(

@@ -5,7 +5,13 @@
  */
 import { connect, describeError, type Endpoint } from "../http1/connect.ts";
 import { ConnectionError, InferError, oneLine, ProtocolError, TimeoutError } from "../errors.ts";
-import type { InferOptions, InferSession, OutputTensors, PreparedRequest } from "../types.ts";
+import {
+  type InferOptions,
+  type InferSession,
+  type OutputTensors,
+  type PreparedRequest,
+  recordedOutputs,
+} from "../types.ts";
 import type { Tensor } from "../../types/tensor.ts";
 import type { RequestTiming } from "../../types/timing.ts";
 import { isDatatype } from "../../types/datatype.ts";
@@ -543,7 +549,8 @@ export class StreamSession extends SessionBase {
       if (this.onOutputs !== undefined && response.infer !== undefined) {
         try {
           // A copy: decoded tensors may view the message's bytes, which the reader reuses.
-          this.onOutputs(this.decodeResponse(response.infer.slice()), now);
+          const outputs = this.decodeResponse(response.infer.slice());
+          this.onOutputs(recordedOutputs(this.#outputNames, outputs), now);
         } catch (error) {
           this.fail(error as Error);
           return;
@@ -551,17 +558,10 @@ export class StreamSession extends SessionBase {
       }
     }
     const final = response.final ?? !this.#decoupled;
-    if (final && !response.hasOutputs && this.#decoupled && this.onOutputs !== undefined) {
-      // perf_analyzer keeps the empty final response too: each output asked for, with no data.
-      this.onOutputs(
-        this.#outputNames.map((name) => ({
-          name,
-          datatype: "BYTES",
-          shape: [0],
-          data: new Uint8Array(0),
-        })),
-        now,
-      );
+    if (!response.hasOutputs && this.#decoupled && this.onOutputs !== undefined) {
+      // perf_analyzer keeps empty responses (the final one above all): each output asked for,
+      // with no data.
+      this.onOutputs(recordedOutputs(this.#outputNames), now);
     }
     if (!final) {
       // Kept past this message, whose bytes the reader may reuse: a copy.

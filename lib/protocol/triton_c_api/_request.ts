@@ -129,6 +129,8 @@ export class PreparedCApiRequest implements PreparedRequest {
     readonly settings: RequestSetting[],
     /** Decoupled models may answer with an empty final response, which is not counted. */
     readonly decoupled: boolean,
+    /** `outputs` by name, which the export writes a response without data with. */
+    readonly outputNames: readonly string[],
   ) {
     this.byteLength = inputs.reduce((sum, input) => sum + input.data.byteLength, 0);
   }

@@ -15,13 +15,14 @@ import type { ModelInfo, ModelStatistics, ServerInfo } from "../../types/model.t
 import type { RequestTiming } from "../../types/timing.ts";
 import { InferError, TimeoutError } from "../errors.ts";
 import { modelInfoFromJson, parseModelStatistics } from "../kserve_http.ts";
-import type {
-  InferenceClient,
-  InferOptions,
-  InferSession,
-  OutputTensors,
-  PreparedRequest,
-  StatisticsSource,
+import {
+  type InferenceClient,
+  type InferOptions,
+  type InferSession,
+  type OutputTensors,
+  type PreparedRequest,
+  recordedOutputs,
+  type StatisticsSource,
 } from "../types.ts";
 import {
   DATATYPE_CODES,
@@ -57,6 +58,8 @@ interface Call {
   onResponse: (() => void) | undefined;
   /** The export's note of each response's outputs (with decode only). */
   onOutputs: InferOptions["onOutputs"];
+  /** The outputs asked for. */
+  outputNames: readonly string[];
   resolve: (outputs: OutputTensors | undefined) => void;
   reject: (error: Error) => void;
   outputs: Tensor[] | undefined;
@@ -204,6 +207,7 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
       request.outputs.map(cString),
       requestSettings(request.parameters ?? {}),
       this.#decoupled.has(target.model),
+      request.outputs,
     );
   }
 
@@ -242,6 +246,7 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
       decoupled: request.decoupled,
       onResponse: options?.onResponse,
       onOutputs: options?.decodeOutputs === true ? options.onOutputs : undefined,
+      outputNames: request.outputNames,
       resolve,
       reject,
       outputs: undefined,
@@ -354,6 +359,9 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
     if (response !== null) {
       if (call !== undefined && !call.settled) this.#read(call, response, now);
       this.#lib.symbols.TRITONSERVER_InferenceResponseDelete(response);
+    } else if (call?.onOutputs !== undefined && !call.settled) {
+      // perf_analyzer records the null response that ends a decoupled answer too.
+      call.onOutputs(recordedOutputs(call.outputNames), now);
     }
     if ((flags & RESPONSE_COMPLETE_FINAL) === 0 || call === undefined) return;
     this.#calls.delete(id);
@@ -379,13 +387,19 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
     }
     check(this.#lib, s.TRITONSERVER_InferenceResponseOutputCount(response, this.#count), "Outputs");
     const count = this.#count[0];
-    if (count === 0 && call.decoupled) return;
+    if (count === 0 && call.decoupled) {
+      // Not counted, but recorded by perf_analyzer as a response, each output "".
+      call.onOutputs?.(recordedOutputs(call.outputNames), now);
+      return;
+    }
     const timing = call.timing;
     if (timing.responses === 0) timing.firstResponse = now;
     timing.responses++;
     if (call.decode) call.outputs = this.#outputs(response, count);
     call.onResponse?.();
-    if (call.outputs !== undefined) call.onOutputs?.(call.outputs, now);
+    if (call.outputs !== undefined) {
+      call.onOutputs?.(recordedOutputs(call.outputNames, call.outputs), now);
+    }
   }
 
   #outputs(response: Deno.PointerObject, count: number): Tensor[] {
