@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { type CliOptions, profileSlowModel, runCli, within } from "./_helpers.ts";
 import { TRITON_DIR } from "./_triton.ts";
+import { parseProfileExport } from "../lib/report/export.ts";
 
 const FIXTURES = new URL("../fixtures/triton_c_api/", import.meta.url).pathname;
 const MODELS = `${FIXTURES}models`;
@@ -230,5 +231,74 @@ Deno.test({
     // --triton-server-directory defaults to /opt/tritonserver, as in perf_analyzer.
     assert.doesNotMatch(missing.stderr, /needs --triton-server-directory/);
     assert.match(missing.stderr, /needs --model-repository DIR/);
+  },
+});
+
+/**
+ * A decoupled backend of our own (tests/fixtures/triton_c_api_backend), compiled into a model
+ * directory, where Triton looks for a backend first: each answer is its input, a response
+ * without outputs, then the final flag alone (a null response), which the identity backend
+ * never sends.
+ */
+async function emptyResponsesRepository(dir: string): Promise<string | { reason: string }> {
+  const model = `${dir}/models/empty_responses`;
+  await Deno.mkdir(`${model}/1`, { recursive: true });
+  await Deno.writeTextFile(
+    `${model}/config.pbtxt`,
+    'backend: "empty_responses"\nmax_batch_size: 0\nmodel_transaction_policy { decoupled: true }\n' +
+      'input [{ name: "INPUT0", data_type: TYPE_FP32, dims: [16] }]\n' +
+      'output [{ name: "OUTPUT0", data_type: TYPE_FP32, dims: [16] }]\n',
+  );
+  const source = new URL("./fixtures/triton_c_api_backend/empty_responses.cc", import.meta.url);
+  try {
+    const built = await new Deno.Command("g++", {
+      args: [
+        ...["-shared", "-fPIC", "-O1", "-D_COMPILING_TRITONBACKEND", `-I${TRITON_DIR}/include`],
+        ...["-o", `${model}/1/libtriton_empty_responses.so`, source.pathname],
+        ...[`-L${TRITON_DIR}/lib`, "-ltritonserver", `-Wl,-rpath,${TRITON_DIR}/lib`],
+      ],
+    }).output();
+    if (!built.success) return { reason: new TextDecoder().decode(built.stderr).trim() };
+  } catch (error) {
+    return { reason: `no g++ (${(error as Error).message})` };
+  }
+  return `${dir}/models`;
+}
+
+Deno.test({
+  name:
+    "C API export: responses without outputs and the null final response, as perf_analyzer records them",
+  ignore,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      const models = await emptyResponsesRepository(dir);
+      if (typeof models !== "string") {
+        console.warn(
+          `C API empty responses skipped: the test backend did not build: ${models.reason}`,
+        );
+        return;
+      }
+      const cli = await runCli([
+        ...["--service-kind", "triton_c_api", "--triton-server-directory", TRITON_DIR],
+        ...["--model-repository", models, "-m", "empty_responses", "--request-count", "4"],
+        ...["--profile-export-file", `${dir}/export.json`],
+      ], { permissions: WITH_FFI });
+      assert.equal(cli.code, 0, cli.stderr + cli.stdout);
+      const exported = parseProfileExport(await Deno.readTextFile(`${dir}/export.json`));
+      const requests = exported.experiments[0].requests;
+      assert.equal(requests.length, 4);
+      for (const request of requests) {
+        // perf_analyzer's C API backend makes a result of every response callback, the null one
+        // too, and writes each output asked for that a response lacks as "".
+        assert.equal(request.response_timestamps.length, 3);
+        const [first, empty, last] = request.response_outputs;
+        assert.deepEqual(first.OUTPUT0, request.request_inputs.INPUT0);
+        assert.deepEqual(empty, { OUTPUT0: "" });
+        assert.deepEqual(last, { OUTPUT0: "" });
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
   },
 });
