@@ -52,3 +52,33 @@ Deno.test("v1/ranking: queries with their passages, answered with a logit per pa
     await server.close();
   }
 });
+
+Deno.test("rerank: Hugging Face TEI's shape, a query and texts, answered with a bare array of scores", async () => {
+  const server = await startServerInWorker({
+    models: [{ name: "reranker", llm: { ttft_ms: 2, itl_ms: 1, output_tokens: 1 } }],
+  });
+  const dir = await Deno.makeTempDir({ prefix: "inferperf_rerank_" });
+  try {
+    const r = await runCli([
+      ...["-m", "reranker", "--service-kind", "openai", "--endpoint", "rerank"],
+      ...["-u", server.addr, "--synthetic-input-tokens-mean", "6", "--num-prompts", "4"],
+      ...["--rankings-passages", "2", "--concurrency-range", "1", "--request-count", "4"],
+      ...["--profile-export-file", `${dir}/e.json`],
+    ], { timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Request count: 4/);
+    const requests = parseProfileExport(await Deno.readTextFile(`${dir}/e.json`))
+      .experiments[0].requests;
+    const body = JSON.parse((requests[0].request_inputs as Json).payload as string);
+    assert.deepEqual(Object.keys(body).sort(), ["query", "texts"]);
+    assert.equal(typeof body.query, "string");
+    assert.equal(body.texts.length, 2);
+    const answer = JSON.parse(String((requests[0].response_outputs[0] as Json).response));
+    assert.ok(Array.isArray(answer));
+    assert.deepEqual(answer.map((x: Json) => x.index), [0, 1]);
+    assert.ok(answer[0].score > answer[1].score);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await server.close();
+  }
+});

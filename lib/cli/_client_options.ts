@@ -438,7 +438,7 @@ export function parseService(
       seed: r.bounded("random-seed", (n) => n >= 0, "an integer >= 0"),
       ...(inputFile === undefined ? {} : { inputFile }),
       ...parseMedia(r, { endpoint: kind === "openai" ? endpoint : "" }),
-      ...(kind === "openai" && endpoint === "v1/ranking"
+      ...(kind === "openai" && (endpoint === "v1/ranking" || endpoint === "rerank")
         ? { rankingsPassages: r.bounded("rankings-passages", (n) => n >= 1, "an integer >= 1") }
         : {}),
     },

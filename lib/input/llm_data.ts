@@ -27,6 +27,7 @@ export const OPENAI_ENDPOINTS = [
   "v1/completions",
   "v1/embeddings",
   "v1/ranking",
+  "rerank",
   "v2/models/MODEL/generate",
   "v2/models/MODEL/generate_stream",
 ] as const;
@@ -36,7 +37,7 @@ const GENERATE_ENDPOINT = /^v2\/models\/[^/]+(\/versions\/[^/]+)?\/generate(_str
 /** Whether --endpoint is one inferperf speaks (Triton's generate for any model name). */
 export function isLlmEndpoint(endpoint: string): boolean {
   return GENERATE_ENDPOINT.test(endpoint) ||
-    (OPENAI_ENDPOINTS as readonly string[]).slice(0, 4).includes(endpoint);
+    (OPENAI_ENDPOINTS as readonly string[]).slice(0, 5).includes(endpoint);
 }
 
 /** The input holding each request's body (perf_analyzer's name). */
@@ -197,6 +198,8 @@ function bodyOf(texts: readonly string[], options: BodyOptions): Record<string, 
       passages: (options.passages ?? []).map((text) => ({ text })),
     };
   }
+  // Hugging Face TEI's rerank (genai-perf's --extra-inputs rankings:tei): no model field.
+  if (endpoint === "rerank") return { query: prompt, texts: [...options.passages ?? []] };
   const generate = GENERATE_ENDPOINT.test(endpoint);
   // Several texts in one chat turn are its content parts, as AIPerf sends them.
   const media = options.media ?? [];
@@ -255,7 +258,7 @@ async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
       { length: synthetic.rankingsPassages ?? 0 },
       (_, k) => conversations[(c + 1 + k) % conversations.length].turns[0].texts.join(" "),
     );
-  const ranking = options.endpoint === "v1/ranking";
+  const ranking = options.endpoint === "v1/ranking" || options.endpoint === "rerank";
   return conversations.flatMap(({ sessionId, turns }, c) =>
     turns.map((turn, t) => {
       const step = stepOf(

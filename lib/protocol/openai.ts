@@ -270,6 +270,8 @@ class OpenAiSession implements InferSession {
     } catch {
       throw new ProtocolError(`Invalid JSON from the server: ${preview(data)}`);
     }
+    // Hugging Face TEI's rerank answers with a bare array of scores.
+    if (Array.isArray(body) && body.length > 0 && this.#embeddings) body = { rankings: body };
     if (!isObject(body)) throw new ProtocolError(`Expected a JSON object, got ${preview(data)}`);
     this.#events?.push(data);
     const t = this.#timing!;
@@ -337,7 +339,8 @@ export class OpenAiClient implements InferenceClient {
     this.#tokenizer = options.tokenizer;
     this.#generate = GENERATE.test(endpoint);
     // Neither answers with tokens: embeddings and rankings count only their prompt.
-    this.#embeddings = endpoint === "v1/embeddings" || endpoint === "v1/ranking";
+    this.#embeddings = endpoint === "v1/embeddings" || endpoint === "v1/ranking" ||
+      endpoint === "rerank";
     this.#perModel = options.perModel ?? false;
   }
 

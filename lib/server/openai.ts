@@ -185,6 +185,16 @@ function promptTokens(body: JsonObject, kind: Kind, llm: Llm): number {
       }
       return passages.reduce((n: number, p) => n + countWords(p.text), countWords(query));
     }
+    case "rerank": {
+      const { query, texts } = body;
+      if (
+        typeof query !== "string" || !Array.isArray(texts) ||
+        !texts.every((t) => typeof t === "string")
+      ) {
+        throw new BadRequest("A rerank request needs 'query': '...' and 'texts': ['...', ...]");
+      }
+      return texts.reduce((n: number, t: string) => n + countWords(t), countWords(query));
+    }
     case "embeddings": {
       const input = body.input;
       const texts = typeof input === "string" ? [input] : Array.isArray(input) ? input : undefined;
@@ -245,7 +255,7 @@ class Timeline {
   }
 }
 
-type Kind = "chat" | "completions" | "generate" | "embeddings" | "rankings";
+type Kind = "chat" | "completions" | "generate" | "embeddings" | "rankings" | "rerank";
 
 interface Answer {
   kind: Kind;
@@ -306,13 +316,16 @@ const generated = (a: Answer, text: string) => ({
   text_output: text,
 });
 
-function completeBody(a: Answer, withUsage: boolean): JsonObject {
-  if (a.kind === "rankings") {
-    // NIM's answer: every passage's index and logit, best first.
+function completeBody(a: Answer, withUsage: boolean): JsonObject | JsonObject[] {
+  if (a.kind === "rankings" || a.kind === "rerank") {
+    // NIM's answer: every passage's index and logit, best first; TEI's: a bare array of scores.
     const logits = Array.from({ length: a.passages }, (_, index) => ({
       index,
       logit: Math.round((1 - index / Math.max(1, a.passages)) * 8 * 1000) / 1000 - 4,
     }));
+    if (a.kind === "rerank") {
+      return logits.map(({ index, logit }) => ({ index, score: 1 / (1 + Math.exp(-logit)) }));
+    }
     return {
       rankings: logits,
       ...(withUsage
@@ -425,7 +438,8 @@ export function createOpenAiHandler(
     const n = ++answers;
     // Each answer its own generator: lengths and jitter do not depend on how answers interleave.
     const rng = mulberry32(n);
-    const { count, finish } = kind === "embeddings" || kind === "rankings"
+    const unstreamed = kind === "embeddings" || kind === "rankings" || kind === "rerank";
+    const { count, finish } = unstreamed
       ? { count: 0, finish: "stop" }
       : outputTokens(body, { llm, rng });
     const answer: Answer = {
@@ -437,11 +451,15 @@ export function createOpenAiHandler(
       count,
       reasoning: kind === "chat" ? Math.min(llm.reasoningTokens, count) : 0,
       finish,
-      passages: Array.isArray(body.passages) ? body.passages.length : 0,
+      passages: Array.isArray(body.passages)
+        ? body.passages.length
+        : Array.isArray(body.texts)
+        ? body.texts.length
+        : 0,
     };
     const times = schedule(request.arrival + llm.ttftMs, { llm, count: Math.max(1, count), rng });
     const streaming = options.stream ?? body.stream === true;
-    if (!streaming || kind === "embeddings" || kind === "rankings") {
+    if (!streaming || unstreamed) {
       return timeline.until(times[times.length - 1]).then(
         () => json(200, completeBody(answer, llm.usage)),
         (error: Error) => failure(503, error.message),
@@ -499,7 +517,8 @@ export function createOpenAiHandler(
           case "/v1/chat/completions":
           case "/v1/completions":
           case "/v1/embeddings":
-          case "/v1/ranking": {
+          case "/v1/ranking":
+          case "/rerank": {
             if (request.method !== "POST") return failure(405, "Method Not Allowed");
             const kind = request.path === "/v1/chat/completions"
               ? "chat"
@@ -507,6 +526,8 @@ export function createOpenAiHandler(
               ? "embeddings"
               : request.path === "/v1/ranking"
               ? "rankings"
+              : request.path === "/rerank"
+              ? "rerank"
               : "completions";
             return complete(request, { kind });
           }
