@@ -93,12 +93,18 @@ function numpy(values: number[]) {
   return { avg: sorted.reduce((a, b) => a + b, 0) / sorted.length, p50: at(50), p99: at(99) };
 }
 
-/** The text a response of an OpenAI stream carried, as genai-perf extracts it; "" for none. */
+/**
+ * The text a response of an OpenAI stream carried, as genai-perf extracts it; "" for none. A
+ * response holds what one read brought, which may be several events (genai-perf joins their
+ * texts).
+ */
 function textOf(output: Record<string, unknown>): string {
-  const data = String(output.response ?? "").replace(/^data: /, "").trim();
-  if (data === "" || data === "[DONE]") return "";
-  const chunk = JSON.parse(data);
-  return chunk.choices?.[0]?.delta?.content ?? chunk.choices?.[0]?.text ?? "";
+  return String(output.response ?? "").trim().split("\n\n").map((event) => {
+    const data = event.replace(/^data:/, "").trim();
+    if (data === "" || data === "[DONE]") return "";
+    const chunk = JSON.parse(data);
+    return chunk.choices?.[0]?.delta?.content ?? chunk.choices?.[0]?.text ?? "";
+  }).join("");
 }
 
 /**

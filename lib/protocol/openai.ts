@@ -136,11 +136,17 @@ class OpenAiSession implements InferSession {
   readonly #connection: Http1Connection;
   readonly #sessions: HttpSessions;
   readonly #parser: SseParser;
-  readonly #onData = (data: Uint8Array): void => this.#parser.push(data);
+  /** When the piece being parsed was read: the time of every event it completes. */
+  #pieceMs = 0;
+  readonly #onData = (data: Uint8Array): void => {
+    this.#pieceMs = performance.now();
+    this.#parser.push(data);
+  };
   /** With the export on: each piece is also a response as perf_analyzer records it. */
   readonly #exported = new CurlResponses(RESPONSE_OUTPUT);
   readonly #onDataExported = (data: Uint8Array): void => {
-    this.#exported.piece(data, performance.now());
+    this.#pieceMs = performance.now();
+    this.#exported.piece(data, this.#pieceMs);
     this.#parser.push(data);
   };
   // The request in flight, as the event handler sees it.
@@ -169,7 +175,7 @@ class OpenAiSession implements InferSession {
     this.#embeddings = options.embeddings;
     this.#parser = new SseParser((data, type) => {
       if (type === "error") this.#error ??= data;
-      else this.#event(data, performance.now());
+      else this.#event(data, this.#pieceMs);
     });
   }
 
