@@ -31,9 +31,11 @@ const p99Ms = (r: LevelResult) => {
 const num = (n: number) => formatGeneral(Number(n.toFixed(1)));
 const cell = (text: string, cls = "") => `<td${cls ? ` class="${cls}"` : ""}>${text}</td>`;
 const textCell = (text: string) => cell(escapeHtml(text), "text");
-const table = (head: string[], rows: string[]) =>
+/** A table; a header given as `[text]` heads a text column (left-aligned, as its cells). */
+const table = (head: Array<string | [string]>, rows: string[]) =>
   `<div class="scroll"><table><thead><tr>${
-    head.map((h, i) => `<th${i === 0 ? ' class="text"' : ""}>${h}</th>`).join("")
+    head.map((h) => typeof h === "string" ? `<th>${h}</th>` : `<th class="text">${h[0]}</th>`)
+      .join("")
   }</tr></thead><tbody>${rows.join("")}</tbody></table></div>\n`;
 
 function describePoint(p: RankedPoint): string {
@@ -127,8 +129,8 @@ function whySection(model: ModelOutcome, top: RankedPoint[]): string {
     }</p>\n` +
     table(
       [
-        "Configuration",
-        '<span class="text">Best point</span>',
+        ["Configuration"],
+        ["Best point"],
         ...objectives.map((o) => escapeHtml(o.metric.label)),
         "Best's score against it",
       ],
@@ -164,13 +166,13 @@ function variantTable(model: ModelOutcome, ranked: RankedPoint[], bestName?: str
     `within the constraints, else its best); the chosen configuration is highlighted.</p>\n` +
     table(
       [
-        "Configuration",
+        ["Configuration"],
         "Instance group",
         "Max batch size",
-        '<span class="text">Dynamic batching</span>',
+        ["Dynamic batching"],
         "Points",
-        '<span class="text">Best point</span>',
-        '<span class="text">Satisfies constraints</span>',
+        ["Best point"],
+        ["Satisfies constraints"],
       ],
       rows,
     );
