@@ -166,7 +166,7 @@ export class ConcurrencyLoad {
           failures = 0;
         }
       } finally {
-        clearTimeout(timer);
+        if (timer !== undefined) clearTimeout(timer);
         if (cancelled) {
           // Its connection was closed under it: the next request opens another.
           cancelled = false;

@@ -334,7 +334,7 @@ export class RateLoad {
       if (slot.cancelled) recorder.recordCancelled();
       else recorder.recordError(abandonment.failure(epoch, e), sent ? slot.timing : undefined);
     }
-    clearTimeout(timer);
+    if (timer !== undefined) clearTimeout(timer);
     slot.busy = false;
     if (slot.cancelled) {
       // Its connection was closed under it: the next request opens another.
