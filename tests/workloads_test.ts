@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { parseProfileExport } from "../lib/report/export.ts";
 import { startServerInWorker } from "../lib/server/mod.ts";
 import { runCli } from "./_helpers.ts";
+import { loadSchema, validate } from "./_json_schema.ts";
 import { llama, startLlama } from "./_llama.ts";
 
 const skip = "reason" in llama;
@@ -64,7 +65,9 @@ Deno.test("synthetic conversations: history, delays, turns and sessions in the s
       });
     }
     assert.equal(prefixes.size, 1, "every conversation opens with the pool's one prefix");
-    const llm = JSON.parse(await Deno.readTextFile(`${dir}/s.json`)).levels[0].llm;
+    const summary = JSON.parse(await Deno.readTextFile(`${dir}/s.json`));
+    assert.deepEqual(validate(summary, await loadSchema("summary.schema.json")), []);
+    const llm = summary.levels[0].llm;
     assert.deepEqual(llm.turns.map((t: { turn_index: number }) => t.turn_index), [0, 1, 2]);
     for (const turn of llm.turns) assert.equal(turn.llm.request_count, 4);
     // Each turn's prompt holds the history: the input grows turn by turn.
