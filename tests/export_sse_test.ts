@@ -12,6 +12,7 @@
  * perf_analyzer's export of the same bytes.
  */
 import assert from "node:assert/strict";
+import { concatBytes } from "../lib/input/codec.ts";
 import { parseProfileExport } from "../lib/report/export.ts";
 import { runCli } from "./_helpers.ts";
 
@@ -26,23 +27,13 @@ const event = (content: string) =>
     })
   }\n\n`;
 const chunk = (bytes: Uint8Array): Uint8Array =>
-  concat([encoder.encode(`${bytes.length.toString(16)}\r\n`), bytes, encoder.encode("\r\n")]);
+  concatBytes([encoder.encode(`${bytes.length.toString(16)}\r\n`), bytes, encoder.encode("\r\n")]);
 const text = (s: string) => encoder.encode(s);
 const DONE = "data: [DONE]\n\n";
 const END = text("0\r\n\r\n");
 const HEAD = text(
   "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
 );
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
 
 interface Scenario {
   /** The server's TCP writes, 200 ms apart so that each is a read of its own. */
@@ -64,13 +55,13 @@ const SCENARIOS: Record<string, Scenario> = {
   // Several events in one chunk are one response; chunks read together are one each.
   together: {
     writes: [
-      concat([
+      concatBytes([
         HEAD,
         chunk(text(event("a") + event("b") + event("c"))),
         chunk(text(event("d"))),
         chunk(text(event("e"))),
       ]),
-      concat([chunk(text(DONE)), END]),
+      concatBytes([chunk(text(DONE)), END]),
     ],
     pieces: [event("a") + event("b") + event("c"), event("d"), event("e"), DONE],
     genaiPerf: { texts: ["abc", "d", "e"], failed: 0 },
@@ -78,9 +69,9 @@ const SCENARIOS: Record<string, Scenario> = {
   // One event's chunk arriving in two reads is two responses; genai-perf joins them again.
   split: {
     writes: [
-      concat([HEAD, chunk(text(event("a"))), text(`${split.length.toString(16)}\r\n`)]),
+      concatBytes([HEAD, chunk(text(event("a"))), text(`${split.length.toString(16)}\r\n`)]),
       split.subarray(0, cutAt),
-      concat([split.subarray(cutAt), text("\r\n"), chunk(text(DONE)), END]),
+      concatBytes([split.subarray(cutAt), text("\r\n"), chunk(text(DONE)), END]),
     ],
     pieces: [event("a"), event("b").slice(0, cutAt), event("b").slice(cutAt), DONE],
     genaiPerf: { texts: ["a", "b"], failed: 0 },
@@ -89,8 +80,8 @@ const SCENARIOS: Record<string, Scenario> = {
   // genai-perf, reading its file ignoring what does not decode, loses the character.
   utf8: {
     writes: [
-      concat([HEAD, text(`${accented.length.toString(16)}\r\n`), accented.subarray(0, eAt)]),
-      concat([accented.subarray(eAt), text("\r\n"), chunk(text(DONE)), END]),
+      concatBytes([HEAD, text(`${accented.length.toString(16)}\r\n`), accented.subarray(0, eAt)]),
+      concatBytes([accented.subarray(eAt), text("\r\n"), chunk(text(DONE)), END]),
     ],
     pieces: [
       decoder.decode(accented.subarray(0, eAt - 1)),
@@ -103,7 +94,7 @@ const SCENARIOS: Record<string, Scenario> = {
   // response that starts with one (its not_data_sse_field), tokens and all.
   fields: {
     writes: [
-      concat([
+      concatBytes([
         HEAD,
         chunk(text(`event: message\n${event("a")}`)),
         chunk(text(`id: 7\n${event("b")}`)),
@@ -111,7 +102,7 @@ const SCENARIOS: Record<string, Scenario> = {
         chunk(text("retry: 100\n\n")),
         chunk(text(event("c"))),
       ]),
-      concat([chunk(text(DONE)), END]),
+      concatBytes([chunk(text(DONE)), END]),
     ],
     pieces: [
       `event: message\n${event("a")}`,
@@ -127,8 +118,8 @@ const SCENARIOS: Record<string, Scenario> = {
   // reader); genai-perf parses the response as one JSON text, fails and drops it.
   multiline: {
     writes: [
-      concat([HEAD, chunk(text(multiLine)), chunk(text(event("b")))]),
-      concat([chunk(text(DONE)), END]),
+      concatBytes([HEAD, chunk(text(multiLine)), chunk(text(event("b")))]),
+      concatBytes([chunk(text(DONE)), END]),
     ],
     pieces: [multiLine, event("b"), DONE],
     genaiPerf: { texts: ["b"], failed: 1 },
@@ -228,14 +219,14 @@ async function answer(conn: Deno.Conn): Promise<void> {
       while ((headEnd = decoder.decode(buffered).indexOf("\r\n\r\n")) === -1) {
         const n = await conn.read(buf);
         if (n === null) return;
-        buffered = concat([buffered, buf.subarray(0, n)]);
+        buffered = concatBytes([buffered, buf.subarray(0, n)]);
       }
       const head = decoder.decode(buffered.subarray(0, headEnd));
       const length = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
       while (buffered.length < headEnd + 4 + length) {
         const n = await conn.read(buf);
         if (n === null) return;
-        buffered = concat([buffered, buf.subarray(0, n)]);
+        buffered = concatBytes([buffered, buf.subarray(0, n)]);
       }
       const body = decoder.decode(buffered.subarray(headEnd + 4, headEnd + 4 + length));
       buffered = buffered.slice(headEnd + 4 + length);

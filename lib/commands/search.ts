@@ -34,6 +34,7 @@ import {
 import { CheckpointStore, formatPointResult, formatPointStart } from "../sweep/mod.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
+import { saveOnCtrlC } from "./sweep.ts";
 
 /** Each model's variants: its own configuration, then the brute or manual search's. */
 function planVariants(config: SearchConfig): ModelPlan[] {
@@ -166,31 +167,14 @@ export async function searchCommand(raw: RawOptions, context: CommandContext): P
     throw error;
   }
   console.log(`Server: ${server.description}\n`);
-  const interrupt = new Interrupt();
-  let signals = 0;
-  const onSignal = () => {
-    signals++;
-    if (signals === 1) {
-      interrupt.trigger();
-      console.error("Finishing the running point, then saving and stopping");
-    } else if (signals === 2) {
-      console.error("Press Ctrl-C once more to stop at once (the running point is lost)");
-    } else {
-      try {
-        store.save();
-      } catch (error) {
-        printError((error as Error).message);
-      }
-      console.error(`Stopped; measured points are in ${store.latest ?? "no checkpoint yet"}`);
-      void server.stop().finally(() => context.exitNow("interrupted"));
-    }
-  };
-  Deno.addSignalListener("SIGINT", onSignal);
+  const ctrlC = saveOnCtrlC(store, {
+    stop: () => void server.stop().finally(() => context.exitNow("interrupted")),
+  });
   try {
     const outcome = await runSearch(config, {
       plans,
       store,
-      interrupt,
+      interrupt: ctrlC.interrupt,
       server,
       ...(config.launch.mode === "local"
         ? {
@@ -220,7 +204,7 @@ export async function searchCommand(raw: RawOptions, context: CommandContext): P
     const finished = finishSearch(config, outcome, { bestDirectories: true });
     return outcome.interrupted ? "interrupted" : finished;
   } finally {
-    Deno.removeSignalListener("SIGINT", onSignal);
+    ctrlC.remove();
     await server.stop();
   }
 }

@@ -69,6 +69,38 @@ function finishSweep(
 }
 
 /**
+ * Ctrl-C for a run with checkpoints (a sweep, a search): once, the running
+ * point finishes, is saved, and the run stops (`interrupt`); twice, a
+ * warning; three times, the checkpoint is saved and `stop` ends at once.
+ */
+export function saveOnCtrlC(
+  store: CheckpointStore,
+  options: { stop: () => void },
+): { interrupt: Interrupt; remove: () => void } {
+  const interrupt = new Interrupt();
+  let signals = 0;
+  const onSignal = () => {
+    signals++;
+    if (signals === 1) {
+      interrupt.trigger();
+      console.error("Finishing the running point, then saving and stopping");
+    } else if (signals === 2) {
+      console.error("Press Ctrl-C once more to stop at once (the running point is lost)");
+    } else {
+      try {
+        store.save();
+      } catch (error) {
+        printError((error as Error).message);
+      }
+      console.error(`Stopped; measured points are in ${store.latest ?? "no checkpoint yet"}`);
+      options.stop();
+    }
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  return { interrupt, remove: () => Deno.removeSignalListener("SIGINT", onSignal) };
+}
+
+/**
  * A sweep with checkpoints. Ctrl-C once: the running point finishes, is
  * saved, and the sweep stops; three times: save and exit at once.
  */
@@ -88,30 +120,11 @@ export async function sweepCommand(
       ? `Resuming from checkpoint ${store.loaded} (points measured: ${store.records.size})\n`
       : `No checkpoint in "${config.checkpointDirectory}": starting a fresh sweep\n`,
   );
-  const interrupt = new Interrupt();
-  let signals = 0;
-  const onSignal = () => {
-    signals++;
-    if (signals === 1) {
-      interrupt.trigger();
-      console.error("Finishing the running point, then saving and stopping");
-    } else if (signals === 2) {
-      console.error("Press Ctrl-C once more to stop at once (the running point is lost)");
-    } else {
-      try {
-        store.save();
-      } catch (error) {
-        printError((error as Error).message);
-      }
-      console.error(`Stopped; measured points are in ${store.latest ?? "no checkpoint yet"}`);
-      context.exitNow("interrupted");
-    }
-  };
-  Deno.addSignalListener("SIGINT", onSignal);
+  const ctrlC = saveOnCtrlC(store, { stop: () => context.exitNow("interrupted") });
   try {
     const outcome = await runSweep(config, {
       store,
-      interrupt,
+      interrupt: ctrlC.interrupt,
       events: {
         pointStart: (point, info) => console.log(formatPointStart(point, info).trimEnd()),
         point: (record) =>
@@ -141,7 +154,7 @@ export async function sweepCommand(
     });
     return outcome.interrupted ? "interrupted" : finished;
   } finally {
-    Deno.removeSignalListener("SIGINT", onSignal);
+    ctrlC.remove();
   }
 }
 

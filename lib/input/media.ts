@@ -6,6 +6,7 @@
  * (`image_url` with a data URL; `input_audio` with its data and format).
  * PNG only: JPEG would need a DCT encoder, which inferperf does not carry.
  */
+import { concatBytes } from "./codec.ts";
 import type { Rng } from "./generate.ts";
 
 export interface ImageOptions {
@@ -99,19 +100,12 @@ export async function pngImage(width: number, height: number, rng: Rng): Promise
   view.setUint32(0, width);
   view.setUint32(4, height);
   header.set([8, 2, 0, 0, 0], 8); // 8 bits per channel, RGB, deflate, no filter, no interlace
-  const parts = [
+  return concatBytes([
     new Uint8Array(PNG_SIGNATURE),
     chunk("IHDR", header),
     chunk("IDAT", await deflate(raw)),
     chunk("IEND", new Uint8Array(0)),
-  ];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
+  ]);
 }
 
 /** A PCM WAV of a quiet random signal. */

@@ -273,6 +273,13 @@ function bestPoint(model: SearchModel, variant: VariantOutcome): PointRecord | u
   )?.item;
 }
 
+/** Measures `variant` at `concurrencies`, adding to `result` when given. */
+type MeasureVariant = (
+  variant: Variant,
+  concurrencies: readonly number[],
+  result?: VariantOutcome,
+) => Promise<VariantOutcome>;
+
 /**
  * Quick search: hill climbing from the smallest configuration. From the
  * current one it measures the next max batch size up, then the next
@@ -283,11 +290,7 @@ function bestPoint(model: SearchModel, variant: VariantOutcome): PointRecord | u
 async function climb(
   plan: ModelPlan,
   options: {
-    measure: (
-      variant: Variant,
-      concurrencies: readonly number[],
-      result?: VariantOutcome,
-    ) => Promise<VariantOutcome>;
+    measure: MeasureVariant;
     concurrencies: readonly number[];
     interrupted: () => boolean;
   },
@@ -346,11 +349,7 @@ async function finalSweep(
   model: SearchModel,
   done: readonly VariantOutcome[],
   options: {
-    measure: (
-      variant: Variant,
-      concurrencies: readonly number[],
-      result?: VariantOutcome,
-    ) => Promise<VariantOutcome>;
+    measure: MeasureVariant;
     concurrencies: readonly number[];
   },
 ): Promise<void> {
