@@ -469,17 +469,13 @@ function parseMedia(r: Reader, options: { endpoint: string }): { media?: MediaOp
   const width = r.bounded("image-width-mean", (n) => n >= 0, "a number >= 0");
   const height = r.bounded("image-height-mean", (n) => n >= 0, "a number >= 0");
   if (width > 0 || height > 0) {
-    if (r.string("image-format") === "jpeg") {
-      r.errors.push(
-        "Option --image-format jpeg is not supported: inferperf encodes PNG only (no JPEG encoder)",
-      );
-    }
     media.image = {
       widthMean: width,
       widthStddev: r.bounded("image-width-stddev", (n) => n >= 0, "a number >= 0"),
       heightMean: height,
       heightStddev: r.bounded("image-height-stddev", (n) => n >= 0, "a number >= 0"),
       batchSize: r.bounded("image-batch-size", (n) => n >= 1, "an integer >= 1"),
+      format: r.string("image-format") as "png" | "jpeg",
     };
   }
   const length = r.bounded("audio-length-mean", (n) => n >= 0, "a number of seconds >= 0");

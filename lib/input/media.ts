@@ -4,7 +4,7 @@
  * width and height drawn from normal distributions, and WAV audio of a
  * drawn length, each sent base64-encoded in an OpenAI chat content part
  * (`image_url` with a data URL; `input_audio` with its data and format).
- * PNG only: JPEG would need a DCT encoder, which inferperf does not carry.
+ * PNG is encoded here; JPEG by the jpeg-js package, loaded only when asked for.
  */
 import { concatBytes } from "./codec.ts";
 import type { Rng } from "./generate.ts";
@@ -16,6 +16,8 @@ export interface ImageOptions {
   heightStddev: number;
   /** Images per request (--image-batch-size). */
   batchSize: number;
+  /** --image-format. */
+  format: "png" | "jpeg";
 }
 
 export interface AudioOptions {
@@ -79,22 +81,36 @@ async function deflate(bytes: Uint8Array): Promise<Uint8Array> {
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
-/** An RGB PNG of 16 x 16 blocks of random colours (compressible, unlike noise). */
-export async function pngImage(width: number, height: number, rng: Rng): Promise<Uint8Array> {
+/**
+ * Pixels of 16 x 16 blocks of random colours (compressible, unlike noise),
+ * `channels` bytes each (RGB, or RGBA with the alpha opaque), each row after
+ * `rowPrefix` bytes (PNG's filter type, 0: none).
+ */
+function blockPixels(
+  width: number,
+  height: number,
+  options: { rng: Rng; channels: 3 | 4; rowPrefix: number },
+): Uint8Array {
+  const { rng, channels, rowPrefix } = options;
   const blocksX = Math.ceil(width / 16);
   const colours = Array.from(
     { length: blocksX * Math.ceil(height / 16) },
-    () => [rng() * 256, rng() * 256, rng() * 256].map(Math.floor),
+    () => [rng() * 256, rng() * 256, rng() * 256, 255].slice(0, channels).map(Math.floor),
   );
-  const stride = 1 + width * 3;
+  const stride = rowPrefix + width * channels;
   const raw = new Uint8Array(stride * height);
   for (let y = 0; y < height; y++) {
-    // Filter type 0 (none) at each row's start.
     for (let x = 0; x < width; x++) {
       const colour = colours[Math.floor(y / 16) * blocksX + Math.floor(x / 16)];
-      raw.set(colour, y * stride + 1 + x * 3);
+      raw.set(colour, y * stride + rowPrefix + x * channels);
     }
   }
+  return raw;
+}
+
+/** An RGB PNG of 16 x 16 blocks of random colours. */
+export async function pngImage(width: number, height: number, rng: Rng): Promise<Uint8Array> {
+  const raw = blockPixels(width, height, { rng, channels: 3, rowPrefix: 1 });
   const header = new Uint8Array(13);
   const view = new DataView(header.buffer);
   view.setUint32(0, width);
@@ -106,6 +122,13 @@ export async function pngImage(width: number, height: number, rng: Rng): Promise
     chunk("IDAT", await deflate(raw)),
     chunk("IEND", new Uint8Array(0)),
   ]);
+}
+
+/** A baseline JPEG (quality 90, AIPerf's PIL default being 75-95) of the same blocks. */
+export async function jpegImage(width: number, height: number, rng: Rng): Promise<Uint8Array> {
+  const data = blockPixels(width, height, { rng, channels: 4, rowPrefix: 0 });
+  const { default: jpeg } = await import("jpeg-js");
+  return new Uint8Array(jpeg.encode({ data, width, height }, 90).data);
 }
 
 /** A PCM WAV of a quiet random signal. */
@@ -164,7 +187,10 @@ export async function mediaParts(
   for (let i = 0; i < (image?.batchSize ?? 0); i++) {
     const width = drawn(image!.widthMean, image!.widthStddev, rng, 1);
     const height = drawn(image!.heightMean, image!.heightStddev, rng, 1);
-    const url = `data:image/png;base64,${base64(await pngImage(width, height, rng))}`;
+    const bytes = image!.format === "jpeg"
+      ? await jpegImage(width, height, rng)
+      : await pngImage(width, height, rng);
+    const url = `data:image/${image!.format};base64,${base64(bytes)}`;
     parts.push({ type: "image_url", image_url: { url } });
   }
   const audio = options.audio;

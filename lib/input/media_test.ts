@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { mulberry32 } from "./generate.ts";
-import { mediaParts, pngImage, wavAudio } from "./media.ts";
+import jpeg from "jpeg-js";
+import { jpegImage, mediaParts, pngImage, wavAudio } from "./media.ts";
 
 async function inflate(bytes: Uint8Array): Promise<Uint8Array> {
   const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream()
@@ -59,7 +60,14 @@ Deno.test("a WAV's header says its rate, depth, channels and length", () => {
 
 Deno.test("content parts as AIPerf sends them: image_url data URLs, then input_audio", async () => {
   const parts = await mediaParts({
-    image: { widthMean: 32, widthStddev: 0, heightMean: 16, heightStddev: 0, batchSize: 2 },
+    image: {
+      widthMean: 32,
+      widthStddev: 0,
+      heightMean: 16,
+      heightStddev: 0,
+      batchSize: 2,
+      format: "png",
+    },
     audio: {
       lengthMean: 0.1,
       lengthStddev: 0,
@@ -77,4 +85,30 @@ Deno.test("content parts as AIPerf sends them: image_url data URLs, then input_a
   const audio = parts[2].input_audio as { data: string; format: string };
   assert.equal(audio.format, "wav");
   assert.equal(atob(audio.data).length, 44 + 800);
+});
+
+Deno.test("a JPEG of the size asked for that decodes to the blocks' colours", async () => {
+  const bytes = await jpegImage(40, 20, mulberry32(1));
+  assert.deepEqual([...bytes.subarray(0, 2)], [0xff, 0xd8], "SOI");
+  assert.deepEqual([...bytes.subarray(-2)], [0xff, 0xd9], "EOI");
+  const image = jpeg.decode(bytes);
+  assert.deepEqual([image.width, image.height], [40, 20]);
+  // Inside one 16 x 16 block the lossy colours stay close (pixel 2 and pixel 13 of row 2).
+  for (let c = 0; c < 3; c++) {
+    const a = image.data[(2 * 40 + 2) * 4 + c];
+    const b = image.data[(2 * 40 + 13) * 4 + c];
+    assert.ok(Math.abs(a - b) <= 12, `channel ${c}: ${a} against ${b}`);
+  }
+  assert.deepEqual(await jpegImage(40, 20, mulberry32(1)), bytes, "seeded");
+  const [part] = await mediaParts({
+    image: {
+      widthMean: 8,
+      widthStddev: 0,
+      heightMean: 8,
+      heightStddev: 0,
+      batchSize: 1,
+      format: "jpeg",
+    },
+  }, mulberry32(2));
+  assert.match((part.image_url as { url: string }).url, /^data:image\/jpeg;base64,\/9j\//);
 });

@@ -316,7 +316,7 @@ export const INPUT_DATA: readonly OptionDef[] = [
     group: "Input data",
     valueName: "FORMAT",
     choices: ["png", "jpeg"],
-    help: "The images' format: png (jpeg is refused: inferperf carries no JPEG encoder).",
+    help: "The images' format: png or jpeg.",
   },
   {
     name: "audio-length-mean",
