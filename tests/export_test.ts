@@ -182,10 +182,11 @@ Deno.test("an existing export file is refused; so is an unreachable metrics URL"
     assert.match(refused.stderr, /already exists; choose another name or add --overwrite/);
     assert.equal(await Deno.readTextFile(existing), "keep");
 
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const closedPort = (listener.addr as Deno.NetAddr).port;
-    listener.close();
     await withServer(async (server) => {
+      // Taken after the server's own ports are bound, so that none of them can be this one.
+      const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const closedPort = (listener.addr as Deno.NetAddr).port;
+      listener.close();
       const r = await runCli([
         "-m",
         "simple",
