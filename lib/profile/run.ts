@@ -193,43 +193,39 @@ export async function runProfile(
     const statistics = (part?.index ?? 0) === 0
       ? statisticsSource(client, { server, model, config })
       : undefined;
+    // Modes measured as one level of one window, outside the level loop.
+    const oneLevel = async (value: number, run: () => Promise<LevelResult>) => {
+      events.levelStart?.(value);
+      const result = withMetrics(await run(), scraper, { gpu: config.collectMetrics });
+      events.window?.(result.windows[0], { level: result.value, index: 0 });
+      events.level?.(result);
+      return { results: [result], server, model };
+    };
     if (config.periodic !== undefined) {
-      events.levelStart?.(config.periodic.range.end);
-      const result = withMetrics(
-        await runPeriodic(client, {
+      const periodic = config.periodic;
+      return await oneLevel(periodic.range.end, () =>
+        runPeriodic(client, {
           ...config,
-          periodic: config.periodic,
+          periodic,
           requests: inputs.prepared,
           interrupt,
           sink: tracer,
           newHistogram: events.newHistogram,
-        }),
-        scraper,
-        { gpu: config.collectMetrics },
-      );
-      events.window?.(result.windows[0], { level: result.value, index: 0 });
-      events.level?.(result);
-      return { results: [result], server, model };
+        }));
     }
     const tokens = await tokenSummaryOptions(config);
     if (config.sessionConcurrency !== undefined) {
-      events.levelStart?.(config.sessionConcurrency);
-      const result = withMetrics(
-        await runSessions(client, {
+      const sessionConcurrency = config.sessionConcurrency;
+      return await oneLevel(sessionConcurrency, () =>
+        runSessions(client, {
           ...config,
-          sessionConcurrency: config.sessionConcurrency,
+          sessionConcurrency,
           dataSet: plan.dataSet,
           interrupt,
           sink: tracer,
           newHistogram: events.newHistogram,
           ...(tokens ? { tokens } : {}),
-        }),
-        scraper,
-        { gpu: config.collectMetrics },
-      );
-      events.window?.(result.windows[0], { level: result.value, index: 0 });
-      events.level?.(result);
-      return { results: [result], server, model };
+        }));
     }
     const levels = { plan: config, model, ...inputs };
     const load = await planLoad(client, {
