@@ -180,6 +180,21 @@ export class HeadReader {
   #contentTypeString = "";
   /** A transfer coding other than chunked: the body runs until the connection closes. */
   #otherCoding = false;
+  /** How far the search for the end of the head got in the bytes buffered so far. */
+  #scanned = 0;
+  /**
+   * The bytes of the last head parsed, up to its final CRLFCRLF, and what it
+   * parsed to: a server answers a request it is sent over and over with the
+   * same head (its Date changes once a second), which is then compared instead
+   * of parsed, a word at a time (the parse was 9 % of the client's CPU against
+   * nginx at 64 in flight).
+   */
+  #lastHead = new Uint8Array(0);
+  #lastHeadWords = new Int32Array(0);
+  #lastHeadBytes = 0;
+  readonly #lastParsed: ResponseHead = { ...this.head };
+  /** buf as 32-bit words, for comparing heads that start at a multiple of 4. */
+  #words: Int32Array<ArrayBufferLike> = new Int32Array(0);
 
   /** `address` names the peer in errors. */
   constructor(source: ByteSource, address: string, initialBufferBytes = 16384) {
@@ -217,33 +232,58 @@ export class HeadReader {
    * object is reused for every response.
    */
   async readHead(): Promise<ResponseHead> {
+    this.expectHead();
+    for (;;) {
+      const head = this.bufferedHead();
+      if (head !== undefined) return head;
+      if (!this.received(await this.readMore())) throw this.eof();
+    }
+  }
+
+  /**
+   * Starts reading the next response: then bufferedHead(), and readMore()
+   * with received() until it gives the head. readHead() does it all; these
+   * pieces let a connection's request path await its socket's own promises
+   * instead of a chain of async calls (one promise, one generator and one
+   * microtask fewer per level on every request).
+   */
+  expectHead(): void {
     if (this.body !== Body.Done) {
       throw new TypeError("The previous response body was not consumed");
     }
+    this.#scanned = 0;
     this.#started = this.end > this.pos;
     if (this.#started) this.firstByteAt = performance.now();
-    let scanned = 0;
+  }
+
+  /** The next response head if all of it has arrived (1xx interim responses skipped), else undefined. */
+  bufferedHead(): ResponseHead | undefined {
     for (;;) {
       const start = this.pos;
-      const found = this.#findHeadEnd(start + Math.max(0, scanned - 3));
-      scanned = found === -1 ? this.end - start : found - start;
-      if (scanned > MAX_HEAD_BYTES) {
-        throw new ProtocolError(`Response head exceeds ${MAX_HEAD_BYTES} bytes`);
-      }
-      if (found === -1) {
-        if (!await this.fill()) throw this.eof();
-        if (!this.#started) {
-          this.#started = true;
-          this.firstByteAt = performance.now();
+      let found: number;
+      if (this.#sameHead(start)) {
+        found = start + this.#lastHeadBytes - 4;
+        this.#restoreHead();
+      } else {
+        found = this.#findHeadEnd(start + Math.max(0, this.#scanned - 3));
+        if (found === -1) {
+          this.#scanned = this.end - start;
+          if (this.#scanned > MAX_HEAD_BYTES) {
+            throw new ProtocolError(`Response head exceeds ${MAX_HEAD_BYTES} bytes`);
+          }
+          return undefined;
         }
-        continue;
+        if (found - start > MAX_HEAD_BYTES) {
+          throw new ProtocolError(`Response head exceeds ${MAX_HEAD_BYTES} bytes`);
+        }
+        this.#parseHead(start, found);
+        this.#rememberHead(start, found + 4);
       }
-      this.#parseHead(start, found);
       this.pos = found + 4;
+      this.#scanned = 0;
       const status = this.head.status;
       if (status >= 100 && status < 200) {
         if (status === 101) throw new ProtocolError("Unexpected 101 Switching Protocols response");
-        scanned = 0;
         continue;
       }
       this.body = status === 204 || status === 304
@@ -272,7 +312,8 @@ export class HeadReader {
     return true;
   }
 
-  protected eof(): ConnectionError {
+  /** The error of a stream that ended before the current response did. */
+  eof(): ConnectionError {
     const message = this.#started
       ? `Connection to "${this.#address}" closed in the middle of a response`
       : `Connection to "${this.#address}" closed before a response arrived`;
@@ -286,6 +327,11 @@ export class HeadReader {
    * Returns false at end of stream.
    */
   protected async fill(): Promise<boolean> {
+    return this.received(await this.readMore());
+  }
+
+  /** The next read into the buffer: its result goes to received(). */
+  readMore(): Promise<number | null> {
     if (this.pos === this.end) {
       this.pos = 0;
       this.end = 0;
@@ -302,10 +348,17 @@ export class HeadReader {
       this.end = kept;
     }
     // Reading into the whole buffer when it is empty avoids allocating a view.
-    const target = this.end === 0 ? this.buf : this.buf.subarray(this.end);
-    const n = await this.#source.read(target);
+    return this.#source.read(this.end === 0 ? this.buf : this.buf.subarray(this.end));
+  }
+
+  /** Takes in what readMore() read: false at the end of the stream. */
+  received(n: number | null): boolean {
     if (n === null) return false;
     this.end += n;
+    if (!this.#started) {
+      this.#started = true;
+      this.firstByteAt = performance.now();
+    }
     return true;
   }
 
@@ -329,6 +382,58 @@ export class HeadReader {
     }
     if (i === start) throw new ProtocolError(`Invalid chunk size line ${quote(buf, start, end)}`);
     return size;
+  }
+
+  /** Whether the bytes at `start` are the last head parsed again. */
+  #sameHead(start: number): boolean {
+    const n = this.#lastHeadBytes;
+    if (n === 0 || this.end - start < n) return false;
+    const buf = this.buf;
+    const last = this.#lastHead;
+    let i = 0;
+    if ((start & 3) === 0) {
+      let words = this.#words;
+      if (words.buffer !== buf.buffer) {
+        words = this.#words = new Int32Array(buf.buffer, 0, buf.length >> 2);
+      }
+      const lastWords = this.#lastHeadWords;
+      const base = start >> 2;
+      const count = n >> 2;
+      for (let w = 0; w < count; w++) if (words[base + w] !== lastWords[w]) return false;
+      i = count << 2;
+    }
+    for (; i < n; i++) if (buf[start + i] !== last[i]) return false;
+    return true;
+  }
+
+  /** Keeps buf[start, end) and the head parsed from it for #sameHead(). */
+  #rememberHead(start: number, end: number): void {
+    const n = end - start;
+    if (this.#lastHead.length < n) {
+      this.#lastHeadWords = new Int32Array((n + 3) >> 2);
+      this.#lastHead = new Uint8Array(this.#lastHeadWords.buffer);
+    }
+    this.#lastHead.set(this.buf.subarray(start, end));
+    this.#lastHeadBytes = n;
+    const head = this.head;
+    const last = this.#lastParsed;
+    last.status = head.status;
+    last.contentLength = head.contentLength;
+    last.chunked = head.chunked;
+    last.keepAlive = head.keepAlive;
+    last.contentType = head.contentType;
+    last.inferenceHeaderContentLength = head.inferenceHeaderContentLength;
+  }
+
+  #restoreHead(): void {
+    const head = this.head;
+    const last = this.#lastParsed;
+    head.status = last.status;
+    head.contentLength = last.contentLength;
+    head.chunked = last.chunked;
+    head.keepAlive = last.keepAlive;
+    head.contentType = last.contentType;
+    head.inferenceHeaderContentLength = last.inferenceHeaderContentLength;
   }
 
   /** End of the head (index of its final CRLFCRLF) searching from `from`, or -1. */

@@ -83,9 +83,16 @@ export class Http1Connection {
         if (written < request.byteLength) await this.#writeRest(conn, request, written);
         if (timing !== undefined) timing.sendEnd = performance.now();
         reading = true;
-        const head = await this.#reader.readHead();
-        if (timing !== undefined) timing.recvStart = this.#reader.firstByteAt;
-        if (!this.#reader.bodyPending) this.#complete();
+        // readHead() inlined: the socket's read promise is awaited here, not through two async calls.
+        const reader = this.#reader;
+        reader.expectHead();
+        let head = reader.bufferedHead();
+        while (head === undefined) {
+          if (!reader.received(await reader.readMore())) throw reader.eof();
+          head = reader.bufferedHead();
+        }
+        if (timing !== undefined) timing.recvStart = reader.firstByteAt;
+        if (!reader.bodyPending) this.#complete();
         return head;
       } catch (error) {
         const retry = attempt === 0 && this.#reused &&
