@@ -228,33 +228,39 @@ export class UnaryHttpSession implements InferSession {
     this.#sessions = sessions;
   }
 
-  async infer(
+  infer(
     request: PreparedRequest,
     timing: RequestTiming,
     options?: InferOptions,
   ): Promise<OutputTensors | undefined> {
     if (!(request instanceof PreparedHttpRequest) || request.decode === undefined) {
-      throw this.#sessions.foreignRequest();
+      return Promise.reject(this.#sessions.foreignRequest());
     }
-    const connection = this.#connection;
     timing.start = performance.now();
+    // Not an async function: the closed loop awaits the connection's own exchange.
+    if (options?.decodeOutputs !== true) {
+      return this.#connection.sendSkippingBody(request.bytes, timing, serverError);
+    }
+    return this.#decoded(request, request.decode, timing);
+  }
+
+  async #decoded(
+    request: PreparedHttpRequest,
+    decode: BodyDecoder,
+    timing: RequestTiming,
+  ): Promise<OutputTensors> {
+    const connection = this.#connection;
     const head = await connection.send(request.bytes, timing);
     if (!isSuccess(head.status)) {
       const error = await readServerError(connection, head.status, timing);
       timing.responses = 1;
       throw error;
     }
-    if (options?.decodeOutputs !== true) {
-      if (!connection.skipBufferedBody()) await connection.skipBody();
-      timing.end = performance.now();
-      timing.responses = 1;
-      return undefined;
-    }
     const body = await connection.readBody();
     // Decoding is the caller's post-processing, not part of the measured exchange.
     timing.end = performance.now();
     timing.responses = 1;
-    return request.decode(body, head);
+    return decode(body, head);
   }
 
   close(): void {

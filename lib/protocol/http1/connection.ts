@@ -20,6 +20,12 @@ export interface ExchangeTiming {
   recvStart: number;
 }
 
+/** What sendSkippingBody() records too: when the answer ended, and that it was one response. */
+export interface UnaryTiming extends ExchangeTiming {
+  end: number;
+  responses: number;
+}
+
 /** Errors that mean the peer went away, as opposed to answering wrongly. */
 function isConnectionLoss(error: unknown): boolean {
   return error instanceof ConnectionError || error instanceof Deno.errors.ConnectionReset ||
@@ -67,14 +73,39 @@ export class Http1Connection {
    * object is reused by later responses. A stream that the server closed
    * while idle is reopened and the request resent once.
    */
-  async send(request: Uint8Array, timing?: ExchangeTiming): Promise<ResponseHead> {
+  send(request: Uint8Array, timing?: ExchangeTiming): Promise<ResponseHead> {
+    return this.#exchange(request, timing, undefined) as Promise<ResponseHead>;
+  }
+
+  /**
+   * send() for an answer whose body is not wanted: a 2xx body is consumed,
+   * `timing.end` stamped and the promise resolves to undefined; any other
+   * status rejects with `failure(status, body)`. One async call for the whole
+   * exchange: on the hot path of the closed loop every level of async calls
+   * costs a promise, a generator and a microtask per request.
+   */
+  sendSkippingBody(
+    request: Uint8Array,
+    timing: UnaryTiming,
+    failure: (status: number, body: Uint8Array) => Error,
+  ): Promise<undefined> {
+    return this.#exchange(request, timing, failure) as Promise<undefined>;
+  }
+
+  async #exchange(
+    request: Uint8Array,
+    timing: ExchangeTiming | undefined,
+    failure: ((status: number, body: Uint8Array) => Error) | undefined,
+  ): Promise<ResponseHead | undefined> {
     if (this.#closed) throw this.#closedError();
     if (this.#busy) throw new TypeError("A request is already in flight on this connection");
     this.#busy = true;
     this.#timedOut = false;
     const timeoutMs = this.#endpoint.requestTimeoutMs;
     if (timeoutMs !== undefined) this.#timer = setTimeout(this.#onTimeout, timeoutMs);
-    for (let attempt = 0;; attempt++) {
+    const reader = this.#reader;
+    let head: ResponseHead | undefined;
+    for (let attempt = 0; head === undefined; attempt++) {
       let reading = false;
       try {
         if (this.#conn === undefined) await this.#reopen();
@@ -83,25 +114,35 @@ export class Http1Connection {
         if (written < request.byteLength) await this.#writeRest(conn, request, written);
         if (timing !== undefined) timing.sendEnd = performance.now();
         reading = true;
-        // readHead() inlined: the socket's read promise is awaited here, not through two async calls.
-        const reader = this.#reader;
+        // readHead() inlined, so that the socket's own read promise is awaited here.
         reader.expectHead();
-        let head = reader.bufferedHead();
+        head = reader.bufferedHead();
         while (head === undefined) {
           if (!reader.received(await reader.readMore())) throw reader.eof();
           head = reader.bufferedHead();
         }
-        if (timing !== undefined) timing.recvStart = reader.firstByteAt;
-        if (!reader.bodyPending) this.#complete();
-        return head;
       } catch (error) {
         const retry = attempt === 0 && this.#reused &&
-          (!reading || !this.#reader.responseStarted) &&
+          (!reading || !reader.responseStarted) &&
           !this.#timedOut && !this.#closed && isConnectionLoss(error);
         this.#drop();
         if (!retry) throw this.#fail(error);
       }
     }
+    if (timing !== undefined) timing.recvStart = reader.firstByteAt;
+    if (!reader.bodyPending) this.#complete();
+    if (failure === undefined) return head;
+    const unary = timing as UnaryTiming;
+    if (head.status >= 200 && head.status < 300) {
+      if (!this.skipBufferedBody()) await this.skipBody();
+      unary.end = performance.now();
+      unary.responses = 1;
+      return undefined;
+    }
+    const body = await this.readBody();
+    unary.end = performance.now();
+    unary.responses = 1;
+    throw failure(head.status, body);
   }
 
   /** The response body, as a view valid until the next call on this connection. */
