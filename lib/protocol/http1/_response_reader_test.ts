@@ -345,3 +345,40 @@ Deno.test("skipBufferedBody consumes a body that has fully arrived, and only the
   await chunked.skipBody();
   assert.equal(chunked.bodyPending, false);
 });
+
+Deno.test("a head equal to the last one gives the same fields; one that differs anywhere is parsed", async () => {
+  const same = "HTTP/1.1 200 OK\r\nDate: Fri, 27 Nov 2026 18:00:00 GMT\r\nContent-Length: 3\r\n" +
+    "Inference-Header-Content-Length: 2\r\n\r\nabc";
+  const wires = [
+    same,
+    same,
+    // The same length, another content-length and status: not the last head.
+    same.replace("Content-Length: 3", "Content-Length: 4").replace("abc", "abcd"),
+    same.replace("200 OK", "503 No"),
+    // Another date (a second later) shifts nothing but is not equal either.
+    same.replace("18:00:00", "18:00:01"),
+    "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nz",
+  ];
+  const expected = [
+    [200, 3, true, "abc"],
+    [200, 3, true, "abc"],
+    [200, 4, true, "abcd"],
+    [503, 3, true, "abc"],
+    [200, 3, true, "abc"],
+    [200, 1, false, "z"],
+  ];
+  // Pipelined in one stream, so heads start at every alignment of the buffer; and one read at a time.
+  for (const step of [...STEPS, 5, 11]) {
+    const r = reader(wires.join(""), step);
+    for (const [status, length, keepAlive, body] of expected) {
+      const head = await r.readHead();
+      assert.deepEqual([head.status, head.contentLength, head.keepAlive], [
+        status,
+        length,
+        keepAlive,
+      ]);
+      assert.equal(head.inferenceHeaderContentLength, keepAlive ? 2 : -1);
+      assert.equal(await bodyText(r), body);
+    }
+  }
+});
