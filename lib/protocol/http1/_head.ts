@@ -322,15 +322,12 @@ export class HeadReader {
   }
 
   /**
-   * Reads more bytes after buf[end], keeping buf[pos, end) (compacted to the
-   * front or in a larger buffer), so offsets relative to pos stay valid.
-   * Returns false at end of stream.
+   * The next read into the buffer, after buf[end], keeping buf[pos, end)
+   * (compacted to the front or in a larger buffer), so offsets relative to pos
+   * stay valid; its result goes to received(). Every read is awaited where it
+   * is needed, not in an async helper: on streams that is one promise, one
+   * generator and one microtask fewer per piece.
    */
-  protected async fill(): Promise<boolean> {
-    return this.received(await this.readMore());
-  }
-
-  /** The next read into the buffer: its result goes to received(). */
   readMore(): Promise<number | null> {
     if (this.pos === this.end) {
       this.pos = 0;
