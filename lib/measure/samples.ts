@@ -10,7 +10,9 @@
 
 const INITIAL_CAPACITY = 1024;
 
-export class GrowableArray<T extends Float64Array<ArrayBuffer> | Uint8Array<ArrayBuffer>> {
+export class GrowableArray<
+  T extends Float64Array<ArrayBuffer> | Uint32Array<ArrayBuffer> | Uint8Array<ArrayBuffer>,
+> {
   #data: T;
   /** Elements appended since the last take(). */
   length = 0;
@@ -28,6 +30,11 @@ export class GrowableArray<T extends Float64Array<ArrayBuffer> | Uint8Array<Arra
       data.set(this.#data.subarray(0, this.length));
       this.#data = data;
     }
+    return this.#data;
+  }
+
+  /** The storage: the values from 0 to `length`, until the next append. */
+  get data(): T {
     return this.#data;
   }
 

@@ -311,3 +311,66 @@ Deno.test("a run without measurement windows is one window from 0 to the largest
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("windows larger than a flush writes are written whole, in order, between others", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/profile.json`;
+    const writer = new ProfileExportWriter(path);
+    const clock = { now: 0 };
+    const client = writer.wrapClient(fakeClient(clock));
+    const target = { model: "m", version: "" };
+    // ~1.2 KB of inputs per record: a window of 400 is several flushes' worth.
+    const prepared = [1, 2, 3].map((v) =>
+      client.prepare({ inputs: [f32("IN", new Array(200).fill(v + 0.5))], outputs: [] }, target)
+    );
+    const session = await client.openSession();
+    const recorder = new Recorder({ sink: writer });
+    const timing = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
+    const expected: { startMs: number; input: number }[] = [];
+    const sendMany = async (count: number, options: { counted: boolean }) => {
+      for (let i = 0; i < count; i++) {
+        // Runs of the same request, so that records share their inputs and then change them.
+        const which = Math.floor(i / 7) % 3;
+        if (options.counted) expected.push({ startMs: clock.now, input: which + 1.5 });
+        await session.infer(prepared[which], timing);
+        recorder.record(timing);
+        if (i % 150 === 0) writer.flush();
+      }
+    };
+
+    writer.beginExperiment("request_rate", 5000);
+    await sendMany(20, { counted: false });
+    recorder.rotate(); // warmup
+    await sendMany(400, { counted: true });
+    writer.addWindow(recorder.rotate());
+    writer.flush(); // the first window is still being written...
+    await sendMany(400, { counted: true }); // ...as the second fills
+    const second = recorder.rotate();
+    await sendMany(30, { counted: false });
+    recorder.rotate(); // no window ends here
+    writer.addWindow(second);
+    await sendMany(400, { counted: true });
+    writer.addWindow(recorder.rotate());
+    await sendMany(10, { counted: false }); // after the last window
+    writer.beginExperiment("request_rate", 6000);
+    recorder.rotate();
+    await sendMany(5, { counted: true });
+    writer.addWindow(recorder.rotate());
+    writer.finish(HEADER);
+
+    const exported = parseProfileExport(await Deno.readTextFile(path));
+    const requests = exported.experiments.flatMap((e) => e.requests);
+    assert.deepEqual(exported.experiments.map((e) => e.requests.length), [1200, 5]);
+    assert.deepEqual(
+      requests.map((r) => [r.timestamp, r.request_inputs.IN, r.response_outputs]),
+      expected.map((e) => [
+        wallClockNs(e.startMs),
+        new Array(200).fill(e.input),
+        [{ OUT: 3 }],
+      ]),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
