@@ -133,7 +133,8 @@ export class FrameWriter {
           new Http2Error(`Writing to the connection failed: ${(error as Error).message}`),
         );
       }
-      direct.length = 0;
+      // Truncating an empty array is a call into the runtime; most writes have no direct payload.
+      if (direct.length > 0) direct.length = 0;
       this.#spareDirect = direct;
       this.#spare = current;
     }

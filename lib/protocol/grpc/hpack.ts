@@ -103,7 +103,7 @@ type Entry = readonly [string, string, number];
 /** A decoded block: its bytes, fields and insertions, and whether it read the dynamic table then. */
 interface KnownBlock {
   block: Uint8Array;
-  fields: string[];
+  fields: readonly string[];
   inserts: Entry[];
   readsTable: boolean;
   /** The table's generation before the block: what it read depends on it. */
@@ -151,18 +151,17 @@ export class HpackDecoder {
   }
 
   /**
-   * Decodes a complete header block into `out` as name, value, name, value...
-   * (cleared first). Throws HpackError for a malformed block, which leaves
-   * the connection unusable.
+   * Decodes a complete header block as name, value, name, value... A block
+   * seen recently returns the fields it decoded to then, the same array: it
+   * must not be changed. Throws HpackError for a malformed block, which
+   * leaves the connection unusable.
    */
-  decode(block: Uint8Array, out: string[]): void {
-    out.length = 0;
+  decode(block: Uint8Array): readonly string[] {
     for (const known of this.#known) {
       if (known.readsTable && known.generation !== this.#generation) continue;
       if (!equalBytes(known.block, block)) continue;
-      for (const text of known.fields) out.push(text);
       for (const entry of known.inserts) this.#insert(entry);
-      return;
+      return known.fields;
     }
     const generation = this.#generation;
     this.#block = block;
@@ -170,17 +169,19 @@ export class HpackDecoder {
     this.#readsTable = false;
     this.#resized = false;
     this.#inserted = [];
-    this.#decodeFields(out);
+    const fields: string[] = [];
+    this.#decodeFields(fields);
     if (!this.#resized && block.length <= KNOWN_MAX_BYTES) {
       this.#known[this.#nextKnown] = {
         block: block.slice(),
-        fields: out.slice(),
+        fields,
         inserts: this.#inserted,
         readsTable: this.#readsTable,
         generation,
       };
       this.#nextKnown = (this.#nextKnown + 1) % KNOWN_BLOCKS;
     }
+    return fields;
   }
 
   #decodeFields(out: string[]): void {

@@ -77,7 +77,6 @@ export class Http2Session {
   readonly #onClose: ((error: Error | undefined) => void) | undefined;
   readonly #streams = new Map<number, Http2Stream>();
   readonly #decoder = new HpackDecoder();
-  readonly #fields: string[] = [];
   #nextStreamId: number;
   #lastPeerStreamId = 0;
 
@@ -333,8 +332,7 @@ export class Http2Session {
 
   /** A complete header block; decoded even for unknown streams to keep HPACK state in step. */
   #headers(id: number, flags: number, block: Uint8Array): void {
-    const fields = this.#fields;
-    this.#decoder.decode(block, fields);
+    const fields = this.#decoder.decode(block);
     const endStream = (flags & FLAG_END_STREAM) !== 0;
     let stream = this.#streams.get(id);
     if (stream === undefined) {
@@ -489,8 +487,11 @@ export class Http2Session {
   #forget(stream: Http2Stream): void {
     stream.localClosed = true;
     stream.remoteClosed = true;
-    stream.pending.length = 0;
-    this.#blocked.delete(stream);
+    // Truncating an empty array is a call into the runtime: most streams end with nothing pending.
+    if (stream.pending.length > 0) {
+      stream.pending.length = 0;
+      this.#blocked.delete(stream);
+    }
     this.#streams.delete(stream.id);
     if (this.#goaway && this.#streams.size === 0 && !this.#closed) {
       this.#fail(
