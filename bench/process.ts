@@ -104,13 +104,18 @@ export async function pin(to: Pinning | undefined): Promise<void> {
   pinning = to;
   if (taskset === undefined) return;
   const cpus = to === undefined ? `0-${navigator.hardwareConcurrency - 1}` : String(to.server);
-  const result = await new Deno.Command(taskset, {
-    args: ["-a", "-p", "-c", cpus, String(Deno.pid)],
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  if (result.code !== 0) {
-    throw new Error(`taskset -a -p -c ${cpus} failed: ${decoder.decode(result.stderr).trim()}`);
+  // A thread that exits while taskset walks the process's threads (a server's worker closing)
+  // fails the whole call with "No such process": the next attempt sees the threads left.
+  for (let attempt = 1;; attempt++) {
+    const result = await new Deno.Command(taskset, {
+      args: ["-a", "-p", "-c", cpus, String(Deno.pid)],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (result.code === 0) return;
+    const message = decoder.decode(result.stderr).trim();
+    if (attempt < 3 && message.includes("No such process")) continue;
+    throw new Error(`taskset -a -p -c ${cpus} failed: ${message}`);
   }
 }
 
