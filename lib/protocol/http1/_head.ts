@@ -137,6 +137,16 @@ function hasToken(buf: Uint8Array, start: number, end: number, token: Uint8Array
   return false;
 }
 
+/** Field by field: the head object is reused and read on every request. */
+function copyHead(from: ResponseHead, to: ResponseHead): void {
+  to.status = from.status;
+  to.contentLength = from.contentLength;
+  to.chunked = from.chunked;
+  to.keepAlive = from.keepAlive;
+  to.contentType = from.contentType;
+  to.inferenceHeaderContentLength = from.inferenceHeaderContentLength;
+}
+
 /** What the body of the current response still needs. */
 export const enum Body {
   /** No head read yet, or the body is consumed. */
@@ -412,25 +422,11 @@ export class HeadReader {
     }
     this.#lastHead.set(this.buf.subarray(start, end));
     this.#lastHeadBytes = n;
-    const head = this.head;
-    const last = this.#lastParsed;
-    last.status = head.status;
-    last.contentLength = head.contentLength;
-    last.chunked = head.chunked;
-    last.keepAlive = head.keepAlive;
-    last.contentType = head.contentType;
-    last.inferenceHeaderContentLength = head.inferenceHeaderContentLength;
+    copyHead(this.head, this.#lastParsed);
   }
 
   #restoreHead(): void {
-    const head = this.head;
-    const last = this.#lastParsed;
-    head.status = last.status;
-    head.contentLength = last.contentLength;
-    head.chunked = last.chunked;
-    head.keepAlive = last.keepAlive;
-    head.contentType = last.contentType;
-    head.inferenceHeaderContentLength = last.inferenceHeaderContentLength;
+    copyHead(this.#lastParsed, this.head);
   }
 
   /** End of the head (index of its final CRLFCRLF) searching from `from`, or -1. */
