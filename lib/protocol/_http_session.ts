@@ -9,6 +9,7 @@ import {
   type Endpoint,
   formatAddress,
   Http1Connection,
+  isSuccess,
   type ResponseHead,
   type TlsOptions,
 } from "./http1/mod.ts";
@@ -86,10 +87,6 @@ export function serverError(status: number, body: Uint8Array): InferError {
     `Server returned ${status}: ${oneLine(message) || "empty response"}`,
     status,
   );
-}
-
-export function isSuccess(status: number): boolean {
-  return status >= 200 && status < 300;
 }
 
 /** Header fields with `extra` overriding `base` regardless of case. */

@@ -9,13 +9,12 @@ import { type Datatype, isDatatype } from "../types/datatype.ts";
 import { concatBytes, parseJsonExact, tensorFromJson, tensorToJson } from "../input/codec.ts";
 import { ProtocolError } from "./errors.ts";
 import { memoizeDecode } from "./_response_memo.ts";
-import { Http1Client, type HttpResponse, type ResponseHead } from "./http1/mod.ts";
+import { Http1Client, type HttpResponse, isSuccess, type ResponseHead } from "./http1/mod.ts";
 import {
   type HttpClientOptions,
   HttpSessions,
   HttpTarget,
   isObject,
-  isSuccess,
   type JsonObject,
   mergeHeaders,
   PreparedHttpRequest,

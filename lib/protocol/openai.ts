@@ -15,14 +15,13 @@ import { PAYLOAD } from "../input/llm_data.ts";
 import type { Tokenizer } from "../input/tokenizer.ts";
 import type { TokenTiming } from "../types/timing.ts";
 import { ConnectionError, InferError, ProtocolError } from "./errors.ts";
-import type { Http1Connection } from "./http1/mod.ts";
+import { type Http1Connection, isSuccess } from "./http1/mod.ts";
 import {
   fixedModelInfo,
   type HttpClientOptions,
   HttpSessions,
   HttpTarget,
   isObject,
-  isSuccess,
   type JsonObject,
   PreparedHttpRequest,
   preview,

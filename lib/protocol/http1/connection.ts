@@ -26,6 +26,11 @@ export interface UnaryTiming extends ExchangeTiming {
   responses: number;
 }
 
+/** A 2xx status. */
+export function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
 /** Errors that mean the peer went away, as opposed to answering wrongly. */
 function isConnectionLoss(error: unknown): boolean {
   return error instanceof ConnectionError || error instanceof Deno.errors.ConnectionReset ||
@@ -133,7 +138,7 @@ export class Http1Connection {
     if (!reader.bodyPending) this.#complete();
     if (failure === undefined) return head;
     const unary = timing as UnaryTiming;
-    if (head.status >= 200 && head.status < 300) {
+    if (isSuccess(head.status)) {
       if (!this.skipBufferedBody()) await this.skipBody();
       unary.end = performance.now();
       unary.responses = 1;

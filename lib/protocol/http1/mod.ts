@@ -13,6 +13,11 @@ export {
   formatAddress,
   type TlsOptions,
 } from "./connect.ts";
-export { type ExchangeTiming, Http1Connection, type ResponseHead } from "./connection.ts";
+export {
+  type ExchangeTiming,
+  Http1Connection,
+  isSuccess,
+  type ResponseHead,
+} from "./connection.ts";
 export { Http1Client, type HttpRequestOptions, type HttpResponse } from "./client.ts";
 export { buildRequest, type RequestOptions } from "./request.ts";
