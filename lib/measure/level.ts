@@ -90,6 +90,8 @@ export interface LevelOptions extends MeasurementOptions {
   maxSendLagMs?: number;
   /** Token-streaming runs: the tokenizer and --goodput objectives of the LLM summary. */
   tokens?: Omit<TokenSummaryOptions, "percentiles">;
+  /** Other runs: a per-request SLO on latency (ms); the requests within it are counted good. */
+  goodLatencyMs?: number;
   /** --enable-mpi: the other ranks' windows and stability. */
   coordinator?: LevelCoordinator;
   /**
@@ -136,6 +138,9 @@ function summarize(
   const client = summarizeClient(merged, { batchSize: options.batchSize, percentiles });
   // Figures come from the stable windows, but a failure in any window of the
   // level happened: an outage before the level settled must still be reported.
+  if (options.goodLatencyMs !== undefined && !llm) {
+    client.goodCount = countWithin(merged, options.goodLatencyMs * 1000);
+  }
   return {
     mode: options.mode,
     value: options.value,
@@ -153,6 +158,15 @@ function summarize(
     }),
     ...(llm ? { llm } : {}),
   };
+}
+
+/** Valid requests of `windows` whose latency is at most `boundUs`. */
+function countWithin(windows: readonly WindowData[], boundUs: number): number {
+  let count = 0;
+  for (const w of windows) {
+    for (let i = 0; i < w.latenciesUs.length; i++) if (w.latenciesUs[i] <= boundUs) count++;
+  }
+  return count;
 }
 
 const NO_SAMPLES: Samples = [];

@@ -237,6 +237,10 @@ export async function runProfile(
         : {}),
     });
     const measured: LevelResult[] = [];
+    // Per-request SLOs of runs without token streaming bound the latency alone.
+    const goodLatencyMs = tokens
+      ? undefined
+      : config.goodput.find((o) => o.metric === "request_latency")?.value;
     try {
       const outcome = await sweep(async (value) => {
         events.levelStart?.(value);
@@ -255,6 +259,7 @@ export async function runProfile(
             ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),
             newHistogram: events.newHistogram,
             ...(tokens ? { tokens } : {}),
+            ...(goodLatencyMs === undefined ? {} : { goodLatencyMs }),
             ...(rank ? { coordinator: rank.coordinator } : {}),
             ...(part
               ? {

@@ -14,13 +14,8 @@ import type {
   OpenLoopSummary,
   ServerSummary,
 } from "../types/results.ts";
-import {
-  LLM_METRICS,
-  llmSystemMetrics,
-  metricTitle,
-  statistic,
-  tokenCountSources,
-} from "./llm_table.ts";
+import { llmSystemMetrics, metricTitle, tokenCountSources } from "./llm_table.ts";
+import { LLM_METRICS, statistic } from "../measure/metrics.ts";
 import { formatGeneral, printableLine, wholeUs } from "./format.ts";
 import { errorCauses } from "../measure/error_causes.ts";
 

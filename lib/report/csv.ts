@@ -14,14 +14,8 @@ import { withReported } from "../measure/stats.ts";
 import { errorCauses } from "../measure/error_causes.ts";
 import { accountedUs, latencyComponents } from "./components.ts";
 import { formatGeneral, wholeUs } from "./format.ts";
-import {
-  LLM_METRICS,
-  LLM_STATISTICS,
-  llmSystemMetrics,
-  metricTitle,
-  statistic,
-  tokenCountSources,
-} from "./llm_table.ts";
+import { LLM_STATISTICS, llmSystemMetrics, metricTitle, tokenCountSources } from "./llm_table.ts";
+import { LLM_METRICS, statistic } from "../measure/metrics.ts";
 
 export interface CsvOptions {
   mode: LoadMode;

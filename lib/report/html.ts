@@ -10,7 +10,8 @@ import type { LevelResult, LoadMode } from "../types/results.ts";
 import { chartSection as section, escapeHtml, htmlPage, SCRIPT } from "./html_template.ts";
 import { latencyComponents, reportedWindows } from "./components.ts";
 import { LLM_SECTIONS, type LlmChartData, llmChartData } from "./_llm_html.ts";
-import { LLM_METRICS, llmSystemMetrics, metricTitle, statistic } from "./llm_table.ts";
+import { llmSystemMetrics, metricTitle } from "./llm_table.ts";
+import { LLM_METRICS, statistic } from "../measure/metrics.ts";
 import { errorCauses } from "../measure/error_causes.ts";
 import { formatGeneral } from "./format.ts";
 

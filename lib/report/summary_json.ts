@@ -20,7 +20,8 @@ import type { MeasurementOptions } from "../measure/plan.ts";
 import { errorCauses } from "../measure/error_causes.ts";
 import type { GpuMetrics } from "../types/results.ts";
 import { latencyComponents, reportedWindows } from "./components.ts";
-import { LLM_METRICS, llmSystemMetrics, statistic, tokenCountSources } from "./llm_table.ts";
+import { llmSystemMetrics, tokenCountSources } from "./llm_table.ts";
+import { LLM_METRICS, statistic } from "../measure/metrics.ts";
 
 /** Bumped when a field changes meaning or goes away (additions keep it). */
 export const SUMMARY_SCHEMA_VERSION = 2;

@@ -4,20 +4,12 @@
  * Analyzer's objectives and constraints.
  */
 import { UsageError } from "../types/errors.ts";
-import type { LevelResult, LlmSummary } from "../types/results.ts";
-import { LLM_PERCENTILES } from "../measure/tokens.ts";
+import type { LevelResult } from "../types/results.ts";
+import { measuredPercentiles, type Metric } from "../measure/metrics.ts";
+import { parseMetricName } from "../measure/slo.ts";
 import { formatGeneral } from "../report/format.ts";
 
-export interface Metric {
-  /** throughput, avg-latency or pN-latency. */
-  name: string;
-  /** What users read: "throughput", "p99 latency". */
-  label: string;
-  unit: "infer/sec" | "msec" | "MB" | "req/sec" | "tokens/sec";
-  higherIsBetter: boolean;
-  /** The metric of a measured point; undefined when it was not measured (a percentile). */
-  value(result: LevelResult): number | undefined;
-}
+export type { Metric };
 
 export interface Constraint {
   metric: Metric;
@@ -30,109 +22,28 @@ export interface Goals {
   constraints: Constraint[];
 }
 
-const THROUGHPUT: Metric = {
-  name: "throughput",
-  label: "throughput",
-  unit: "infer/sec",
-  higherIsBetter: true,
-  value: (r) => r.client.throughput,
-};
-
-const AVG_LATENCY: Metric = {
-  name: "avg-latency",
-  label: "avg latency",
-  unit: "msec",
-  higherIsBetter: false,
-  value: (r) => r.client.avgLatencyUs / 1000,
-};
-
-const CPU_USED_RAM: Metric = {
-  name: "cpu_used_ram",
-  label: "server RAM",
-  unit: "MB",
-  higherIsBetter: false,
-  value: (r) => r.serverRamMb,
-};
-
-/** LLM runs (--service-kind openai): genai-perf's rates. */
-const LLM_RATES: readonly Metric[] = [
-  {
-    name: "request-goodput",
-    label: "request goodput",
-    unit: "req/sec",
-    higherIsBetter: true,
-    value: (r) => r.llm?.goodput?.requestGoodput,
-  },
-  {
-    name: "output-token-throughput",
-    label: "output token throughput",
-    unit: "tokens/sec",
-    higherIsBetter: true,
-    value: (r) => r.llm?.outputTokenThroughput,
-  },
-];
-
-/** LLM runs: the per-request latencies by genai-perf's names, with `avg-` or `pN-` before. */
-const LLM_LATENCIES = {
-  "time-to-first-token": (l: LlmSummary) => l.timeToFirstTokenUs,
-  "time-to-second-token": (l: LlmSummary) => l.timeToSecondTokenUs,
-  "inter-token-latency": (l: LlmSummary) => l.interTokenLatencyUs,
-  "request-latency": (l: LlmSummary) => l.requestLatencyUs,
-} as const;
-
-/** `avg-time-to-first-token`, `p99-inter-token-latency`...: an LLM latency, or undefined. */
-function llmLatency(name: string): Metric | undefined {
-  const match = /^(avg|p([1-9]\d?))-([a-z-]+)$/.exec(name);
-  const of = match ? LLM_LATENCIES[match[3] as keyof typeof LLM_LATENCIES] : undefined;
-  if (!match || of === undefined) return undefined;
-  const p = match[2] === undefined ? undefined : Number(match[2]);
-  return {
-    name,
-    label: `${match[1]} ${match[3].replaceAll("-", " ")}`,
-    unit: "msec",
-    higherIsBetter: false,
-    value: (r) => {
-      const d = r.llm && of(r.llm);
-      const us = d === undefined ? undefined : p === undefined ? d.avg : d.percentiles.get(p);
-      return us === undefined ? undefined : us / 1000;
-    },
-  };
-}
-
-/** Model Analyzer's metric names for ours. */
-const MODEL_ANALYZER_NAMES: Readonly<Record<string, string>> = {
-  perf_throughput: "throughput",
-  perf_latency_avg: "avg-latency",
-  perf_latency: "p99-latency",
-};
-
 /**
- * The metric named `name` (ours, or Model Analyzer's: perf_throughput,
- * perf_latency_avg, perf_latency_pN, cpu_used_ram), or undefined. Latencies
- * are in milliseconds, like -l.
+ * The metric named `given` (throughput, avg-latency, pN-latency; Model
+ * Analyzer's perf_throughput, perf_latency_avg, perf_latency_pN,
+ * cpu_used_ram; genai-perf's avg-/pN-time-to-first-token...; any name of
+ * lib/measure/metrics.ts), or undefined. Latencies are in milliseconds, like -l.
  */
 export function parseMetric(given: string): Metric | undefined {
   const name = MODEL_ANALYZER_NAMES[given] ??
-    given.replace(/^perf_latency_p(\d+)$/, "p$1-latency");
-  if (name === THROUGHPUT.name) return THROUGHPUT;
-  if (name === AVG_LATENCY.name) return AVG_LATENCY;
-  if (name === CPU_USED_RAM.name) return CPU_USED_RAM;
-  const rate = LLM_RATES.find((m) => m.name === name);
-  if (rate !== undefined) return rate;
-  const match = /^p([1-9]\d?)-latency$/.exec(name);
-  if (!match) return llmLatency(name);
-  const p = Number(match[1]);
-  return {
-    name,
-    label: `p${p} latency`,
-    unit: "msec",
-    higherIsBetter: false,
-    value: (r) => {
-      const us = r.client.percentilesUs.get(p);
-      return us === undefined ? undefined : us / 1000;
-    },
-  };
+    given.replace(/^perf_latency_(p\d+|avg)$/, "$1-latency");
+  const metric = parseMetricName(name);
+  // A bound on each request is no figure of a point.
+  if (typeof metric === "string" || metric.def.stat !== undefined && !metric.statistic) {
+    return undefined;
+  }
+  return { ...metric, name };
 }
+
+/** Model Analyzer's metric names for the sweeps' own. */
+const MODEL_ANALYZER_NAMES: Readonly<Record<string, string>> = {
+  perf_throughput: "throughput",
+  perf_latency: "p99-latency",
+};
 
 const METRICS_HELP =
   "throughput, avg-latency or pN-latency (N from 1 to 99), Model Analyzer's perf_throughput, perf_latency_avg, perf_latency_pN or cpu_used_ram, or for LLM runs request-goodput, output-token-throughput or avg- or pN-time-to-first-token, -time-to-second-token, -inter-token-latency, -request-latency";
@@ -172,19 +83,20 @@ export function parseGoals(
     errors.push(`Invalid value "${objective}" for --objective: expected ${METRICS_HELP}`);
   }
   const goals = {
-    objective: metric ?? THROUGHPUT,
+    objective: metric ?? parseMetric("throughput")!,
     constraints: parseConstraints(constraints, errors),
   };
   if (options.percentiles) {
-    const measured = new Set(options.percentiles);
     for (const m of [goals.objective, ...goals.constraints.map((c) => c.metric)]) {
-      // LLM latencies have genai-perf's percentiles besides --percentile.
-      const p = /^p(\d+)-/.exec(m.name)?.[1];
-      const llm = m.name !== `p${p}-latency` && LLM_PERCENTILES.includes(Number(p));
-      if (p !== undefined && !llm && !measured.has(Number(p))) {
+      const p = m.statistic?.startsWith("p") ? Number(m.statistic.slice(1)) : undefined;
+      // The client latency has --percentile's; LLM distributions genai-perf's too.
+      const measured = m.def.name === "latency"
+        ? options.percentiles
+        : measuredPercentiles(m.def, { llm: true }).concat(options.percentiles);
+      if (p !== undefined && !measured.includes(p)) {
         errors.push(
           `Metric "${m.name}" needs --percentile ${p}: points report ${
-            [...measured].map((q) => `p${q}`).join(", ")
+            options.percentiles.map((q) => `p${q}`).join(", ")
           } latency`,
         );
       }

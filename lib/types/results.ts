@@ -131,6 +131,11 @@ export interface ClientSummary {
   avgRecvUs: number;
   avgWaitUs: number;
   delayedCount: number;
+  /**
+   * A per-request SLO on latency (--slo request_latency<=N, levels without
+   * token streaming): the valid requests within it. Absent without one.
+   */
+  goodCount?: number;
 }
 
 export interface ServerSummary {
