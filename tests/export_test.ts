@@ -187,21 +187,49 @@ Deno.test("an existing export file is refused; so is an unreachable metrics URL"
       const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
       const closedPort = (listener.addr as Deno.NetAddr).port;
       listener.close();
-      const r = await runCli([
-        "-m",
-        "simple",
-        "-u",
-        server.addr,
-        "--collect-metrics",
-        "--metrics-url",
-        `127.0.0.1:${closedPort}/metrics`,
+      const metricsUrl = `127.0.0.1:${closedPort}/metrics`;
+      const metricsArgs = ["--collect-metrics", "--metrics-url", metricsUrl];
+      const quick = ["--request-count", "200", "--concurrency-range", "1:2"];
+      const strict = await runCli([
+        ...["-m", "simple", "-u", server.addr, ...metricsArgs, "--require-metrics"],
       ]);
-      assert.equal(r.code, 99, r.stderr);
+      assert.equal(strict.code, 99, strict.stderr);
       assert.match(
-        r.stderr,
+        strict.stderr,
         /^error: --collect-metrics: cannot read server metrics from "127\.0\.0\.1:\d+\/metrics": [^\n]*refused[^\n]*\n$/,
       );
-      assert.doesNotMatch(r.stdout, /Request concurrency/, "no load without the metrics");
+      assert.doesNotMatch(strict.stdout, /Request concurrency/, "no load without the metrics");
+
+      // Without --require-metrics (Model Analyzer always passes --collect-metrics): measured,
+      // one warning, and every output says the levels have no metrics.
+      const csv = `${dir}/nometrics.csv`;
+      const summary = `${dir}/nometrics.json`;
+      const html = `${dir}/nometrics.html`;
+      const r = await runCli([
+        ...["-m", "simple", "-u", server.addr, ...metricsArgs, ...quick],
+        ...["-f", csv, "--verbose-csv", "--summary-json", summary, "--report-html", html],
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr.match(/warning: Cannot collect server metrics/g)?.length, 1, r.stderr);
+      const none =
+        /Server Prometheus Metrics: none \(cannot read server metrics from "127\.0\.0\.1:\d+\/metrics": [^)]*refused/g;
+      assert.equal(r.stdout.match(none)?.length, 2, r.stdout);
+      const [header, ...rows] = parseCsv(await Deno.readTextFile(csv));
+      assert.equal(rows.length, 2);
+      for (const name of ["Avg GPU Utilization", "Total GPU Memory"]) {
+        // Empty cells: Model Analyzer's reader skips them.
+        assert.deepEqual(rows.map((row) => row[header.indexOf(name)]), ["", ""], name);
+      }
+      const json = JSON.parse(await Deno.readTextFile(summary));
+      assert.deepEqual(validate(json, await loadSchema("summary.schema.json")), []);
+      for (const level of json.levels) {
+        assert.equal(level.gpu_metrics, undefined);
+        assert.match(level.gpu_metrics_unavailable, /^cannot read server metrics from/);
+      }
+      assert.match(
+        await Deno.readTextFile(html),
+        /No server metrics at concurrency 1, 2: cannot read/,
+      );
     });
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -222,6 +222,10 @@ function parseExports(r: Reader, url: string): ExportOptions {
   } catch (error) {
     r.errors.push((error as RangeError).message);
   }
+  const requireMetrics = r.flag("require-metrics");
+  if (requireMetrics && !collectMetrics) {
+    r.errors.push("Option --require-metrics needs --collect-metrics");
+  }
   return {
     profileExportFile,
     overwrite,
@@ -229,6 +233,7 @@ function parseExports(r: Reader, url: string): ExportOptions {
     collectMetrics,
     metricsUrl,
     metricsIntervalMs: r.bounded("metrics-interval", (n) => n > 0, "an integer > 0"),
+    requireMetrics,
     reportHtml: r.string("report-html"),
     summaryJson: r.string("summary-json"),
   };

@@ -532,6 +532,11 @@ Deno.test("exporters: export file, metrics and report options", async () => {
   );
   assert.equal(given.metricsUrl, "h:1/m");
   assert.equal(given.metricsIntervalMs, 250);
+  assert.equal(given.requireMetrics, false);
+  assert.equal(config("-m", "x", "--collect-metrics", "--require-metrics").requireMetrics, true);
+  assert.deepEqual(usageErrors(() => config("-m", "x", "--require-metrics")), [
+    "Option --require-metrics needs --collect-metrics",
+  ]);
   const files = config("-m", "x", "--report-html", "r.html", "--summary-json", "s.json");
   assert.deepEqual([files.reportHtml, files.summaryJson], ["r.html", "s.json"]);
 

@@ -86,7 +86,7 @@ export function gpuMetricsOf(samples: readonly PrometheusSample[]): GpuMetrics {
 export interface MetricsScraperOptions {
   /** Milliseconds between the starts of two scrapes (--metrics-interval). */
   intervalMs: number;
-  /** Called once, for the first failed scrape after the first one; later failures are silent. */
+  /** Called once, for the first failed scrape (the first of all unless `strict`); later failures are silent. */
   onWarning?: (message: string) => void;
 }
 
@@ -109,6 +109,7 @@ export class MetricsScraper {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #inFlight: Promise<void> | undefined;
   #warned = false;
+  #failure: string | undefined;
   #closed = false;
 
   constructor(url: string, options: MetricsScraperOptions) {
@@ -122,23 +123,35 @@ export class MetricsScraper {
 
   /**
    * Scrapes now, then every interval until close(). A first scrape that fails
-   * rejects with one line naming the URL, as perf_analyzer fails then: the
-   * server has no metrics endpoint there (Triton started or built without
-   * metrics), and GPU figures could never be reported. Later failures only warn.
+   * warns once and scraping goes on (perf_analyzer measures on then, its GPU
+   * metrics empty); with `strict` it rejects instead, with one line naming
+   * the URL: the server has no metrics endpoint there (Triton started or
+   * built without metrics), and GPU figures could never be reported.
    */
-  async start(): Promise<void> {
+  async start(options: { strict?: boolean } = {}): Promise<void> {
     if (this.#closed || this.#inFlight || this.#timer !== undefined) return;
     const started = performance.now();
     try {
       await this.#read();
     } catch (error) {
-      throw new ServerFeatureError(
-        `--collect-metrics: cannot read server metrics from "${this.url}": ${reasonOf(error)} ` +
-          "(a server without a metrics endpoint cannot report GPU metrics; set --metrics-url, " +
-          "or run without --collect-metrics)",
-      );
+      if (options.strict) {
+        throw new ServerFeatureError(
+          `--collect-metrics: cannot read server metrics from "${this.url}": ${reasonOf(error)} ` +
+            "(a server without a metrics endpoint cannot report GPU metrics; set --metrics-url, " +
+            "or run without --collect-metrics or --require-metrics)",
+        );
+      }
+      this.#warn(error);
     }
     this.#schedule(started);
+  }
+
+  /**
+   * Why the latest scrape failed ("cannot read server metrics from URL:
+   * reason"); undefined while the endpoint answers (or before any scrape).
+   */
+  get failure(): string | undefined {
+    return this.#failure;
   }
 
   /**
@@ -204,7 +217,9 @@ export class MetricsScraper {
         metrics: gpuMetricsOf(samples),
         llm: llmServerSampleOf(samples),
       });
+      this.#failure = undefined;
     } catch (error) {
+      this.#failure = `cannot read server metrics from "${this.url}": ${reasonOf(error)}`;
       // The connection may be broken: the next scrape starts afresh.
       this.#client.close();
       this.#client = new Http1Client(this.#endpoint);
@@ -238,7 +253,7 @@ export class MetricsScraper {
     this.#warned = true;
     this.#options.onWarning?.(
       `Cannot collect server metrics from "${this.url}": ${reasonOf(error)}. ` +
-        "Measuring continues without them.",
+        "Measuring continues without them (levels without metrics say so).",
     );
   }
 }

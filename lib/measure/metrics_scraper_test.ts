@@ -91,17 +91,44 @@ Deno.test("the scraper samples on its own timer and merges the scrapes of a time
   }
 });
 
-Deno.test("an unreachable metrics URL fails the start in one line naming it", async () => {
+Deno.test("an unreachable metrics URL fails a strict start in one line naming it", async () => {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
   const scraper = new MetricsScraper(`127.0.0.1:${port}/metrics`, { intervalMs: 5 });
   await assert.rejects(
-    () => scraper.start(),
-    /^ServerFeatureError: --collect-metrics: cannot read server metrics from "127\.0\.0\.1:\d+\/metrics": .*refused.* run without --collect-metrics\)$/i,
+    () => scraper.start({ strict: true }),
+    /^ServerFeatureError: --collect-metrics: cannot read server metrics from "127\.0\.0\.1:\d+\/metrics": .*refused.* --require-metrics\)$/i,
   );
   await scraper.close();
   assert.equal(scraper.take(0, performance.now()), undefined);
+});
+
+Deno.test("an endpoint that fails from the start warns once, says why, and is read once it answers", async () => {
+  let served = 0;
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => ++served > 3 ? new Response(RECORDED[0]) : new Response("", { status: 404 }),
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/metrics`;
+  const warnings: string[] = [];
+  const scraper = new MetricsScraper(url, { intervalMs: 5, onWarning: (w) => warnings.push(w) });
+  try {
+    await scraper.start();
+    assert.equal(
+      scraper.failure,
+      `cannot read server metrics from "${url}": the server answered 404`,
+    );
+    const from = performance.now();
+    while (served < 5) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(scraper.failure, undefined);
+    assert.ok(scraper.take(from, performance.now()), "the scrapes after it answered count");
+  } finally {
+    await scraper.close();
+    await server.shutdown();
+  }
+  assert.equal(warnings.length, 1, warnings.join("\n"));
+  assert.match(warnings[0], /the server answered 404\. Measuring continues without them/);
 });
 
 Deno.test("a metrics endpoint that fails after the first scrape warns once; scraping goes on", async () => {
@@ -125,6 +152,6 @@ Deno.test("a metrics endpoint that fails after the first scrape warns once; scra
   }
   assert.deepEqual(warnings, [
     `Cannot collect server metrics from "http://127.0.0.1:${server.addr.port}/metrics": ` +
-    "the server answered 503. Measuring continues without them.",
+    "the server answered 503. Measuring continues without them (levels without metrics say so).",
   ]);
 });

@@ -39,4 +39,9 @@ export interface MetricsPlan {
   /** --metrics-url, else the host of -u on port 8002. */
   metricsUrl: string;
   metricsIntervalMs: number;
+  /**
+   * --require-metrics: an endpoint that cannot be read before the load stops
+   * the run (exit 99); without it the run measures on without metrics.
+   */
+  requireMetrics: boolean;
 }

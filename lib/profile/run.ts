@@ -63,9 +63,12 @@ function withMetrics(
   const to = windows[windows.length - 1].endMs;
   const llmServer = result.llm ? scraper.takeLlm(from, to) : undefined;
   const metrics = scraper.take(from, to);
+  // A level that no scrape reached while the endpoint fails says why it has no metrics.
+  const unavailable = options.gpu && !metrics ? scraper.failure : undefined;
   return {
     ...result,
     ...(metrics && options.gpu ? { metrics } : {}),
+    ...(unavailable ? { metricsUnavailable: unavailable } : {}),
     ...(llmServer ? { llmServer } : {}),
   };
 }
@@ -86,7 +89,7 @@ async function startScraper(
     { intervalMs: config.metricsIntervalMs, onWarning: (m) => options.warning?.(m) },
   );
   if (config.collectMetrics) {
-    await scraper.start();
+    await scraper.start({ strict: config.requireMetrics });
     return scraper;
   }
   try {

@@ -476,6 +476,9 @@ export function formatLevel(result: LevelResult, options: LevelFormatOptions): s
     out.push("  Server: ", ...serverLines(top, composing, { depth: 1, cache }));
   }
   if (options.metrics) out.push(...metricsLines(options.metrics));
+  else if (result.metricsUnavailable) {
+    out.push(`  Server Prometheus Metrics: none (${result.metricsUnavailable})`);
+  }
   if (result.llm) out.push(...llmLines(result.llm));
   if (result.llmServer) out.push(llmServerLine(result.llmServer, result.llm));
   return lines(out);

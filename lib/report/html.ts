@@ -248,6 +248,15 @@ function errorTable(results: readonly LevelResult[], unit: string): string {
     `<tbody>${rows.join("")}</tbody></table>\n`;
 }
 
+/** --collect-metrics without an endpoint: the levels that have no metrics, and why. */
+function metricsNote(results: readonly LevelResult[], unit: string): string {
+  const missing = results.filter((r) => r.metricsUnavailable !== undefined);
+  if (missing.length === 0) return "";
+  const values = missing.map((r) => String(r.value)).join(", ");
+  return `<p class="note">No server metrics at ${unit.toLowerCase()} ${escapeHtml(values)}: ` +
+    `${escapeHtml(missing[0].metricsUnavailable!)}.</p>\n`;
+}
+
 /** The complete HTML document. */
 export function renderHtmlReport(
   results: readonly LevelResult[],
@@ -265,6 +274,7 @@ export function renderHtmlReport(
       `<div class="meta">${meta}</div>\n`,
       context.note ? `<p class="note">${escapeHtml(context.note)}</p>\n` : "",
       behindScheduleNote(data),
+      metricsNote(results, unit),
       section(
         "throughput-latency",
         "Throughput vs latency",

@@ -228,6 +228,7 @@ function levelJson(
   };
   if (r.server) level.server = r.server.map(serverJson);
   if (r.metrics) level.gpu_metrics = gpuJson(r.metrics);
+  if (r.metricsUnavailable) level.gpu_metrics_unavailable = r.metricsUnavailable;
   if (r.openLoop) level.open_loop = openLoopJson(r.openLoop);
   if (r.llm) level.llm = llmJson(r.llm);
   if (r.llmServer) level.llm_server = llmServerJson(r.llmServer, r.llm);

@@ -172,6 +172,11 @@ export interface LevelResult {
   openLoop?: OpenLoopSummary;
   /** --collect-metrics: GPU metrics scraped during the windows `client` summarizes. */
   metrics?: GpuMetrics;
+  /**
+   * --collect-metrics whose endpoint could not be read during the level: why
+   * (the scrape's error, naming the URL); `metrics` is then absent.
+   */
+  metricsUnavailable?: string;
   /** Token-streaming (LLM) figures over the same windows as `client`. */
   llm?: LlmSummary;
   /** Model config search, local mode: the server process's resident memory after the level, MB. */

@@ -48,7 +48,14 @@ export const OUTPUT: readonly OptionDef[] = [
     type: "boolean",
     group: "Output",
     help:
-      "Scrape the server's Prometheus GPU metrics during the measurement and report them per level (console, and the CSV with --verbose-csv).",
+      "Scrape the server's Prometheus GPU metrics during the measurement and report them per level (console, and the CSV with --verbose-csv). An endpoint that cannot be read is one warning: the run measures on and each level says it has no metrics.",
+  },
+  {
+    name: "require-metrics",
+    type: "boolean",
+    group: "Output",
+    help:
+      "With --collect-metrics: stop before the load (exit 99) when the metrics endpoint cannot be read, instead of measuring without metrics.",
   },
   {
     name: "metrics-url",
