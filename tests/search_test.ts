@@ -9,72 +9,7 @@ import assert from "node:assert/strict";
 import { parseModelConfig } from "../lib/protocol/model_config.ts";
 import { parseCsv, runCli } from "./_helpers.ts";
 import { startTriton, TRITON_DIR, tritonTest } from "./_triton.ts";
-
-const PERMISSIONS = [
-  "--allow-net",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-sys",
-  "--allow-run",
-];
-/**
- * 20 ms rather than 10: the formula's best (2 instances x max batch 4) then needs 400 requests/s,
- * which a 2-core machine shared with other test suites still serves within 10 % (at 10 ms, 800/s
- * came out at 87 % under a load average of 10; BENCHMARKS.md has those runs).
- */
-const DELAY_MS = 20;
-const MODEL = `backend: "identity"
-max_batch_size: 4
-input [ { name: "INPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
-output [ { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
-instance_group [ { kind: KIND_CPU, count: 1 } ]
-parameters [ { key: "execute_delay_ms", value: { string_value: "${DELAY_MS}" } } ]
-`;
-
-/** A model repository with `delay` (and `models`' other entries) in a new temporary directory. */
-function repository(models: Record<string, string> = {}): string {
-  const root = Deno.makeTempDirSync({ prefix: "inferperf_search_" });
-  for (const [name, config] of Object.entries({ delay: MODEL, ...models })) {
-    Deno.mkdirSync(`${root}/models/${name}/1`, { recursive: true });
-    Deno.writeTextFileSync(`${root}/models/${name}/config.pbtxt`, config);
-  }
-  return root;
-}
-
-/** Short windows with a loose stability bound: the machine is shared; the formula's answer is far apart. */
-const MEASURE = ["-p", "500", "-s", "50"];
-
-/** A local search writing its repository, reports and checkpoints under `root`, suffixed `tag`. */
-function local(root: string, tag = ""): string[] {
-  return [
-    "profile",
-    "--model-repository",
-    `${root}/models`,
-    "--triton-server-path",
-    `${TRITON_DIR}/bin/tritonserver`,
-    "--triton-server-flags",
-    `backend-directory=${TRITON_DIR}/backends`,
-    "--output-model-repository-path",
-    `${root}/output${tag}`,
-    "--export-path",
-    `${root}/export${tag}`,
-    "--checkpoint-directory",
-    `${root}/checkpoints${tag}`,
-    ...MEASURE,
-  ];
-}
-
-const INFERENCE_HEADER =
-  "Model,Batch,Concurrency,Model Config Path,Instance Group,Max Batch Size,Satisfies Constraints,Throughput (infer/sec),p99 Latency (ms)";
-
-/** The best row of a search's metrics-model-inference.csv and the number of points. */
-function bestOf(root: string, tag: string): { best: string[]; points: number; csv: string } {
-  const csv = Deno.readTextFileSync(`${root}/export${tag}/results/metrics-model-inference.csv`);
-  assert.equal(csv.split("\n")[0], INFERENCE_HEADER);
-  const rows = parseCsv(csv).slice(1);
-  return { best: rows[0]!, points: rows.length, csv };
-}
+import { bestOf, DELAY_MS, local, MEASURE, MODEL, PERMISSIONS, repository } from "./_search.ts";
 
 tritonTest("brute and quick search pick the configuration the formula says is best", async () => {
   const root = repository();

@@ -78,8 +78,8 @@ function finishSearch(
   const results = `${config.exportPath}/results`;
   Deno.mkdirSync(results, { recursive: true });
   const files = [
-    [`${results}/metrics-model-inference.csv`, formatInferenceCsv(outcome)],
-    [`${results}/metrics-server-only.csv`, formatServerCsv(outcome)],
+    [`${results}/metrics-model-inference.csv`, formatInferenceCsv(outcome, config.inferenceFields)],
+    [`${results}/metrics-server-only.csv`, formatServerCsv(outcome, config.serverFields)],
   ] as const;
   writeAll(files.map(([path, text]) => () => writeFileAtomic(path, text)));
   console.log(`Results written to ${files.map(([path]) => path).join(" and ")}`);
@@ -187,13 +187,22 @@ export async function searchCommand(raw: RawOptions, context: CommandContext): P
         }
         : {}),
       events: {
-        variantStart: (v, info) => console.log(`[${info.index}/${info.total}] ${v.name}`),
+        variantStart: (v, info) =>
+          console.log(
+            info.again ? `    more points of ${v.name}` : `[${info.index}/${info.total}] ${v.name}`,
+          ),
         pointStart: (point) =>
           console.log(formatPointStart(point, { index: 0 }).replace(/^\[0\] /, "  ").trimEnd()),
         point: (record) => console.log(formatPointResult(record, { percentile: 99 }).trimEnd()),
         variantFailed: (_, message) => console.log(`    failed: ${message}`),
         seriesEnd: (reason) => console.log(`    ${reason}`),
         serverRestarted: (reason) => console.log(`    the server stopped (${reason}); restarted`),
+        optuna: (model, r) =>
+          console.log(
+            `Optuna search of ${model.name}: ${r.trials} trials (${r.bounds.min} to ${r.bounds.max} of a space of ${r.size} points), the best score at ${
+              r.bestTrial === 0 ? "the baseline" : `trial ${r.bestTrial}`
+            }`,
+          ),
       },
     });
     console.log(

@@ -9,7 +9,9 @@ import { buildProfileConfig } from "../cli/config.ts";
 import { optionDef, optionLabel, type RawOptions } from "../cli/options.ts";
 import { type Goals, parseGoals, type Settings } from "../sweep/mod.ts";
 import { UsageError } from "../types/errors.ts";
+import type { LoadMode } from "../types/results.ts";
 import { type Objectives, parseObjectives } from "./objectives.ts";
+import { checkFields, DEFAULT_SERVER_FIELDS, defaultInferenceFields } from "./fields.ts";
 
 export type LaunchMode = "local" | "remote" | "c_api";
 
@@ -21,10 +23,30 @@ export interface SearchModel {
   configParameters?: { [key: string]: Plain };
   /** The concurrency values to sweep (parameters.concurrency), else powers of two. */
   concurrency?: number[];
+  /** The request rates to sweep (parameters.request_rate): the model is swept by request rate. */
+  requestRate?: number[];
   /** Client batch sizes (parameters.batch_sizes), default [1]. */
   batchSizes: number[];
   objectives: Objectives;
   goals: Goals;
+}
+
+export interface OptunaSettings {
+  /** optuna_min_trials / optuna_max_trials when given (Model Analyzer: 20, 200). */
+  minTrials?: number;
+  maxTrials?: number;
+  /** min/max_percentage_of_search_space (5, 10), and whether they were given. */
+  minPercentage: number;
+  maxPercentage: number;
+  minPercentageGiven: boolean;
+  maxPercentageGiven: boolean;
+  /** optuna_early_exit_threshold: trials without a better score that end the search (10). */
+  earlyExit: number;
+  seed: number;
+  /** use_concurrency_formula: the load is 2 x instances x max batch size, not searched. */
+  concurrencyFormula: boolean;
+  /** concurrency_sweep_disable: no sweep of the best configurations afterwards. */
+  sweepDisable: boolean;
 }
 
 export interface SearchConfig {
@@ -40,22 +62,50 @@ export interface SearchConfig {
     http: string;
     grpc: string;
   };
-  /** --run-config-search-mode: every variant, or hill climbing. */
-  searchMode: "brute" | "quick";
+  /** --run-config-search-mode: every variant, hill climbing, or TPE-sampled points. */
+  searchMode: "brute" | "quick" | "optuna";
+  optuna: OptunaSettings;
   /** --run-config-search-disable: the model's own configuration only. */
   disabled: boolean;
   instanceCounts: number[];
   maxBatchSizes: number[];
   /** The default concurrency sweep: powers of two. */
   concurrencies: number[];
+  /**
+   * Models are swept by request rate (Model Analyzer's request_rate_search_enable, or
+   * run_config_search_min/max_request_rate given), over these powers of two.
+   */
+  requestRateSearch: boolean;
+  requestRates: number[];
+  /** Steps of the binary search between a point within a latency constraint and one beyond it. */
+  binarySearchSteps: number;
   exportPath: string;
   numConfigs: number;
+  /** inference_output_fields, server_output_fields: the CSVs' columns. */
+  inferenceFields: string[];
+  serverFields: string[];
   checkpointDirectory: string;
   protocol: string;
   /** Options each point passes to a normal profile run (with -m, -u, --concurrency-range set per point). */
   pointOptions: RawOptions;
   percentile?: number;
   settings: Settings;
+}
+
+/** How a model's points load the server: by request rate, or by concurrency (the default). */
+export function loadModeOf(
+  config: Pick<SearchConfig, "requestRateSearch">,
+  model: SearchModel,
+): LoadMode {
+  if (model.concurrency) return "concurrency";
+  return model.requestRate || config.requestRateSearch ? "request_rate" : "concurrency";
+}
+
+/** The loads a model's sweep walks: its own list, else the search's powers of two. */
+export function loadsOf(config: SearchConfig, model: SearchModel): number[] {
+  return loadModeOf(config, model) === "request_rate"
+    ? model.requestRate ?? config.requestRates
+    : model.concurrency ?? config.concurrencies;
 }
 
 /** Powers of two from `min` to `max`, `min` rounded up to one. */
@@ -88,6 +138,8 @@ const NOT_COMPARED = new Set([
   "override-output-model-repository",
   "triton-output-path",
   "num-configs-per-model",
+  "inference-output-fields",
+  "server-output-fields",
   "verbose",
   "config",
 ]);
@@ -195,13 +247,21 @@ function parseModels(
       continue;
     }
     for (const key of Object.keys(parameters)) {
-      if (key !== "concurrency" && key !== "batch_sizes") {
-        errors.push(`Unknown parameter "${key}"${where}: expected concurrency or batch_sizes`);
+      if (!["concurrency", "request_rate", "batch_sizes"].includes(key)) {
+        errors.push(
+          `Unknown parameter "${key}"${where}: expected concurrency, request_rate or batch_sizes`,
+        );
       }
+    }
+    if (parameters.concurrency !== undefined && parameters.request_rate !== undefined) {
+      errors.push(`Parameters concurrency and request_rate can not be used together${where}`);
     }
     const concurrency = parameters.concurrency === undefined
       ? undefined
       : integers(parameters.concurrency, `parameters.concurrency${where}`, errors);
+    const requestRate = parameters.request_rate === undefined
+      ? undefined
+      : integers(parameters.request_rate, `parameters.request_rate${where}`, errors);
     const batchSizes = parameters.batch_sizes === undefined
       ? [1]
       : integers(parameters.batch_sizes, `parameters.batch_sizes${where}`, errors) ?? [1];
@@ -228,6 +288,7 @@ function parseModels(
       name,
       ...(configParameters ? { configParameters } : {}),
       ...(concurrency ? { concurrency } : {}),
+      ...(requestRate ? { requestRate } : {}),
       batchSizes,
       ...goals,
     });
@@ -262,6 +323,38 @@ function range(raw: RawOptions, name: string, errors: string[]): [number, number
   return [min, max];
 }
 
+/** Model Analyzer's Optuna options; a trial count or a percentage counts only where given. */
+function optunaSettings(raw: RawOptions, errors: string[]): OptunaSettings {
+  const given = (name: string) => raw.has(name) ? int(raw, name, errors) : undefined;
+  const percentage = (name: string) => {
+    const value = int(raw, name, errors);
+    if (value > 100) {
+      errors.push(
+        `Invalid value "${value}" for ${optionLabel(name)}: expected a percentage <= 100`,
+      );
+    }
+    return value;
+  };
+  const settings: OptunaSettings = {
+    ...(raw.has("optuna-min-trials") ? { minTrials: given("optuna-min-trials")! } : {}),
+    ...(raw.has("optuna-max-trials") ? { maxTrials: given("optuna-max-trials")! } : {}),
+    minPercentage: percentage("min-percentage-of-search-space"),
+    maxPercentage: percentage("max-percentage-of-search-space"),
+    minPercentageGiven: raw.has("min-percentage-of-search-space"),
+    maxPercentageGiven: raw.has("max-percentage-of-search-space"),
+    earlyExit: int(raw, "optuna-early-exit-threshold", errors),
+    seed: Number(raw.get("optuna-seed") ?? optionDef("optuna-seed").default),
+    concurrencyFormula: raw.get("use-concurrency-formula") === true,
+    sweepDisable: raw.get("concurrency-sweep-disable") === true,
+  };
+  if (!Number.isInteger(settings.seed) || settings.seed < 0) {
+    errors.push(
+      `Invalid value "${raw.get("optuna-seed")}" for --optuna-seed: expected an integer >= 0`,
+    );
+  }
+  return settings;
+}
+
 const text = (raw: RawOptions, name: string) =>
   String(raw.get(name) ?? optionDef(name).default ?? "");
 
@@ -281,7 +374,11 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
     if (raw.has(name)) {
       errors.push(
         `Option ${optionLabel(name)} does not apply to a model config search: use ${
-          name === "objective" ? "--objectives" : "--run-config-search-min/max-concurrency"
+          name === "objective"
+            ? "--objectives"
+            : name === "concurrency-range"
+            ? "--run-config-search-min/max-concurrency"
+            : "--run-config-search-min/max-request-rate"
         }`,
       );
     }
@@ -291,6 +388,22 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
   const [minInstances, maxInstances] = range(raw, "instance-count", errors);
   const [minBatch, maxBatch] = range(raw, "model-batch-size", errors);
   const [minConcurrency, maxConcurrency] = range(raw, "concurrency", errors);
+  const [minRate, maxRate] = range(raw, "request-rate", errors);
+  const binarySearchSteps = int(raw, "run-config-search-max-binary-search-steps", errors);
+  const optuna = optunaSettings(raw, errors);
+  // As Model Analyzer: giving either bound of the request rate asks for a request-rate search.
+  const requestRateSearch = raw.get("request-rate-search-enable") === true ||
+    raw.has("run-config-search-min-request-rate") || raw.has("run-config-search-max-request-rate");
+  const inferenceFields = raw.has("inference-output-fields")
+    ? list(raw, "inference-output-fields")
+    : defaultInferenceFields(requestRateSearch || models.some((m) => m.requestRate));
+  const serverFields = raw.has("server-output-fields")
+    ? list(raw, "server-output-fields")
+    : DEFAULT_SERVER_FIELDS;
+  errors.push(
+    ...checkFields(inferenceFields, { option: "--inference-output-fields", server: false }),
+    ...checkFields(serverFields, { option: "--server-output-fields", server: true }),
+  );
   const protocol = text(raw, "protocol") || "http";
 
   const pointOptions: RawOptions = new Map(raw);
@@ -329,7 +442,8 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
       http: text(raw, "triton-http-endpoint"),
       grpc: text(raw, "triton-grpc-endpoint"),
     },
-    searchMode: text(raw, "run-config-search-mode") as "brute" | "quick",
+    searchMode: text(raw, "run-config-search-mode") as SearchConfig["searchMode"],
+    optuna,
     disabled: raw.get("run-config-search-disable") === true,
     instanceCounts: Array.from(
       { length: maxInstances - minInstances + 1 },
@@ -337,8 +451,13 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
     ),
     maxBatchSizes: powersOfTwo(minBatch, maxBatch),
     concurrencies: powersOfTwo(minConcurrency, maxConcurrency),
+    requestRateSearch,
+    requestRates: powersOfTwo(minRate, maxRate),
+    binarySearchSteps,
     exportPath: text(raw, "export-path").replace(/\/+$/, "") || ".",
     numConfigs: int(raw, "num-configs-per-model", errors),
+    inferenceFields,
+    serverFields,
     checkpointDirectory: text(raw, "checkpoint-directory"),
     protocol,
     pointOptions,

@@ -12,8 +12,10 @@ import { constraintText, formatMetric, SWEEP_SCRIPT, type SweepHtmlData } from "
 import { formatModelConfig } from "../protocol/model_config.ts";
 import type { LevelResult } from "../types/results.ts";
 import { compareResults, describeObjectives } from "./objectives.ts";
-import { instanceGroupText, rankConfigs, type RankedPoint, rankModel } from "./report.ts";
-import type { SearchOutcome, VariantOutcome } from "./run.ts";
+import { rankConfigs, type RankedPoint, rankModel } from "./report.ts";
+import { instanceGroupText } from "./fields.ts";
+import type { SearchOutcome } from "./run.ts";
+import type { VariantOutcome } from "./walks.ts";
 
 export interface SearchHtmlContext {
   /** inferperf's version. */

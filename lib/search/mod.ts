@@ -10,9 +10,13 @@
  * @module
  */
 export * from "./config.ts";
+export * from "./fields.ts";
 export * from "./objectives.ts";
 export * from "./report.ts";
 export * from "./run.ts";
 export * from "./server.ts";
 export * from "./variants.ts";
+export * from "./walks.ts";
+export * from "./optuna.ts";
+export * from "./tpe.ts";
 export * from "./html.ts";

@@ -7,20 +7,12 @@
  */
 import { csvCell } from "../report/csv.ts";
 import { formatGeneral } from "../report/format.ts";
-import { constraintText, formatMetric, type PointRecord } from "../sweep/mod.ts";
-import type { ModelConfig } from "../protocol/model_config.ts";
+import { constraintText, describeLoad, formatMetric, type PointRecord } from "../sweep/mod.ts";
 import { describeObjectives, rankPoints } from "./objectives.ts";
-import type { SearchOutcome, VariantOutcome } from "./run.ts";
+import type { SearchOutcome } from "./run.ts";
+import type { VariantOutcome } from "./walks.ts";
 import type { SearchModel } from "./config.ts";
-
-/** `2:CPU`, Model Analyzer's instance group column (counts of every group, its kind). */
-export function instanceGroupText(config: ModelConfig): string {
-  const groups = config.instance_group ?? [];
-  if (groups.length === 0) return "1:AUTO";
-  const count = groups.reduce((n, g) => n + Number(g.count ?? 1), 0);
-  const kind = String(groups[0]!.kind ?? "KIND_AUTO").replace(/^KIND_/, "");
-  return `${count}:${kind}`;
-}
+import { inferenceTable, instanceGroupText, serverTable } from "./fields.ts";
 
 export interface RankedPoint {
   variant: VariantOutcome;
@@ -51,54 +43,31 @@ export function rankConfigs(ranked: readonly RankedPoint[]): RankedPoint[] {
   });
 }
 
-const INFERENCE_HEADER = [
-  "Model",
-  "Batch",
-  "Concurrency",
-  "Model Config Path",
-  "Instance Group",
-  "Max Batch Size",
-  "Satisfies Constraints",
-  "Throughput (infer/sec)",
-  "p99 Latency (ms)",
-];
-
-const oneDecimal = (n: number | undefined) => n === undefined ? "" : n.toFixed(1);
-
-/** metrics-model-inference.csv: Model Analyzer's default columns. */
-export function formatInferenceCsv(outcome: SearchOutcome): string {
-  const rows = [INFERENCE_HEADER];
-  for (const { model, variants } of outcome.models) {
-    for (const p of rankModel(model, variants)) {
-      const config = p.variant.variant.config;
-      const p99 = p.record.result.client.percentilesUs.get(99);
-      rows.push([
-        model.name,
-        String(p.record.point.batchSize),
-        String(p.record.point.value),
-        p.variant.variant.name,
-        instanceGroupText(config),
-        String(config.max_batch_size ?? 0),
-        p.reasons.length === 0 ? "Yes" : "No",
-        oneDecimal(p.record.result.client.throughput),
-        oneDecimal(p99 === undefined ? undefined : p99 / 1000),
-      ]);
-    }
-  }
-  return rows.map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
+/** metrics-model-inference.csv: Model Analyzer's columns (`fields`), each model's points best first. */
+export function formatInferenceCsv(outcome: SearchOutcome, fields: readonly string[]): string {
+  const rows = outcome.models.flatMap(({ model, variants }) =>
+    rankModel(model, variants).map((p) => ({
+      model: model.name,
+      variant: p.variant.variant.name,
+      config: p.variant.variant.config,
+      record: p.record,
+      satisfies: p.reasons.length === 0,
+    }))
+  );
+  return inferenceTable(fields, rows).map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
 }
 
 /** metrics-server-only.csv: the server's resident memory, the most any point of a variant saw. */
-export function formatServerCsv(outcome: SearchOutcome): string {
-  const rows = [["Model", "Model Config Path", "RAM Usage (MB)"]];
-  for (const { model, variants } of outcome.models) {
-    for (const v of variants) {
+export function formatServerCsv(outcome: SearchOutcome, fields: readonly string[]): string {
+  const rows = outcome.models.flatMap(({ model, variants }) =>
+    variants.flatMap((v) => {
       const ram = v.records.map((r) => r.result.serverRamMb).filter((n) => n !== undefined);
-      if (ram.length === 0) continue;
-      rows.push([model.name, v.variant.name, oneDecimal(Math.max(...ram as number[]))]);
-    }
-  }
-  return rows.map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
+      return ram.length === 0
+        ? []
+        : [{ model: model.name, variant: v.variant.name, ramMb: Math.max(...ram as number[]) }];
+    })
+  );
+  return serverTable(fields, rows).map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
 }
 
 function describeConfig(p: RankedPoint): string {
@@ -115,7 +84,7 @@ function describePoint(p: RankedPoint): string {
   const ram = r.serverRamMb === undefined
     ? ""
     : `, server RAM ${formatGeneral(Math.round(r.serverRamMb))} MB`;
-  return `concurrency ${p.record.point.value}: ${
+  return `${describeLoad(p.record.point)}: ${
     formatGeneral(Number(r.client.throughput.toFixed(1)))
   } infer/sec, p99 latency ${p99 === undefined ? "-" : (p99 / 1000).toFixed(1)} ms${ram}`;
 }

@@ -19,28 +19,21 @@ import {
   type PointRecord,
   type SweepPoint,
 } from "../sweep/mod.ts";
-import type { LevelResult } from "../types/results.ts";
-import type { SearchConfig, SearchModel } from "./config.ts";
+import type { LevelResult, LoadMode } from "../types/results.ts";
+import { loadModeOf, loadsOf, type SearchConfig, type SearchModel } from "./config.ts";
 import { type SearchServer, VariantLoadError } from "./server.ts";
 import type { Variant } from "./variants.ts";
+import {
+  bisectWalk,
+  constraintBoundary,
+  type ModelPlan,
+  PLATEAU_POINTS,
+  sweepWalk,
+  type VariantOutcome,
+  type Walk,
+} from "./walks.ts";
 import { compareResults, rankPoints } from "./objectives.ts";
-
-/** Model Analyzer's plateau rule: this many last points ... */
-export const PLATEAU_POINTS = 4;
-/** ... gaining no more than this fraction of throughput end a sweep. */
-export const PLATEAU_GAIN = 0.05;
-
-export interface VariantOutcome {
-  variant: Variant;
-  records: PointRecord[];
-  /** Why it was not measured (the server refused it), or why a point failed. */
-  failure?: string;
-}
-
-export interface ModelPlan {
-  model: SearchModel;
-  variants: Variant[];
-}
+import { type OptunaReport, optunaSearch } from "./optuna.ts";
 
 export interface SearchOutcome {
   models: Array<{ model: SearchModel; variants: VariantOutcome[] }>;
@@ -50,42 +43,15 @@ export interface SearchOutcome {
 }
 
 export interface SearchEvents {
-  variantStart?(variant: Variant, info: { index: number; total: number }): void;
+  /** `again`: more points of a variant measured before (quick's final sweep, the binary search). */
+  variantStart?(variant: Variant, info: { index: number; total: number; again: boolean }): void;
   pointStart?(point: SweepPoint): void;
   point?(record: PointRecord): void;
   variantFailed?(variant: Variant, message: string): void;
   seriesEnd?(reason: string): void;
   serverRestarted?(reason: string): void;
-}
-
-/** Why a sweep ends after its latest point (`records` in order), if it does. */
-export function sweepStop(
-  records: readonly PointRecord[],
-  model: Pick<SearchModel, "goals">,
-  plateauPoints = PLATEAU_POINTS,
-): string | undefined {
-  // An unstable point is no candidate, but does not end the sweep: on a busy machine the next
-  // concurrency often stabilizes, and the configuration's best point may be there.
-  const last = records.at(-1)!.result;
-  if (last.client.errorCount > 0) return "requests failed: higher concurrency is skipped";
-  for (const c of model.goals.constraints) {
-    const value = c.metric.value(last);
-    if (c.bound === "max" && c.metric.unit === "msec" && value !== undefined && value > c.limit) {
-      return `${c.metric.label} ${
-        value.toFixed(1)
-      } > ${c.limit} msec: higher concurrency is skipped`;
-    }
-  }
-  if (records.length >= plateauPoints) {
-    const window = records.slice(-plateauPoints).map((r) => r.result.client.throughput);
-    const gain = (Math.max(...window) - window[0]!) / window[0]!;
-    if (!(gain > PLATEAU_GAIN)) {
-      return `throughput gained ${
-        (gain * 100).toFixed(1)
-      } % over the last ${PLATEAU_POINTS} points: higher concurrency is skipped`;
-    }
-  }
-  return undefined;
+  /** The Optuna search of a model ended its trials. */
+  optuna?(model: SearchModel, report: OptunaReport): void;
 }
 
 /** The input data every point uses, as sweep points name it. */
@@ -123,15 +89,19 @@ export async function runSearch(
   const total = options.plans.reduce((n, p) => n + p.variants.length, 0);
   let index = 0;
 
-  /** Measures a variant's sweep over `concurrencies`; false when interrupted. */
+  const seen = new Set<string>();
+  /** Measures a variant's series, one per client batch size, as `walk` leads; false when interrupted. */
   const measureVariant = async (
     model: SearchModel,
     variant: Variant,
     result: VariantOutcome,
-    concurrencies: readonly number[],
-    plateauPoints: number,
+    walk: (batchSize: number) => Walk | undefined,
   ): Promise<boolean> => {
-    events.variantStart?.(variant, { index: ++index, total });
+    const again = seen.has(variant.name);
+    seen.add(variant.name);
+    // More points of a variant are told only when one is measured (they may all be known).
+    let told = !again;
+    if (!again) events.variantStart?.(variant, { index: ++index, total, again });
     let served: string | undefined;
     const load = async () => served ??= await server.load(variant);
     /** A local server that died is started again, once in a search; the point is measured again. */
@@ -143,29 +113,39 @@ export async function runSearch(
       served = undefined;
       return true;
     };
+    const mode = loadModeOf(config, model);
     try {
       for (const batchSize of model.batchSizes) {
+        const next = walk(batchSize);
         const series: PointRecord[] = [];
-        for (const value of concurrencies) {
+        for (let value = next?.(series); next && value !== undefined; value = next(series)) {
+          if (typeof value === "string") {
+            events.seriesEnd?.(value);
+            break;
+          }
           const point: SweepPoint = {
             model: variant.name,
             batchSize,
             protocol: config.protocol,
             inputData: inputDataOf(config),
-            mode: "concurrency",
+            mode,
             value,
           };
           let record = store.records.get(pointKey(point));
-          if (record) outcome.resumed++;
-          else {
+          const known = record !== undefined && result.records.includes(record);
+          if (record) {
+            if (!known) outcome.resumed++;
+          } else {
             if (interrupt.soft) return false;
+            if (!told) events.variantStart?.(variant, { index, total, again });
+            told = true;
             let measured: LevelResult | undefined;
             while (measured === undefined) {
               try {
                 await load();
                 events.pointStart?.(point);
                 measured = await measure(
-                  planOf(config, { served: served!, batchSize, value, server }),
+                  planOf(config, { served: served!, batchSize, mode, value, server }),
                   { interrupt: pointInterrupt },
                 );
                 if (measured.client.errorCount > 0 && await recover("requests failed")) {
@@ -196,12 +176,7 @@ export async function runSearch(
             events.point?.(record);
           }
           series.push(record);
-          result.records.push(record);
-          const stop = sweepStop(series, model, plateauPoints);
-          if (stop) {
-            events.seriesEnd?.(stop);
-            break;
-          }
+          if (!known) result.records.push(record);
         }
       }
     } catch (error) {
@@ -221,28 +196,21 @@ export async function runSearch(
     const done: VariantOutcome[] = [];
     outcome.models.push({ model: plan.model, variants: done });
     const quick = config.searchMode === "quick" && !plan.model.configParameters && !config.disabled;
-    /** Measures `variant`'s sweep, or more of it into `result`, its outcome so far. */
-    const measureOne = async (
+    /** Measures `variant`'s points as `walk` leads, into `result`, its outcome so far. */
+    const walkOne = async (
       variant: Variant,
-      concurrencies: readonly number[],
+      walk: (batchSize: number) => Walk | undefined,
       result: VariantOutcome = { variant, records: [] },
     ) => {
       if (!done.includes(result)) done.push(result);
-      // Quick search ends a sweep at the first point that gains under 5 %.
-      if (
-        !await measureVariant(
-          plan.model,
-          variant,
-          result,
-          concurrencies,
-          quick ? 2 : PLATEAU_POINTS,
-        )
-      ) {
-        outcome.interrupted = true;
-      }
+      if (!await measureVariant(plan.model, variant, result, walk)) outcome.interrupted = true;
       return result;
     };
-    const concurrencies = plan.model.concurrency ?? config.concurrencies;
+    /** Measures `variant`'s sweep over `loads`, or more of it into `result`. */
+    const measureOne: MeasureVariant = (variant, loads, result) =>
+      // Quick search ends a sweep at the first point that gains under 5 %.
+      walkOne(variant, () => sweepWalk(loads, plan.model, quick ? 2 : PLATEAU_POINTS), result);
+    const concurrencies = loadsOf(config, plan.model);
     if (quick) {
       await climb(plan, {
         measure: measureOne,
@@ -255,10 +223,28 @@ export async function runSearch(
           concurrencies,
         });
       }
+    } else if (config.searchMode === "optuna" && !config.disabled) {
+      const report = await optunaSearch(plan, {
+        config,
+        settings: config.optuna,
+        done,
+        walk: walkOne,
+        interrupted: () => outcome.interrupted,
+        top: (count) => ranked(plan.model, done).slice(0, count),
+      });
+      if (report) events.optuna?.(plan.model, report);
     } else {
       for (const variant of plan.variants) {
         await measureOne(variant, concurrencies);
         if (outcome.interrupted) break;
+      }
+      // As Model Analyzer's brute search, where the model does not fix its loads.
+      if (!outcome.interrupted && !plan.model.concurrency && !plan.model.requestRate) {
+        await bisectTop(plan.model, done, {
+          walk: walkOne,
+          steps: config.binarySearchSteps,
+          count: config.numConfigs,
+        });
       }
     }
     if (outcome.interrupted) return outcome;
@@ -271,6 +257,54 @@ function bestPoint(model: SearchModel, variant: VariantOutcome): PointRecord | u
   return rankPoints(variant.records, { ...model, result: (r) => r.result }).find((r) =>
     r.reasons.length === 0
   )?.item;
+}
+
+/**
+ * Model Analyzer's brute search ends with a binary search on the latency
+ * budget: each of the `count` best configurations (and the model's own)
+ * whose sweep crossed a constraint is measured between the last load within
+ * it and the first beyond, so its best point is the highest load that fits.
+ */
+async function bisectTop(
+  model: SearchModel,
+  done: readonly VariantOutcome[],
+  options: {
+    walk: (
+      variant: Variant,
+      walk: (batchSize: number) => Walk | undefined,
+      result: VariantOutcome,
+    ) => Promise<VariantOutcome>;
+    steps: number;
+    count: number;
+  },
+): Promise<void> {
+  const top = ranked(model, done).slice(0, options.count);
+  const own = done.find((v) => v.variant.name.endsWith("_config_default"));
+  if (own && !top.includes(own)) top.push(own);
+  for (const v of top) {
+    const walks = new Map(model.batchSizes.map((batchSize) => {
+      const series = v.records.filter((r) => r.point.batchSize === batchSize);
+      const bounds = constraintBoundary(series, model.goals);
+      return [
+        batchSize,
+        bounds && bisectWalk(bounds, { steps: options.steps, goals: model.goals }),
+      ];
+    }));
+    if (![...walks.values()].some((w) => w !== undefined)) continue;
+    await options.walk(v.variant, (batchSize) => walks.get(batchSize), v);
+    v.records.sort((a, b) =>
+      a.point.batchSize - b.point.batchSize || a.point.value - b.point.value
+    );
+  }
+}
+
+/** Variants with a point within the constraints, best first. */
+function ranked(model: SearchModel, done: readonly VariantOutcome[]): VariantOutcome[] {
+  return done.flatMap((v) => {
+    const best = bestPoint(model, v);
+    return best ? [{ v, best }] : [];
+  }).sort((a, b) => -compareResults(a.best.result, b.best.result, model.objectives))
+    .map(({ v }) => v);
 }
 
 /** Measures `variant` at `concurrencies`, adding to `result` when given. */
@@ -353,13 +387,9 @@ async function finalSweep(
     concurrencies: readonly number[];
   },
 ): Promise<void> {
-  const top = done.flatMap((v) => {
-    const best = bestPoint(model, v);
-    return best ? [{ v, best }] : [];
-  }).sort((a, b) => -compareResults(a.best.result, b.best.result, model.objectives))[0];
-  if (!top) return;
+  const v = ranked(model, done)[0];
+  if (!v) return;
   const lowest = Math.min(...options.concurrencies);
-  const { v } = top;
   if (v.records.some((r) => r.point.value === lowest)) return;
   await options.measure(v.variant, [lowest], v);
   // Keep the curve in load order, as a brute sweep's is.
@@ -369,12 +399,21 @@ async function finalSweep(
 /** The profile plan of one point: the served model at one concurrency. */
 function planOf(
   config: SearchConfig,
-  point: { served: string; batchSize: number; value: number; server: SearchServer },
+  point: {
+    served: string;
+    batchSize: number;
+    mode: LoadMode;
+    value: number;
+    server: SearchServer;
+  },
 ) {
   const raw = new Map(config.pointOptions);
   raw.set("model-name", point.served);
   raw.set("batch-size", String(point.batchSize));
-  raw.set("concurrency-range", String(point.value));
+  raw.set(
+    point.mode === "concurrency" ? "concurrency-range" : "request-rate-range",
+    String(point.value),
+  );
   const url = point.server.url(config.protocol);
   if (url !== undefined) raw.set("url", url);
   if (config.launch.mode === "c_api") raw.set("model-repository", config.outputRepository);
@@ -386,7 +425,7 @@ function planOf(
         batchSize: point.batchSize,
         protocol: config.protocol,
         inputData: "",
-        mode: "concurrency",
+        mode: point.mode,
         value: point.value,
       },
       loads: [point.value],

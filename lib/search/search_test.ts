@@ -4,8 +4,9 @@ import type { LevelResult } from "../types/results.ts";
 import { UsageError } from "../types/errors.ts";
 import { buildSearchConfig, isSearch, powersOfTwo } from "./config.ts";
 import { compareResults, parseObjectives } from "./objectives.ts";
-import { formatInferenceCsv, instanceGroupText } from "./report.ts";
-import { sweepStop } from "./run.ts";
+import { formatInferenceCsv } from "./report.ts";
+import { defaultInferenceFields, instanceGroupText } from "./fields.ts";
+import { sweepStop } from "./walks.ts";
 import { bruteVariants, expand, manualVariants, modelConfigChange } from "./variants.ts";
 
 const BASE = {
@@ -153,7 +154,7 @@ Deno.test("metrics-model-inference.csv: Model Analyzer's columns, best first", (
     measured: 3,
     resumed: 0,
     interrupted: false,
-  });
+  }, defaultInferenceFields(false));
   assert.equal(
     csv,
     `Model,Batch,Concurrency,Model Config Path,Instance Group,Max Batch Size,Satisfies Constraints,Throughput (infer/sec),p99 Latency (ms)

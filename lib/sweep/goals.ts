@@ -141,6 +141,11 @@ function violation(result: LevelResult, c: Constraint): string | undefined {
   return `${c.metric.label} ${shown} ${c.bound === "min" ? "<" : ">"} ${c.limit} ${c.metric.unit}`;
 }
 
+/** Whether `result` meets every constraint (stability and failures aside). */
+export function meetsConstraints(result: LevelResult, goals: Goals): boolean {
+  return goals.constraints.every((c) => violation(result, c) === undefined);
+}
+
 export interface Verdict {
   /** Why the point can not be the best: unstable, failed requests, broken constraints. */
   reasons: string[];

@@ -97,12 +97,12 @@ export const SEARCH: readonly OptionDef[] = [
     name: "run-config-search-mode",
     type: "string",
     default: "brute",
-    choices: ["brute", "quick"],
+    choices: ["brute", "quick", "optuna"],
     group: GROUP,
     valueName: "MODE",
     commands: ["profile"],
     help:
-      "How variants are chosen. brute: every instance count and max batch size in the ranges below (or every combination of model_config_parameters); quick: hill climbing from the smallest, one instance or one max batch size step at a time, while throughput improves.",
+      "How variants are chosen. brute: every instance count and max batch size in the ranges below (or every combination of model_config_parameters); quick: hill climbing from the smallest, one instance or one max batch size step at a time, while throughput improves; optuna: single points of the whole space (instances x max batch size x load) suggested by a seeded Tree-structured Parzen Estimator, then a load sweep of the best.",
   },
   {
     name: "run-config-search-disable",
@@ -137,6 +137,79 @@ export const SEARCH: readonly OptionDef[] = [
     1024,
     "The last concurrency of each variant's sweep; it stops earlier once 4 points gain < 5 % throughput, or a latency constraint is broken.",
   ),
+  int(
+    "optuna-min-trials",
+    20,
+    "Optuna search: at least this many trials (default: --min-percentage-of-search-space of the space).",
+  ),
+  int(
+    "optuna-max-trials",
+    200,
+    "Optuna search: at most this many trials (default: --max-percentage-of-search-space of the space).",
+  ),
+  int(
+    "min-percentage-of-search-space",
+    5,
+    "Optuna search: the least share of the space's points to try, percent.",
+  ),
+  int(
+    "max-percentage-of-search-space",
+    10,
+    "Optuna search: the largest share of the space's points to try, percent.",
+  ),
+  int(
+    "optuna-early-exit-threshold",
+    10,
+    "Optuna search: past the minimum, stop after this many trials without a better score.",
+  ),
+  {
+    name: "optuna-seed",
+    type: "int",
+    default: 0,
+    group: GROUP,
+    valueName: "N",
+    commands: ["profile"],
+    help:
+      "Optuna search: the sampler's seed (fixed, so that a search repeats; Model Analyzer draws one).",
+  },
+  {
+    name: "use-concurrency-formula",
+    type: "boolean",
+    group: GROUP,
+    commands: ["profile"],
+    help:
+      "Optuna search: each trial's concurrency is 2 x instances x max batch size instead of searched.",
+  },
+  {
+    name: "concurrency-sweep-disable",
+    type: "boolean",
+    group: GROUP,
+    commands: ["profile"],
+    help: "Optuna search: no concurrency sweep of the best configurations after the trials.",
+  },
+  {
+    name: "request-rate-search-enable",
+    type: "boolean",
+    group: GROUP,
+    commands: ["profile"],
+    help:
+      "Sweep each variant by request rate (an open loop, powers of two from --run-config-search-min-request-rate) instead of concurrency; implied by giving either request rate bound.",
+  },
+  int(
+    "run-config-search-min-request-rate",
+    16,
+    "The first request rate of each variant's request-rate sweep (powers of two).",
+  ),
+  int(
+    "run-config-search-max-request-rate",
+    8192,
+    "The last request rate of each variant's request-rate sweep; it stops earlier as the concurrency sweep does.",
+  ),
+  int(
+    "run-config-search-max-binary-search-steps",
+    5,
+    "Brute search: where a top configuration's sweep crosses a latency constraint, this many points bisect between the last load within it and the first beyond.",
+  ),
   {
     name: "objectives",
     type: "dict",
@@ -155,6 +228,24 @@ export const SEARCH: readonly OptionDef[] = [
     commands: ["profile", "report"],
     help:
       "Where results/metrics-model-inference.csv, results/metrics-server-only.csv and reports/ go.",
+  },
+  {
+    name: "inference-output-fields",
+    type: "comma-list",
+    group: GROUP,
+    valueName: "FIELD,...",
+    commands: ["profile", "report"],
+    help:
+      "The columns of metrics-model-inference.csv, Model Analyzer's names: model_name, batch_size, concurrency, request_rate, model_config_path, instance_group, max_batch_size, satisfies_constraints, perf_throughput, perf_latency_avg/p90/p95/p99, perf_client_send_recv, perf_client_response_wait, perf_server_queue, perf_server_compute_input/infer/output, cpu_used_ram.",
+  },
+  {
+    name: "server-output-fields",
+    type: "comma-list",
+    group: GROUP,
+    valueName: "FIELD,...",
+    commands: ["profile", "report"],
+    help:
+      "The columns of metrics-server-only.csv: model_name, model_config_path, cpu_used_ram (default all three).",
   },
   int(
     "num-configs-per-model",

@@ -1,0 +1,61 @@
+/**
+ * The search's other ways of walking against the real Triton server: by
+ * request rate with the binary search on a latency budget. The identity
+ * model sleeping 20 ms per execution serves instances x max batch size x 50
+ * requests/s with dynamic batching, 50/s without.
+ */
+import assert from "node:assert/strict";
+import { parseCsv, runCli } from "./_helpers.ts";
+import { tritonTest } from "./_triton.ts";
+import { bestOf, DELAY_MS, local, PERMISSIONS, repository } from "./_search.ts";
+
+tritonTest(
+  "a request-rate search bisects up to the rate the best configuration serves",
+  async () => {
+    const root = repository();
+    try {
+      const run = await runCli([
+        ...local(root),
+        "--profile-models",
+        "delay",
+        // The model's own (no dynamic batching, 50/s), then 1 and 2 instances x max batch 4.
+        "--run-config-search-min-model-batch-size",
+        "4",
+        "--run-config-search-max-model-batch-size",
+        "4",
+        "--run-config-search-max-instance-count",
+        "2",
+        "--run-config-search-min-request-rate",
+        "64",
+        "--run-config-search-max-request-rate",
+        "1024",
+        "--constraints",
+        "max-perf_latency_p99=200",
+        // A shared 2-core machine sends late now and then; the budget is the test, not the lag.
+        "--max-send-lag",
+        "100",
+      ], { permissions: PERMISSIONS, timeoutMs: 240_000 });
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      const { best, csv } = bestOf(root, "", /^Model,Batch,Request Rate,/);
+      assert.deepEqual(best.slice(3, 7), ["delay_config_1", "2:CPU", "4", "Yes"], csv);
+      const capacity = 2 * 4 * 1000 / DELAY_MS;
+      // The sweep's powers of two stop at 256 and 512; the bisection goes on between them.
+      const rate = Number(best[2]);
+      assert.ok(rate > 256 && rate < 512, `best rate ${rate}:\n${csv}`);
+      assert.ok(
+        Math.abs(Number(best[7]) - capacity) <= capacity * 0.15,
+        `${best[7]} infer/sec against a capacity of ${capacity}:\n${run.stdout}`,
+      );
+      assert.ok(Number(best[8]) <= 200);
+      assert.match(run.stdout, /more points of delay_config_1/);
+      // Every bisected rate lies between the sweep's last passing and first failing rate.
+      const rates = parseCsv(csv).slice(1).filter((r) => r[3] === "delay_config_1").map((r) =>
+        Number(r[2])
+      );
+      assert.ok(rates.filter((r) => r > 256 && r < 512).length <= 5, csv);
+      console.log(`best: ${best[2]} req/s, ${best[7]} infer/sec, p99 ${best[8]} ms`);
+    } finally {
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+);
