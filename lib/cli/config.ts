@@ -18,6 +18,7 @@ import type { ReportPlan } from "../report/plan.ts";
 import { UsageError } from "../types/errors.ts";
 import { parseHeaders, parseProtocol, parseService, TFSERVING_URL } from "./_client_options.ts";
 import { Reader } from "./_reader.ts";
+import { checkRepeat, parseRepeat } from "./_repeat_options.ts";
 import { optionDef, optionLabel, type RawOptions } from "./options.ts";
 
 function parseSequenceIds(r: Reader): { start: number; end: number } {
@@ -463,6 +464,7 @@ export function buildProfileConfig(
     trace: parseTrace(r, service.serviceKind),
     ...parseExports(r, url),
     ...parseMpi(r),
+    ...parseRepeat(r),
   };
   if (config.fixedSchedule && config.batchSize > 1) {
     errors.push(
@@ -487,6 +489,7 @@ export function buildProfileConfig(
   checkSessions(errors, config);
   checkWorkers(errors, config);
   checkMpi(errors, { config, raw });
+  checkRepeat(errors, config);
   if (errors.length > 0) throw new UsageError(errors);
   for (const warning of r.warnings) options.warn?.(warning);
   return config;

@@ -14,6 +14,7 @@ import { reportedWindows } from "../report/components.ts";
 import type { MpiSession } from "../mpi/session.ts";
 import type { CodedWindow } from "../mpi/window_codec.ts";
 import { type CommandContext, type Outcome, printError, printWarning } from "./outcome.ts";
+import { profileRunsCommand } from "./profile_runs.ts";
 
 /** Options `inferperf demo` sets unless the user gives them. */
 const DEMO_DEFAULTS: Array<[string, string]> = [
@@ -66,6 +67,7 @@ async function profileRank(
 ): Promise<Outcome> {
   const { context, mpi, onLevel } = options;
   if (mpi && !mpi.reports) return await shardRank(config, mpi);
+  if (config.numProfileRuns > 1) return await profileRunsCommand(config, context);
   checkOutputs(reportTargets(config));
   const interrupt = new Interrupt();
   const report = await ReportSession.open(config);

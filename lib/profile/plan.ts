@@ -19,6 +19,16 @@ export interface TraceConfig {
   logFrequency?: number;
 }
 
+/** --num-profile-runs: the whole measurement repeated, its figures given confidence intervals. */
+export interface RepeatPlan {
+  /** 1: a single run. */
+  numProfileRuns: number;
+  confidenceLevel: number;
+  /** --convergence-threshold: stop once every interval spans at most this share of its mean. */
+  convergenceThreshold?: number;
+  cooldownMs: number;
+}
+
 interface PlanParts
   extends
     ClientPlan,
@@ -28,6 +38,7 @@ interface PlanParts
     MetricsPlan,
     MpiPlan,
     ReportPlan,
+    RepeatPlan,
     TokenPlan {
   /** --trace-*: the server's trace settings to update before profiling. */
   trace?: TraceConfig;

@@ -8,7 +8,7 @@ import { loadMode } from "../load/modes/mod.ts";
 import type { LevelResult } from "../types/results.ts";
 import type { ProfilePlan } from "./plan.ts";
 import type { RunEvents } from "./run.ts";
-import { REPORT_SINKS, type ReportSink, type RunTarget } from "./sinks/mod.ts";
+import { REPORT_SINKS, type ReportSink, type RunEnd, type RunTarget } from "./sinks/mod.ts";
 import { writeAll } from "../report/output_file.ts";
 
 export class ReportSession {
@@ -18,13 +18,23 @@ export class ReportSession {
   #finished = false;
   #target: RunTarget | undefined;
 
-  /** A session with the sinks `plan` asks for opened (their report modules loaded). */
-  static async open(plan: ProfilePlan): Promise<ReportSession> {
+  /**
+   * A session with the sinks `plan` asks for opened (their report modules
+   * loaded). `console: false` leaves the console out (repeat runs report each
+   * run's console apart); `histograms` records them though no sink asks.
+   */
+  static async open(
+    plan: ProfilePlan,
+    options: { console?: boolean; histograms?: boolean } = {},
+  ): Promise<ReportSession> {
     const mode = loadMode(plan.loadMode).reportAs;
-    const wanted = [...REPORT_SINKS.values()].filter((sink) => sink.wanted(plan));
+    const wanted = [...REPORT_SINKS].filter(([name, sink]) =>
+      sink.wanted(plan) && (options.console !== false || name !== "console")
+    ).map(([, sink]) => sink);
+    const histograms = options.histograms || wanted.some((sink) => sink.histograms);
     // The histogram library costs about 20 ms of start-up: loaded for the outputs that carry them.
     const [histogram, ...sinks] = await Promise.all([
-      wanted.some((sink) => sink.histograms) ? import("../measure/histogram.ts") : undefined,
+      histograms ? import("../measure/histogram.ts") : undefined,
       ...wanted.map((sink) => sink.open(plan, { mode })),
     ]);
     return new ReportSession(sinks as ReportSink[], {
@@ -32,8 +42,12 @@ export class ReportSession {
     });
   }
 
+  /** The windows' latency histograms are recorded (an output carries them). */
+  readonly histograms: boolean;
+
   private constructor(sinks: ReportSink[], events: Pick<RunEvents, "newHistogram">) {
     this.#sinks = sinks;
+    this.histograms = events.newHistogram !== undefined;
     const requests = sinks.find((sink) => sink.requests)?.requests;
     this.events = {
       traceSettings: (settings) => this.#each((sink) => sink.traceSettings?.(settings)),
@@ -64,13 +78,22 @@ export class ReportSession {
    * then the first failure is thrown.
    */
   finish(note?: string): void {
-    if (this.#finished) return;
-    this.#finished = true;
-    const end = {
+    this.finishWith({
       results: this.results,
       ...(note ? { note } : {}),
       ...(this.#target ? { target: this.#target } : {}),
-    };
+    });
+  }
+
+  /** The server and model, once the run discovered them. */
+  get target(): RunTarget | undefined {
+    return this.#target;
+  }
+
+  /** Tells every sink the run ended as `end` says, whatever its events were; idempotent. */
+  finishWith(end: RunEnd): void {
+    if (this.#finished) return;
+    this.#finished = true;
     writeAll(this.#sinks.map((sink) => () => sink.finish?.(end)));
   }
 

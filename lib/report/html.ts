@@ -14,6 +14,8 @@ import { llmSystemMetrics, metricTitle } from "./llm_table.ts";
 import { LLM_METRICS, statistic } from "../measure/metrics.ts";
 import { errorCauses } from "../measure/error_causes.ts";
 import { formatGeneral } from "./format.ts";
+import type { RunsReport } from "./confidence.ts";
+import { confidenceTable, type LevelInterval, levelInterval } from "./_confidence_html.ts";
 
 /** Percentiles of the distribution chart: log-spaced towards the tail, as HdrHistogram plots them. */
 export const DISTRIBUTION_PERCENTILES: readonly number[] = [50, 75, 90, 95, 99, 99.9, 99.99];
@@ -36,6 +38,8 @@ export interface HtmlReportContext {
   percentile?: number;
   /** Why the sweep stopped early. */
   note?: string;
+  /** --num-profile-runs: the levels' intervals over the runs (`results` are the last run's). */
+  runs?: RunsReport;
 }
 
 /** What the page's script draws; exported for tests. */
@@ -63,6 +67,8 @@ export interface HtmlReportData {
     }>;
     /** Token-streaming levels: what the LLM charts draw. */
     llm?: LlmChartData;
+    /** --num-profile-runs: [mean, low, high] of throughput and latency (the error bars). */
+    ci?: LevelInterval;
   }>;
 }
 
@@ -85,8 +91,15 @@ export function htmlReportData(
       const reported = reportedWindows(r);
       const histogram = LatencyHistogram.merge(reported.map(windowHistogram));
       const llm = llmChartData(r);
+      const ci = context.runs &&
+        levelInterval(context.runs, {
+          mode: r.mode,
+          value: r.value,
+          ...(context.percentile === undefined ? {} : { percentile: context.percentile }),
+        });
       return {
         ...(llm ? { llm } : {}),
+        ...(ci ? { ci } : {}),
         value: r.value,
         label: formatGeneral(r.value),
         stable: r.stable,
@@ -298,6 +311,7 @@ export function renderHtmlReport(
       section("window-latency", "Latency per window", "Average latency of every window."),
       ...(data.levels.some((l) => l.llm) ? LLM_SECTIONS.map((s) => section(...s)) : []),
       `<h2>Levels</h2>\n${levelTable(data, unit)}`,
+      context.runs ? confidenceTable(context.runs, unit) : "",
       llmMetricsTable(results, unit),
       llmServerTable(results, unit),
       errorTable(results, unit),

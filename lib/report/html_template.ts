@@ -209,10 +209,29 @@ ${LLM_CHARTS}
   var unit = data.mode === "concurrency" ? "concurrency" : "request rate";
 
   function throughputLatency() {
+    // Repeat runs: the means, with their confidence intervals as error bars.
+    levels.forEach(function (l) {
+      if (l.ci) { l.throughput = l.ci.throughput[0]; l.latencyMs = l.ci.latencyMs[0]; }
+    });
     var f = frame("throughput-latency", {
-      title: "Throughput vs latency", x: [0, max(levels.map(function (l) { return l.throughput; })) * 1.05],
-      y: [0, max(levels.map(function (l) { return l.latencyMs; })) * 1.1],
+      title: "Throughput vs latency",
+      x: [0, max(levels.map(function (l) { return l.ci ? l.ci.throughput[2] : l.throughput; })) * 1.05],
+      y: [0, max(levels.map(function (l) { return l.ci ? l.ci.latencyMs[2] : l.latencyMs; })) * 1.1],
       xTitle: "Throughput (infer/sec)", yTitle: data.latencyLabel + " (ms)" });
+    byValue.forEach(function (l) {
+      if (!l.ci) return;
+      var x = f.x(l.throughput), y = f.y(l.latencyMs);
+      var g = el("g", { "data-error-bar": "", "data-level": l.value, stroke: color(0),
+        "stroke-width": 1.5 }, f.svg);
+      el("line", { x1: f.x(l.ci.throughput[1]), x2: f.x(l.ci.throughput[2]), y1: y, y2: y }, g);
+      el("line", { x1: x, x2: x, y1: f.y(l.ci.latencyMs[1]), y2: f.y(l.ci.latencyMs[2]) }, g);
+      [f.x(l.ci.throughput[1]), f.x(l.ci.throughput[2])].forEach(function (cx) {
+        el("line", { x1: cx, x2: cx, y1: y - 4, y2: y + 4 }, g);
+      });
+      [f.y(l.ci.latencyMs[1]), f.y(l.ci.latencyMs[2])].forEach(function (cy) {
+        el("line", { x1: x - 4, x2: x + 4, y1: cy, y2: cy }, g);
+      });
+    });
     line(f.svg, byValue.map(function (l) { return [f.x(l.throughput), f.y(l.latencyMs)]; }), color(0));
     byValue.forEach(function (l) {
       point(f.svg, { cx: f.x(l.throughput), cy: f.y(l.latencyMs), r: 5, fill: color(0),

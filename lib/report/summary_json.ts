@@ -22,6 +22,8 @@ import type { GpuMetrics } from "../types/results.ts";
 import { latencyComponents, reportedWindows } from "./components.ts";
 import { llmSystemMetrics, tokenCountSources } from "./llm_table.ts";
 import { LLM_METRICS, statistic } from "../measure/metrics.ts";
+import { confidenceJson, type RunsReport } from "./confidence.ts";
+import type { Json } from "./figures.ts";
 
 /** Bumped when a field changes meaning or goes away (additions keep it). */
 export const SUMMARY_SCHEMA_VERSION = 2;
@@ -44,9 +46,9 @@ export interface SummaryContext {
   note?: string;
   /** Percentiles each window reports (the level's percentiles). */
   percentiles: readonly number[];
+  /** --num-profile-runs: the confidence of every level's headline figures over the runs. */
+  runs?: RunsReport;
 }
-
-type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
 const percentileObject = (map: Map<number, number>): Record<string, number> =>
   Object.fromEntries([...map].sort((a, b) => a[0] - b[0]).map(([p, v]) => [String(p), v]));
@@ -248,14 +250,27 @@ function llmServerJson(m: LlmServerMetrics, llm: LlmSummary | undefined): Json {
   return json;
 }
 
+const originOf = (results: readonly LevelResult[]) => {
+  const originMs = Math.min(...results.map((r) => r.windows[0]?.startMs ?? Infinity));
+  return Number.isFinite(originMs) ? originMs : 0;
+};
+
+/** The summary's `levels` of `results`, as JSON values (what repeat runs compare). */
+export function levelsJson(
+  results: readonly LevelResult[],
+  options: { batchSize: number; percentiles: readonly number[] },
+): Json[] {
+  const originMs = originOf(results);
+  return results.map((r) => levelJson(r, { ...options, originMs }));
+}
+
 /** The summary document (see docs/summary.schema.json). */
 export function buildSummary(
   results: readonly LevelResult[],
   context: SummaryContext,
 ): Record<string, Json> {
   const s = context.settings;
-  const originMs = Math.min(...results.map((r) => r.windows[0]?.startMs ?? Infinity));
-  const origin = Number.isFinite(originMs) ? originMs : 0;
+  const origin = originOf(results);
   const document: Record<string, Json> = {
     schema_version: SUMMARY_SCHEMA_VERSION,
     tool: { name: "inferperf", version: context.version },
@@ -277,12 +292,11 @@ export function buildSummary(
       request_count: s.requestCount,
       warmup_request_count: s.warmupRequestCount,
     },
-    levels: results.map((r) =>
-      levelJson(r, { originMs: origin, batchSize: s.batchSize, percentiles: context.percentiles })
-    ),
+    levels: levelsJson(results, { batchSize: s.batchSize, percentiles: context.percentiles }),
   };
   if (context.server) document.server = context.server;
   if (context.note) document.note = context.note;
+  if (context.runs) document.profile_runs = confidenceJson(context.runs);
   return document;
 }
 

@@ -93,7 +93,15 @@ const SWEEP_OPTIONS = [
   "report-html",
 ];
 /** Options whose meaning has no place in a sweep of single points. */
-const NOT_IN_SWEEPS = ["binary-search", "request-intervals", "verbose-csv"];
+const NOT_IN_SWEEPS = [
+  "binary-search",
+  "request-intervals",
+  "verbose-csv",
+  "num-profile-runs",
+  "confidence-level",
+  "convergence-threshold",
+  "profile-run-cooldown-seconds",
+];
 
 const DEFAULT_INPUT_DATA = "random";
 

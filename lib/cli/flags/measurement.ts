@@ -115,6 +115,37 @@ export const MEASUREMENT: readonly OptionDef[] = [
       "LLM service level objectives: time_to_first_token, time_to_second_token, inter_token_latency, request_latency (ms, upper bounds), output_token_throughput_per_user (tokens/s, lower bound). Reports the rate of requests that met all of them.",
   },
   {
+    name: "num-profile-runs",
+    type: "int",
+    default: 1,
+    group: "Measurement",
+    help:
+      "Repeat the whole measurement N times and report every headline figure of every level as the mean with its Student's t confidence interval and coefficient of variation (AIPerf's option).",
+  },
+  {
+    name: "confidence-level",
+    type: "float",
+    default: 0.95,
+    group: "Measurement",
+    help: "With --num-profile-runs: the confidence level of the intervals (0 < F < 1).",
+  },
+  {
+    name: "convergence-threshold",
+    type: "float",
+    group: "Measurement",
+    valueName: "F",
+    help:
+      "With --num-profile-runs: stop repeating (after at least 3 runs) once every headline figure's confidence interval spans at most F of its mean (ci_high - ci_low <= F x mean; 0.1: within +-5 %), as AIPerf's ci_width convergence.",
+  },
+  {
+    name: "profile-run-cooldown-seconds",
+    type: "float",
+    default: 0,
+    group: "Measurement",
+    valueName: "SECONDS",
+    help: "With --num-profile-runs: pause between runs (AIPerf's option).",
+  },
+  {
     name: "slice-duration",
     type: "float",
     group: "Measurement",

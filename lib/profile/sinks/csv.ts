@@ -1,6 +1,7 @@
 /** -f: perf_analyzer's CSV of the levels (--verbose-csv adds columns, --collect-metrics GPU ones). */
 import { writeFileAtomic } from "../../report/output_file.ts";
 import { formatCsv } from "../../report/csv.ts";
+import { formatConfidenceCsv } from "../../report/confidence.ts";
 import type { LevelResult } from "../../types/results.ts";
 import type { SinkDef } from "./sink.ts";
 
@@ -20,7 +21,8 @@ export const csvSink: SinkDef = {
   histograms: false,
   open: (plan, { mode }) =>
     Promise.resolve({
-      finish: ({ results, target }) => {
+      finish: ({ results, target, runs }) => {
+        if (runs) return writeFileAtomic(plan.latencyReportFile!, formatConfidenceCsv(runs));
         if (results.length === 0) return;
         writeFileAtomic(
           plan.latencyReportFile!,

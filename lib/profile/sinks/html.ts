@@ -11,7 +11,7 @@ export const htmlSink: SinkDef = {
   async open(plan, { mode }) {
     const { renderHtmlReport } = await import("../../report/html.ts");
     return {
-      finish: ({ results, note, target }) => {
+      finish: ({ results, note, target, runs }) => {
         if (results.length === 0) return;
         writeFileAtomic(
           plan.reportHtml!,
@@ -22,6 +22,7 @@ export const htmlSink: SinkDef = {
             batchSize: plan.batchSize,
             ...(plan.percentile === undefined ? {} : { percentile: plan.percentile }),
             ...(note ? { note } : {}),
+            ...(runs ? { runs } : {}),
           }),
         );
       },

@@ -4,6 +4,7 @@ import type { RequestTracer } from "../../report/export.ts";
 import type { OutputTarget } from "../../report/output_file.ts";
 import type { ModelInfo, ServerInfo } from "../../types/model.ts";
 import type { LevelResult, LoadMode, WindowData } from "../../types/results.ts";
+import type { RunsReport } from "../../report/confidence.ts";
 import type { ProfilePlan } from "../plan.ts";
 
 /** The server and model of a run, once discovered. */
@@ -20,6 +21,8 @@ export interface RunEnd {
   note?: string;
   /** Absent when the run failed before the model was known. */
   target?: RunTarget;
+  /** --num-profile-runs: the runs' confidence (`results` are then the last run's levels). */
+  runs?: RunsReport;
 }
 
 /**

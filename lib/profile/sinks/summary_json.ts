@@ -12,7 +12,7 @@ export const summaryJsonSink: SinkDef = {
   async open(plan, { mode }) {
     const { formatSummaryJson } = await import("../../report/summary_json.ts");
     return {
-      finish: ({ results, note, target }) => {
+      finish: ({ results, note, target, runs }) => {
         if (results.length === 0) return;
         const server = target?.server;
         writeFileAtomic(
@@ -24,6 +24,7 @@ export const summaryJsonSink: SinkDef = {
             settings: { ...plan, mode },
             ...(note ? { note } : {}),
             percentiles: withReported(plan.percentile === undefined ? [] : [plan.percentile]),
+            ...(runs ? { runs } : {}),
           }),
         );
       },
