@@ -35,7 +35,7 @@ Deno.test("--num-profile-runs 3: every output gives each figure's mean and inter
   const dir = await Deno.makeTempDir({ prefix: "inferperf_runs_" });
   try {
     const r = await runCli([
-      ...["-m", "noisy", "-u", server.addr, "--concurrency-range", "1", "-p", "300"],
+      ...["-m", "noisy", "-u", server.addr, "--concurrency-range", "1", "-p", "400", "-s", "50"],
       ...["--num-profile-runs", "3", "--summary-json", `${dir}/s.json`, "-f", `${dir}/c.csv`],
       ...["--report-html", `${dir}/r.html`],
     ], { timeoutMs: 90_000 });
@@ -89,7 +89,7 @@ Deno.test("--convergence-threshold: stops after three runs once every interval i
   const dir = await Deno.makeTempDir({ prefix: "inferperf_runs_" });
   try {
     const r = await runCli([
-      ...["-m", "noisy", "-u", server.addr, "--concurrency-range", "2", "-p", "300"],
+      ...["-m", "noisy", "-u", server.addr, "--concurrency-range", "2", "-p", "400", "-s", "50"],
       ...["--num-profile-runs", "6", "--convergence-threshold", "2"],
       ...["--summary-json", `${dir}/s.json`],
     ], { timeoutMs: 90_000 });

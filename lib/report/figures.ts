@@ -2,8 +2,9 @@
  * The headline figures of a load level, read from its summary JSON (a level
  * of docs/summary.schema.json) and from its windows: what repeat runs give a
  * confidence interval and `inferperf compare` tests, each knowing its unit
- * and which direction is better.
+ * and which direction is better (lib/measure/metrics.ts's table says).
  */
+import { findMetric } from "../measure/metrics.ts";
 
 /** A JSON value as the summary writes it. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -23,19 +24,31 @@ export interface Figure {
   better: "higher" | "lower";
 }
 
-const LLM_LATENCIES: ReadonlyArray<[string, string, readonly string[]]> = [
-  ["time_to_first_token_ms", "Time to first token", ["avg", "p50", "p90", "p99"]],
-  ["inter_token_latency_ms", "Inter-token latency", ["avg", "p50", "p90", "p99"]],
-  ["request_latency_ms", "LLM request latency", ["avg", "p99"]],
+/** [summary JSON name, label, statistics, the metric of lib/measure/metrics.ts] */
+const LLM_LATENCIES: ReadonlyArray<[string, string, readonly string[], string]> = [
+  ["time_to_first_token_ms", "Time to first token", ["avg", "p50", "p90", "p99"], "ttft"],
+  ["inter_token_latency_ms", "Inter-token latency", ["avg", "p50", "p90", "p99"], "itl"],
+  ["request_latency_ms", "LLM request latency", ["avg", "p99"], "request_latency"],
 ];
 
-const LLM_RATES: ReadonlyArray<[string, string, string]> = [
-  ["request_throughput_per_sec", "Request throughput", "requests/sec"],
-  ["output_token_throughput_tokens_per_sec", "Output token throughput", "tokens/sec"],
-  ["request_goodput_per_sec", "Request goodput", "requests/sec"],
+/** [summary JSON name, label, unit, the metric] */
+const LLM_RATES: ReadonlyArray<[string, string, string, string]> = [
+  ["request_throughput_per_sec", "Request throughput", "requests/sec", "request_throughput"],
+  [
+    "output_token_throughput_tokens_per_sec",
+    "Output token throughput",
+    "tokens/sec",
+    "output_token_throughput",
+  ],
+  ["request_goodput_per_sec", "Request goodput", "requests/sec", "request_goodput"],
 ];
 
 const PER_USER = "output_token_throughput_per_user_tokens_per_sec_per_user";
+
+/** Which way is better, as the one table of metrics says (lib/measure/metrics.ts). */
+function better(metric: string): Figure["better"] {
+  return findMetric(metric)!.higherIsBetter ? "higher" : "lower";
+}
 
 /** The value at a dotted path of a JSON object; undefined unless it is a finite number. */
 export function valueAt(object: JsonObject | undefined, path: string): number | undefined {
@@ -49,20 +62,21 @@ export function valueAt(object: JsonObject | undefined, path: string): number | 
 
 /** The headline figures `level` has a value for, in report order. */
 export function headlineFigures(level: JsonObject): Figure[] {
+  const latency = better("latency");
   const figures: Figure[] = [
     {
       key: "client.throughput",
       label: "Throughput",
       unit: "infer/sec",
       scale: 1,
-      better: "higher",
+      better: better("throughput"),
     },
     {
       key: "client.avg_latency_us",
       label: "Avg latency",
       unit: "ms",
       scale: 1e-3,
-      better: "lower",
+      better: latency,
     },
   ];
   const percentiles = (level.client as JsonObject | undefined)?.percentiles_us;
@@ -73,20 +87,20 @@ export function headlineFigures(level: JsonObject): Figure[] {
       label: `p${p} latency`,
       unit: "ms",
       scale: 1e-3,
-      better: "lower",
+      better: latency,
     });
   }
-  for (const [name, label, unit] of LLM_RATES) {
-    figures.push({ key: `llm.${name}`, label, unit, scale: 1, better: "higher" });
+  for (const [name, label, unit, metric] of LLM_RATES) {
+    figures.push({ key: `llm.${name}`, label, unit, scale: 1, better: better(metric) });
   }
-  for (const [name, label, stats] of LLM_LATENCIES) {
+  for (const [name, label, stats, metric] of LLM_LATENCIES) {
     for (const stat of stats) {
       figures.push({
         key: `llm.${name}.${stat}`,
         label: `${label} ${stat}`,
         unit: "ms",
         scale: 1,
-        better: "lower",
+        better: better(metric),
       });
     }
   }
@@ -95,7 +109,7 @@ export function headlineFigures(level: JsonObject): Figure[] {
     label: "Output token throughput per user avg",
     unit: "tokens/sec/user",
     scale: 1,
-    better: "higher",
+    better: better("output_token_throughput_per_user"),
   });
   return figures.filter((f) => valueAt(level, f.key) !== undefined);
 }
