@@ -4,7 +4,6 @@
  */
 import type { MediaOptions } from "../input/media.ts";
 import type { InputPlan } from "../input/plan.ts";
-import { isLlmEndpoint, OPENAI_ENDPOINTS } from "../input/llm_data.ts";
 import type { TokenizerName } from "../input/tokenizer.ts";
 import type { TokenPlan } from "../measure/plan.ts";
 import { parseGoodput } from "../measure/tokens.ts";
@@ -19,6 +18,7 @@ import type { ParameterValue } from "../types/tensor.ts";
 import type { RawOptions } from "./options.ts";
 import type { Reader } from "./_reader.ts";
 import { parseWorkload, WORKLOAD_OPTIONS } from "./_workload_options.ts";
+import { type ExtraInputs, parseEndpoint, parseExtraInputs } from "./_endpoint_options.ts";
 
 /** Parameters Triton or the protocol itself set; a custom parameter may not take them. */
 const RESERVED_PARAMETERS = new Set([
@@ -301,6 +301,8 @@ const LLM_OPTIONS = [
   "tokenizer",
   "goodput",
   "slice-duration",
+  "endpoint-type",
+  "extra-inputs",
   ...WORKLOAD_OPTIONS,
 ];
 
@@ -312,6 +314,8 @@ type ServiceOptions =
     | "tritonServerDirectory"
     | "modelRepository"
     | "endpoint"
+    | "endpointType"
+    | "templateFields"
     | "modelSignatureName"
     | "sharedMemory"
     | "outputSharedMemorySize"
@@ -335,20 +339,18 @@ export function parseService(
   } else if ((kind === "torchserve" || kind === "openai") && protocol !== "http") {
     errors.push(`--service-kind ${kind} needs -i http`);
   }
-  const endpoint = (r.string("endpoint") ?? "").replace(/^\/+/, "");
+  let llm: ReturnType<typeof parseEndpoint> & ExtraInputs | undefined;
   if (kind === "openai") {
-    if (!isLlmEndpoint(endpoint)) {
-      errors.push(
-        raw.has("endpoint")
-          ? `Invalid value "${raw.get("endpoint")}" for --endpoint: expected ${
-            OPENAI_ENDPOINTS.join(", ")
-          }`
-          : `--service-kind openai needs --endpoint (${OPENAI_ENDPOINTS.join(", ")})`,
-      );
-    }
+    const api = parseEndpoint(r, {
+      model: r.string("model-name") ?? "",
+      streaming: r.flag("streaming"),
+    });
+    llm = { ...api, ...parseExtraInputs(r, api.endpointType) };
   } else if (raw.has("endpoint")) {
     r.ignored("Option --endpoint applies to --service-kind openai only");
   }
+  const endpoint = llm?.endpoint ?? "";
+  const endpointType = llm?.endpointType;
   if (raw.has("model-signature-name") && kind !== "tfserving") {
     r.ignored("Option --model-signature-name applies to --service-kind tfserving only");
   }
@@ -413,7 +415,9 @@ export function parseService(
     serviceKind: kind,
     tritonServerDirectory: kind === "triton_c_api" ? r.string("triton-server-directory")! : "",
     modelRepository: r.string("model-repository") ?? "",
-    endpoint: kind === "openai" ? endpoint : "",
+    endpoint,
+    ...(endpointType === undefined ? {} : { endpointType }),
+    ...(llm?.templateFields ? { templateFields: llm.templateFields } : {}),
     modelSignatureName: r.string("model-signature-name")!,
     sharedMemory: sharedMemory === "system" ? "system" : "none",
     outputSharedMemorySize: r.bounded(
@@ -437,10 +441,12 @@ export function parseService(
       streaming: r.flag("streaming"),
       seed: r.bounded("random-seed", (n) => n >= 0, "an integer >= 0"),
       ...(inputFile === undefined ? {} : { inputFile }),
-      ...parseMedia(r, { endpoint: kind === "openai" ? endpoint : "" }),
-      ...(kind === "openai" && (endpoint === "v1/ranking" || endpoint === "rerank")
+      ...parseMedia(r, { chat: endpointType === "chat" }),
+      ...(endpointType === "rankings" || endpointType === "rerank"
         ? { rankingsPassages: r.bounded("rankings-passages", (n) => n >= 1, "an integer >= 1") }
         : {}),
+      ...(llm?.extraInputs ? { extraInputs: llm.extraInputs } : {}),
+      ...(llm?.payloadTemplate === undefined ? {} : { payloadTemplate: llm.payloadTemplate }),
     },
     tokenizer: r.string("tokenizer") as TokenizerName,
     goodput,
@@ -464,7 +470,7 @@ function numbers(r: Reader, name: string, ok: (n: number) => boolean, expected: 
 }
 
 /** AIPerf's --image-* and --audio-* options: media in each synthetic chat turn. */
-function parseMedia(r: Reader, options: { endpoint: string }): { media?: MediaOptions } {
+function parseMedia(r: Reader, options: { chat: boolean }): { media?: MediaOptions } {
   const media: MediaOptions = {};
   const width = r.bounded("image-width-mean", (n) => n >= 0, "a number >= 0");
   const height = r.bounded("image-height-mean", (n) => n >= 0, "a number >= 0");
@@ -502,7 +508,7 @@ function parseMedia(r: Reader, options: { endpoint: string }): { media?: MediaOp
     };
   }
   if (media.image === undefined && media.audio === undefined) return {};
-  if (!options.endpoint.includes("chat")) {
+  if (!options.chat) {
     r.errors.push(
       "Images and audio (--image-*, --audio-*) go in chat content parts: they need " +
         "--service-kind openai --endpoint v1/chat/completions",

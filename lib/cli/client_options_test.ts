@@ -221,8 +221,9 @@ Deno.test("service kinds: defaults, the protocol each needs and the options that
     ),
     [
       "--service-kind openai needs -i http",
-      "--service-kind openai needs --endpoint (v1/chat/completions, v1/completions, " +
-      "v1/embeddings, v1/ranking, rerank, v2/models/MODEL/generate, v2/models/MODEL/generate_stream)",
+      "--service-kind openai needs --endpoint-type or --endpoint (v1/chat/completions, " +
+      "v1/completions, v1/embeddings, v1/ranking, rerank, v1/responses, v1/messages, generate, " +
+      "generate_stream, v2/models/MODEL/generate[_stream])",
       "--service-kind openai takes payload files in --input-data " +
       '({"data": [{"payload": [{...}]}]}), or none for synthetic prompts ' +
       "(--synthetic-input-tokens-mean); not generated tensors",

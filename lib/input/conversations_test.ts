@@ -20,7 +20,7 @@ const BASE: SyntheticPrompts = {
 async function steps(synthetic: Partial<SyntheticPrompts>): Promise<DataStep[]> {
   const data = await loadLlmData({
     model: "m",
-    endpoint: "v1/chat/completions",
+    endpointType: "chat",
     paths: [],
     synthetic: { ...BASE, ...synthetic },
     tokenizer: llama,

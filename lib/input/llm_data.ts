@@ -19,25 +19,13 @@ import { mulberry32 } from "./generate.ts";
 import { readTimestamp, show } from "./json_data.ts";
 import { JsonSyntaxError, parseDataJson } from "./_json_syntax.ts";
 import type { Tokenizer } from "./tokenizer.ts";
+import { endpointDef, type EndpointType, endpointTypeOf, type TurnBody } from "./llm_endpoints.ts";
+import { renderTemplate } from "./llm_template.ts";
 import type { Tensor } from "../types/tensor.ts";
 
-/** The endpoints whose requests and answers inferperf knows (besides Triton's generate). */
-export const OPENAI_ENDPOINTS = [
-  "v1/chat/completions",
-  "v1/completions",
-  "v1/embeddings",
-  "v1/ranking",
-  "rerank",
-  "v2/models/MODEL/generate",
-  "v2/models/MODEL/generate_stream",
-] as const;
-
-const GENERATE_ENDPOINT = /^v2\/models\/[^/]+(\/versions\/[^/]+)?\/generate(_stream)?$/;
-
-/** Whether --endpoint is one inferperf speaks (Triton's generate for any model name). */
+/** Whether --endpoint alone names an API inferperf speaks (Triton's generate for any model). */
 export function isLlmEndpoint(endpoint: string): boolean {
-  return GENERATE_ENDPOINT.test(endpoint) ||
-    (OPENAI_ENDPOINTS as readonly string[]).slice(0, 5).includes(endpoint);
+  return endpointTypeOf(endpoint) !== undefined;
 }
 
 /** The input holding each request's body (perf_analyzer's name). */
@@ -77,13 +65,17 @@ export interface SyntheticPrompts extends ConversationOptions {
   media?: MediaOptions;
   /** --rankings-passages (v1/ranking): passages per query, the texts of the next prompts. */
   rankingsPassages?: number;
+  /** --extra-inputs: sampling parameters in every body, where its API keeps them. */
+  extraInputs?: Record<string, unknown>;
+  /** --endpoint-type template: the body's template (--extra-inputs payload_template). */
+  payloadTemplate?: string;
 }
 
 export interface LlmDataOptions {
   /** -m: the "model" of every body that names none. */
   model: string;
-  /** --endpoint: the body's shape. */
-  endpoint: string;
+  /** --endpoint-type (or the type of --endpoint): the body's shape. */
+  endpointType: EndpointType;
   /** Payload files (--input-data); none: synthetic prompts. */
   paths: readonly string[];
   synthetic: SyntheticPrompts;
@@ -170,59 +162,16 @@ function readDelay(value: unknown): number {
 /** Added to --random-seed for the images and audio, apart from the prompts' draws. */
 const MEDIA_SEED = 0x3ed1a;
 
-/** How a turn's request asks for its answer: max_tokens, and the stream option. */
-interface BodyOptions {
-  model: string;
-  endpoint: string;
-  synthetic: SyntheticPrompts;
-  /** The answer's length asked for; absent leaves it to the server. */
-  maxTokens?: number;
-  /** The chat message's role; default "user". */
-  role?: string;
-  /** Content parts after the text: images and audio (chat only). */
-  media?: readonly Record<string, unknown>[];
-  /** v1/ranking: the passages to rank against the turn's text (the query). */
-  passages?: readonly string[];
-}
-
-/** The request body of a user turn for the endpoint, with its output length and streaming. */
-function bodyOf(texts: readonly string[], options: BodyOptions): Record<string, unknown> {
-  const { endpoint, synthetic, model } = options;
-  const prompt = texts.join(" ");
-  if (endpoint === "v1/embeddings") return { model, input: [...texts] };
-  // NIM's and AIPerf's rankings request: one query, passages to rank; no output length.
-  if (endpoint === "v1/ranking") {
-    return {
-      model,
-      query: { text: prompt },
-      passages: (options.passages ?? []).map((text) => ({ text })),
-    };
-  }
-  // Hugging Face TEI's rerank (genai-perf's --extra-inputs rankings:tei): no model field.
-  if (endpoint === "rerank") return { query: prompt, texts: [...options.passages ?? []] };
-  const generate = GENERATE_ENDPOINT.test(endpoint);
-  // Several texts in one chat turn are its content parts, as AIPerf sends them.
-  const media = options.media ?? [];
-  const content = texts.length === 1 && media.length === 0
-    ? prompt
-    : [...texts.map((text) => ({ type: "text", text })), ...media];
-  const body: Record<string, unknown> = generate
-    ? { text_input: prompt }
-    : endpoint.includes("chat")
-    ? { model, messages: [{ role: options.role ?? "user", content }] }
-    : { model, prompt };
-  if (options.maxTokens !== undefined) {
-    body.max_tokens = options.maxTokens;
-    if (synthetic.outputTokens?.deterministic || synthetic.exactLengths) {
-      body.min_tokens = options.maxTokens;
-      body.ignore_eos = true;
-    }
-  }
-  // generate and generate_stream pick streaming by path; the stream option is OpenAI's.
-  if (synthetic.streaming && !generate) {
-    body.stream = true;
-    body.stream_options = { include_usage: true };
-  }
+/** The request body of a user turn for the endpoint type, with --extra-inputs. */
+function bodyOf(
+  turn: TurnBody,
+  options: { type: EndpointType; synthetic: SyntheticPrompts },
+): Record<string, unknown> {
+  const def = endpointDef(options.type);
+  const extra = options.synthetic.extraInputs ?? {};
+  const template = options.synthetic.payloadTemplate;
+  const body = template === undefined ? def.body(turn) : renderTemplate(template, { turn, extra });
+  if (Object.keys(extra).length > 0) Object.assign(def.samplingOf?.(body) ?? body, extra);
   return body;
 }
 
@@ -244,7 +193,9 @@ async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
         "which need --session-concurrency N (each turn goes after the previous answer, with the history)",
     );
   }
-  const common = { model: options.model, endpoint: options.endpoint, synthetic };
+  const type = options.endpointType;
+  const noTokens = endpointDef(type).noTokens === true;
+  const exact = synthetic.outputTokens?.deterministic === true || synthetic.exactLengths === true;
   const mediaRng = mulberry32(synthetic.seed + MEDIA_SEED);
   const media = new Map<object, Record<string, unknown>[]>();
   if (synthetic.media !== undefined) {
@@ -258,19 +209,21 @@ async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
       { length: synthetic.rankingsPassages ?? 0 },
       (_, k) => conversations[(c + 1 + k) % conversations.length].turns[0].texts.join(" "),
     );
-  const ranking = options.endpoint === "v1/ranking" || options.endpoint === "rerank";
+  const ranking = type === "rankings" || type === "rerank";
   return conversations.flatMap(({ sessionId, turns }, c) =>
     turns.map((turn, t) => {
-      const step = stepOf(
-        bodyOf(turn.texts, {
-          ...common,
-          ...(turn.maxTokens === undefined ? {} : { maxTokens: turn.maxTokens }),
-          ...(turn.role === undefined ? {} : { role: turn.role }),
-          ...(media.has(turn) ? { media: media.get(turn) } : {}),
-          ...(ranking ? { passages: passagesOf(c) } : {}),
-        }),
-        turn.where,
-      );
+      const body: TurnBody = {
+        model: options.model,
+        texts: turn.texts,
+        exact,
+        // Embeddings and rankings answer at once.
+        streaming: synthetic.streaming && !noTokens,
+        ...(turn.maxTokens === undefined || noTokens ? {} : { maxTokens: turn.maxTokens }),
+        ...(turn.role === undefined ? {} : { role: turn.role }),
+        ...(media.has(turn) ? { media: media.get(turn) } : {}),
+        ...(ranking ? { passages: passagesOf(c) } : {}),
+      };
+      const step = stepOf(bodyOf(body, { type, synthetic }), turn.where);
       step.sessionId = sessionId;
       if (t + 1 < turns.length) step.delayMs = turns[t + 1].delayBeforeMs ?? 0;
       if (turn.timestampMs !== undefined) step.timestampMs = turn.timestampMs;

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { decodeBytesElements } from "./codec.ts";
 import { InputError } from "./errors.ts";
 import { isLlmEndpoint, loadLlmData, type SyntheticPrompts } from "./llm_data.ts";
+import { endpointTypeOf } from "./llm_endpoints.ts";
 import { loadTokenizer } from "./tokenizer.ts";
 
 const SYNTHETIC: SyntheticPrompts = {
@@ -18,7 +19,7 @@ async function bodies(
   const tokenizer = options.tokenizer && await loadTokenizer(options.tokenizer);
   const data = await loadLlmData({
     model: "m",
-    endpoint: options.endpoint,
+    endpointType: endpointTypeOf(options.endpoint)!,
     paths: [],
     synthetic: { ...SYNTHETIC, ...options.synthetic },
     ...(tokenizer ? { tokenizer } : {}),

@@ -14,7 +14,7 @@ async function load(data: unknown[]) {
     await Deno.writeTextFile(path, JSON.stringify({ data }));
     return await loadLlmData({
       model: "m",
-      endpoint: "v1/chat/completions",
+      endpointType: "chat",
       paths: [path],
       synthetic: SYNTHETIC,
     });

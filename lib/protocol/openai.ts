@@ -1,17 +1,21 @@
 /**
- * OpenAI-compatible client (--service-kind openai): POST {url}/{endpoint}
- * (v1/chat/completions, v1/completions, v1/embeddings, or Triton's generate
- * extension, v2/models/M/generate and generate_stream) with a JSON payload,
- * over the fast HTTP/1.1 client. A streamed answer (`text/event-stream`) is
- * parsed as it arrives: the first chunk with output is the first token,
- * every chunk with output a response, `data: [DONE]` the end of an OpenAI
- * stream (one that ends without it failed). Token counts come from the
- * `usage` field when the server sends one, else the tokenizer counts the
- * text when the level ends, else the chunks count; the session writes what
- * it saw into the request's TokenTiming.
+ * The LLM client (--service-kind openai): POST {url}/{endpoint} with a JSON
+ * payload, over the fast HTTP/1.1 client, for every API of the endpoint
+ * table (lib/input/llm_endpoints.ts: OpenAI's chat, completions, embeddings,
+ * rankings and Responses, Anthropic's Messages, Triton's, TGI's and SGLang's
+ * generate, the template endpoint), each answer format read by its function
+ * of _llm_answers.ts. A streamed answer (`text/event-stream`) is parsed as it
+ * arrives: the first event with output is the first token, every event with
+ * output a response, and the API's last event (`data: [DONE]`,
+ * `response.completed`, `message_stop`, ...) ends the stream (one that ends
+ * without it failed). Token counts come from the server's usage when it
+ * sends one, else the tokenizer counts the text when the level ends, else
+ * the chunks count; the session writes what it saw into the request's
+ * TokenTiming.
  */
 import { decodeBytesElements, encodeBytesElements } from "../input/codec.ts";
 import { PAYLOAD } from "../input/llm_data.ts";
+import { endpointDef, type EndpointType, endpointTypeOf } from "../input/llm_endpoints.ts";
 import type { Tokenizer } from "../input/tokenizer.ts";
 import type { TokenTiming } from "../types/timing.ts";
 import { ConnectionError, InferError, ProtocolError } from "./errors.ts";
@@ -28,6 +32,8 @@ import {
   readServerError,
 } from "./_http_session.ts";
 import { SseParser } from "./sse.ts";
+import { type AnswerReader, answerReader, type Reading } from "./_llm_answers.ts";
+import type { TemplateFields } from "./plan.ts";
 import { CurlResponses, responseOutputs } from "./_curl_responses.ts";
 import type {
   InferenceClient,
@@ -46,14 +52,28 @@ export const RESPONSE_OUTPUT = "response";
 export interface OpenAiClientOptions extends HttpClientOptions {
   /** Path after the URL, e.g. "v1/chat/completions". */
   endpoint: string;
+  /** The API (--endpoint-type); default: the API of the path, else chat. */
+  endpointType?: EndpointType;
+  /** --endpoint-type template: where the answers hold the text and the counts. */
+  template?: TemplateFields;
   /** Counts prompts (once per distinct request) and keeps output texts for counting. */
   tokenizer?: Tokenizer;
   /** Several models in one run (-m A,B): each timing names its request's model. */
   perModel?: boolean;
 }
 
-/** Triton's generate extension: no usage, no [DONE]; the output is `text_output`. */
-const GENERATE = /^v2\/models\/[^/]+(\/versions\/[^/]+)?\/generate(_stream)?$/;
+/** The event a stream of each API ends with; absent: it ends with the body (Triton, template). */
+const LAST_EVENT: Partial<Record<EndpointType, string>> = {
+  chat: "data: [DONE]",
+  completions: "data: [DONE]",
+  embeddings: "data: [DONE]",
+  rankings: "data: [DONE]",
+  rerank: "data: [DONE]",
+  responses: "response.completed (or response.incomplete)",
+  messages: "message_stop",
+  huggingface_generate: "its last event (generated_text)",
+  sglang_generate: "data: [DONE]",
+};
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -71,42 +91,6 @@ export function payloadOf(request: InferRequest): string {
   return decoder.decode(element);
 }
 
-const nonEmpty = (value: unknown) => typeof value === "string" && value !== "";
-
-/** Where outputOf puts the reasoning part of what it returns. */
-interface Reasoning {
-  text: string;
-}
-
-/**
- * The output a chunk or answer carries: completion `text`, chat `content` and
- * `reasoning_content` of a delta or message (the latter also in
- * `reasoning.text`), generate's `text_output`; an embeddings answer's vectors
- * count as output without text. "" when none.
- */
-function outputOf(body: JsonObject, reasoning: Reasoning): string {
-  if (nonEmpty(body.text_output)) return body.text_output as string;
-  const choices = body.choices;
-  if (!Array.isArray(choices)) {
-    // Embeddings' vectors and rankings' scores: an answer without text.
-    const list = Array.isArray(body.data) ? body.data : body.rankings;
-    return Array.isArray(list) && list.length > 0 ? " " : "";
-  }
-  let text = "";
-  for (const choice of choices) {
-    if (!isObject(choice)) continue;
-    if (nonEmpty(choice.text)) text += choice.text;
-    const part = isObject(choice.delta) ? choice.delta : choice.message;
-    if (!isObject(part)) continue;
-    if (nonEmpty(part.content)) text += part.content;
-    if (nonEmpty(part.reasoning_content)) {
-      text += part.reasoning_content;
-      reasoning.text += part.reasoning_content;
-    }
-  }
-  return text;
-}
-
 /** The text of a request body the tokenizer counts: messages, prompt, text_input or input. */
 export function promptText(body: JsonObject): string {
   const texts: string[] = [];
@@ -118,8 +102,26 @@ export function promptText(body: JsonObject): string {
       else add(value.content);
     }
   };
-  add(body.messages ?? body.prompt ?? body.text_input ?? body.input);
+  add(body.messages ?? body.prompt ?? body.text_input ?? body.input ?? body.inputs ?? body.text);
   return texts.join("\n");
+}
+
+/** What an event of type "error" says: its error's message, else its data. */
+function errorOfEvent(data: string): string {
+  try {
+    const body = JSON.parse(data);
+    return (isObject(body) ? errorMessage(body) : undefined) ?? data;
+  } catch {
+    return data;
+  }
+}
+
+interface SessionOptions {
+  tokenizer: Tokenizer | undefined;
+  /** What a stream must end with, for the error when it does not. */
+  lastEvent: string | undefined;
+  embeddings: boolean;
+  read: AnswerReader;
 }
 
 function errorMessage(body: JsonObject): string | undefined {
@@ -156,24 +158,23 @@ class OpenAiSession implements InferSession {
   #done = false;
   #error: string | undefined;
   readonly #keepText: boolean;
-  readonly #needsDone: boolean;
+  readonly #lastEvent: string | undefined;
   readonly #embeddings: boolean;
   readonly #tokenizer: Tokenizer | undefined;
-  readonly #reasoning: Reasoning = { text: "" };
+  readonly #read: AnswerReader;
+  readonly #reading: Reading = { text: "", reasoning: "", output: false, end: false, sofar: "" };
 
-  constructor(
-    connection: Http1Connection,
-    sessions: HttpSessions,
-    options: { tokenizer: Tokenizer | undefined; needsDone: boolean; embeddings: boolean },
-  ) {
+  constructor(connection: Http1Connection, sessions: HttpSessions, options: SessionOptions) {
     this.#connection = connection;
     this.#sessions = sessions;
     this.#tokenizer = options.tokenizer;
     this.#keepText = options.tokenizer !== undefined && !options.embeddings;
-    this.#needsDone = options.needsDone;
+    this.#lastEvent = options.lastEvent;
     this.#embeddings = options.embeddings;
+    this.#read = options.read;
     this.#parser = new SseParser((data, type) => {
-      if (type === "error") this.#error ??= data;
+      // An event of type "error" (Anthropic's) is the server's error whatever its data says.
+      if (type === "error") this.#error ??= errorOfEvent(data);
       else this.#event(data, this.#pieceMs);
     });
   }
@@ -214,6 +215,7 @@ class OpenAiSession implements InferSession {
     this.#onOutputs = options?.decodeOutputs === true ? options.onOutputs : undefined;
     this.#done = false;
     this.#error = undefined;
+    this.#reading.sofar = "";
     const connection = this.#connection;
     t.start = performance.now();
     const head = await connection.send(request.bytes, t);
@@ -243,8 +245,8 @@ class OpenAiSession implements InferSession {
     if (this.#error !== undefined) {
       throw new InferError(`Server sent an error: ${this.#error}`, head.status);
     }
-    if (t.streamed && this.#needsDone && !this.#done) {
-      throw new InferError("The stream ended without data: [DONE]", head.status);
+    if (t.streamed && this.#lastEvent !== undefined && !this.#done) {
+      throw new InferError(`The stream ended without ${this.#lastEvent}`, head.status);
     }
     if (!t.usage) t.outputTokens = this.#embeddings ? 0 : t.responses;
     const events = this.#events;
@@ -285,34 +287,29 @@ class OpenAiSession implements InferSession {
       this.#error ??= error;
       return;
     }
-    const reasoning = this.#reasoning;
-    reasoning.text = "";
-    const output = outputOf(body, reasoning);
-    if (output !== "") {
+    const out = this.#reading;
+    out.text = "";
+    out.reasoning = "";
+    out.output = false;
+    out.end = false;
+    out.error = undefined;
+    this.#read(body, out, t);
+    if (out.error !== undefined) this.#error ??= out.error;
+    if (out.output) {
       if (t.responses === 0) t.firstResponse = now;
       else if (t.responses === 1) t.secondResponse = now;
       t.lastResponse = now;
       t.responses++;
       t.chunkTimes!.push(now);
-      if (t.outputText !== undefined) t.outputText += output;
-      if (reasoning.text !== "") {
+      if (t.outputText !== undefined) t.outputText += out.text;
+      if (out.reasoning !== "") {
         t.reasoningChunks!++;
-        if (t.reasoningText !== undefined) t.reasoningText += reasoning.text;
+        if (t.reasoningText !== undefined) t.reasoningText += out.reasoning;
       }
-      t.chunkTokens?.push(this.#tokenizer === undefined ? 1 : this.#tokenizer.count(output));
+      t.chunkTokens?.push(this.#tokenizer === undefined ? 1 : this.#tokenizer.count(out.text));
       this.#options?.onResponse?.();
     }
-    const usage = body.usage;
-    if (isObject(usage) && typeof usage.prompt_tokens === "number") {
-      // Embeddings answers count only prompt tokens.
-      t.usage = true;
-      t.outputTokens = typeof usage.completion_tokens === "number" ? usage.completion_tokens : 0;
-      t.serverInputTokens = usage.prompt_tokens;
-      const details = usage.completion_tokens_details;
-      if (isObject(details) && typeof details.reasoning_tokens === "number") {
-        t.reasoningUsage = details.reasoning_tokens;
-      }
-    }
+    if (out.end) this.#done = true;
   }
 }
 
@@ -332,8 +329,7 @@ export class OpenAiClient implements InferenceClient {
   readonly #path: string;
   readonly #sessions: HttpSessions;
   readonly #tokenizer: Tokenizer | undefined;
-  readonly #generate: boolean;
-  readonly #embeddings: boolean;
+  readonly #session: SessionOptions;
   readonly #perModel: boolean;
 
   constructor(options: OpenAiClientOptions) {
@@ -342,10 +338,15 @@ export class OpenAiClient implements InferenceClient {
     this.#path = `${this.#target.basePath}/${endpoint}`;
     this.#sessions = new HttpSessions(this.#target.endpoint, "an OpenAI client");
     this.#tokenizer = options.tokenizer;
-    this.#generate = GENERATE.test(endpoint);
-    // Neither answers with tokens: embeddings and rankings count only their prompt.
-    this.#embeddings = endpoint === "v1/embeddings" || endpoint === "v1/ranking" ||
-      endpoint === "rerank";
+    const type = options.endpointType ?? endpointTypeOf(endpoint) ?? "chat";
+    const def = endpointDef(type);
+    this.#session = {
+      tokenizer: options.tokenizer,
+      lastEvent: LAST_EVENT[type],
+      // Embeddings and rankings answer without tokens: they count only their prompt.
+      embeddings: def.noTokens === true,
+      read: answerReader(def.answer, options.template),
+    };
     this.#perModel = options.perModel ?? false;
   }
 
@@ -386,11 +387,7 @@ export class OpenAiClient implements InferenceClient {
   }
 
   openSession(): Promise<InferSession> {
-    const options = {
-      tokenizer: this.#tokenizer,
-      needsDone: !this.#generate,
-      embeddings: this.#embeddings,
-    };
+    const options = this.#session;
     return this.#sessions.open((connection) =>
       new OpenAiSession(connection, this.#sessions, options)
     );

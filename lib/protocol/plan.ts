@@ -3,7 +3,18 @@
  * connect, encode and what the service kind adds (the Client options of
  * --help). lib/cli builds it; the service kinds' clients read it.
  */
+import type { EndpointType } from "../input/llm_endpoints.ts";
 import type { ParameterValue } from "../types/tensor.ts";
+
+/** --endpoint-type template: where answers and stream events hold the text and the counts. */
+export interface TemplateFields {
+  /** JSON path of the text (AIPerf's response_field); absent: looked for where APIs put it. */
+  text?: string;
+  /** JSON path of the output token count (the count so far, or the total). */
+  tokens?: string;
+  /** JSON path of the prompt token count. */
+  promptTokens?: string;
+}
 
 /** A --request-parameter, its value typed as TYPE says. */
 export interface RequestParameter {
@@ -55,6 +66,10 @@ export interface ClientPlan {
   modelRepository: string;
   /** --endpoint of --service-kind openai, leading slashes removed; "" otherwise. */
   endpoint: string;
+  /** --service-kind openai: the API of the endpoint (--endpoint-type, or the type of --endpoint). */
+  endpointType?: EndpointType;
+  /** --endpoint-type template: the answers' JSON paths. */
+  templateFields?: TemplateFields;
   /** --model-signature-name (tfserving). */
   modelSignatureName: string;
   /** --shared-memory ("cuda" is refused: it needs a GPU). */

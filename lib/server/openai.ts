@@ -3,7 +3,8 @@
  * /v1/chat/completions, /v1/completions, /v1/embeddings and NIM's
  * /v1/ranking, and Triton's
  * generate extension (/v2/models/M/generate and generate_stream), for models
- * with `llm` settings. Tokens follow a schedule from the request's arrival
+ * with `llm` settings; the Responses and Messages APIs and TGI's and SGLang's
+ * generate speak through their wires (_llm_apis.ts). Tokens follow a schedule from the request's arrival
  * (the first after ttft_ms, then one every itl_ms +- the jitter), streamed as
  * server-sent events or answered at once, so that clients' time to first
  * token and inter-token latency have a ground truth; a share of the streams
@@ -14,6 +15,13 @@ import type { LlmSpec, ModelSpec } from "./config_types.ts";
 import { type Clock, realClock } from "./model.ts";
 import type { ModelRepository } from "./repository.ts";
 import type { HttpRequest, HttpResponse } from "./_http.ts";
+import {
+  BadRequest,
+  chatPromptTokens,
+  completionPromptTokens,
+  countWords,
+} from "./_llm_prompts.ts";
+import { LLM_WIRES, type LlmWire, type WireKind } from "./_llm_apis.ts";
 
 export interface OpenAiFrontEnd {
   handle(request: HttpRequest): HttpResponse | Promise<HttpResponse>;
@@ -54,77 +62,6 @@ function failure(status: number, message: string, code?: string): HttpResponse {
   });
 }
 
-class BadRequest extends Error {
-  constructor(message: string, readonly status = 400, readonly code?: string) {
-    super(message);
-  }
-}
-
-function countWords(text: string): number {
-  let count = 0;
-  for (const word of text.split(/\s+/)) if (word !== "") count++;
-  return count;
-}
-
-/**
- * A chat content part as OpenAI's API takes it (text, image_url with a URL,
- * input_audio with base64 data and its format), checked as a server would;
- * its prompt tokens: a text's words, none for media.
- */
-function partTokens(part: unknown): number {
-  if (!isObject(part)) throw new BadRequest("a content part must be an object");
-  if (part.type === "text" && typeof part.text === "string") return countWords(part.text);
-  if (part.type === "image_url") {
-    const image = part.image_url;
-    if (!isObject(image) || typeof image.url !== "string" || image.url === "") {
-      throw new BadRequest("an image_url part needs image_url.url");
-    }
-    if (
-      image.url.startsWith("data:") &&
-      !/^data:image\/[a-z]+;base64,[A-Za-z0-9+/]+=*$/.test(image.url)
-    ) {
-      throw new BadRequest("an image_url data URL must be data:image/FORMAT;base64,DATA");
-    }
-    return 0;
-  }
-  if (part.type === "input_audio") {
-    const audio = part.input_audio;
-    if (
-      !isObject(audio) || typeof audio.data !== "string" ||
-      !/^[A-Za-z0-9+/]+=*$/.test(audio.data) || (audio.format !== "wav" && audio.format !== "mp3")
-    ) {
-      throw new BadRequest("an input_audio part needs base64 data and a format, wav or mp3");
-    }
-    return 0;
-  }
-  throw new BadRequest(`unsupported content part type ${JSON.stringify(part.type)}`);
-}
-
-/** Prompt tokens of a chat request: the words of every message's text. */
-function chatPromptTokens(body: JsonObject): number {
-  if (!Array.isArray(body.messages) || body.messages.length === 0) {
-    throw new BadRequest("'messages' must be a non-empty array");
-  }
-  let count = 0;
-  for (const message of body.messages) {
-    const content = isObject(message) ? message.content : undefined;
-    if (typeof content === "string") count += countWords(content);
-    else if (Array.isArray(content)) {
-      for (const part of content) count += partTokens(part);
-    }
-  }
-  return count;
-}
-
-function completionPromptTokens(body: JsonObject): number {
-  const prompt = body.prompt;
-  if (typeof prompt === "string") return countWords(prompt);
-  if (Array.isArray(prompt) && prompt.every((p) => typeof p === "string")) {
-    return prompt.reduce((n: number, p: string) => n + countWords(p), 0);
-  }
-  throw new BadRequest("'prompt' must be a string or an array of strings");
-}
-
 /** A standard normal sample (Box-Muller) from `rng`. */
 function gaussian(rng: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
@@ -163,6 +100,16 @@ function outputTokens(
 /** Prompt tokens (words) of a request body of `kind`, a chat template's included. */
 function promptTokens(body: JsonObject, kind: Kind, llm: Llm): number {
   switch (kind) {
+    case "responses":
+    case "messages":
+    case "tgi":
+    case "sglang": {
+      const prompt = LLM_WIRES[kind].prompt(body);
+      if (typeof prompt !== "string") throw new BadRequest(prompt.error, 422);
+      // The Responses and Messages APIs apply the model's chat template, as chat does.
+      return countWords(prompt) +
+        (kind === "responses" || kind === "messages" ? llm.chatTemplateTokens : 0);
+    }
     case "chat":
       return chatPromptTokens(body) + llm.chatTemplateTokens;
     case "completions":
@@ -220,6 +167,17 @@ async function failStream(
   }
 }
 
+/** A streamed answer: the server-sent events `stream` writes. */
+function eventStream(llm: Llm, stream: HttpResponse["stream"]): HttpResponse {
+  return {
+    status: 200,
+    contentType: "text/event-stream",
+    headers: { "Cache-Control": "no-cache" },
+    dropConnection: llm.closeAfterStream,
+    stream,
+  };
+}
+
 /** Timers of the answers in progress, all cancelled by close(). */
 class Timeline {
   readonly #clock: Clock;
@@ -255,7 +213,7 @@ class Timeline {
   }
 }
 
-type Kind = "chat" | "completions" | "generate" | "embeddings" | "rankings" | "rerank";
+type Kind = "chat" | "completions" | "generate" | "embeddings" | "rankings" | "rerank" | WireKind;
 
 interface Answer {
   kind: Kind;
@@ -386,11 +344,18 @@ function schedule(
   return times;
 }
 
+/** Whether a /generate body is SGLang's (`text`) rather than TGI's (`inputs`): both serve the path. */
+function sglangBody(request: HttpRequest): boolean {
+  return !/"inputs"\s*:/.test(decoder.decode(request.body));
+}
+
 /** The generate path's model name and whether it streams, or undefined for another path. */
 const GENERATE_PATH = /^\/v2\/models\/([^/]+)(?:\/versions\/[^/]+)?\/generate(_stream)?$/;
 
-export function isGeneratePath(path: string): boolean {
-  return GENERATE_PATH.test(path);
+/** The paths besides /v1/... that the LLM front end answers: TEI's, TGI's, SGLang's, Triton's generate. */
+export function isLlmPath(path: string): boolean {
+  return path === "/rerank" || path === "/generate" || path === "/generate_stream" ||
+    GENERATE_PATH.test(path);
 }
 
 /** The OpenAI-compatible routes over the models of `repository` that have `llm` settings. */
@@ -439,9 +404,10 @@ export function createOpenAiHandler(
     // Each answer its own generator: lengths and jitter do not depend on how answers interleave.
     const rng = mulberry32(n);
     const unstreamed = kind === "embeddings" || kind === "rankings" || kind === "rerank";
+    const wire: LlmWire | undefined = (LLM_WIRES as Record<string, LlmWire>)[kind];
     const { count, finish } = unstreamed
       ? { count: 0, finish: "stop" }
-      : outputTokens(body, { llm, rng });
+      : outputTokens(wire ? wire.limits(body) : body, { llm, rng });
     const answer: Answer = {
       kind,
       model: spec.name,
@@ -459,6 +425,7 @@ export function createOpenAiHandler(
     };
     const times = schedule(request.arrival + llm.ttftMs, { llm, count: Math.max(1, count), rng });
     const streaming = options.stream ?? body.stream === true;
+    if (wire !== undefined) return wireAnswer(answer, { wire, streaming, times, llm, n });
     if (!streaming || unstreamed) {
       return timeline.until(times[times.length - 1]).then(
         () => json(200, completeBody(answer, llm.usage)),
@@ -472,35 +439,59 @@ export function createOpenAiHandler(
       kind === "generate" ? event(generated(answer, token(i))) : chunk(answer, [
         choice(answer, token(i), { finish: null, i }),
       ]);
-    return {
-      status: 200,
-      contentType: "text/event-stream",
-      headers: { "Cache-Control": "no-cache" },
-      dropConnection: llm.closeAfterStream,
-      stream: async (write) => {
-        // Like vLLM, chat streams open with the role and empty content: not a token.
-        if (kind === "chat") {
-          const role = { index: 0, delta: { role: "assistant", content: "" }, finish_reason: null };
-          await write(chunk(answer, [role]));
-        }
-        for (let i = 0; i < count; i++) {
-          if (i === failAt) {
-            await failStream(write, llm.errorKind);
-            return;
-          }
-          await timeline.until(times[i]);
-          await write(piece(i));
-        }
-        if (failAt === count) {
+    return eventStream(llm, async (write) => {
+      // Like vLLM, chat streams open with the role and empty content: not a token.
+      if (kind === "chat") {
+        const role = { index: 0, delta: { role: "assistant", content: "" }, finish_reason: null };
+        await write(chunk(answer, [role]));
+      }
+      for (let i = 0; i < count; i++) {
+        if (i === failAt) {
           await failStream(write, llm.errorKind);
           return;
         }
-        if (kind === "generate") return;
-        await write(chunk(answer, [choice(answer, "", { finish })]));
-        if (includeUsage) await write(chunk(answer, [], { usage: usage(answer) }));
-        await write(DONE);
-      },
-    };
+        await timeline.until(times[i]);
+        await write(piece(i));
+      }
+      if (failAt === count) {
+        await failStream(write, llm.errorKind);
+        return;
+      }
+      if (kind === "generate") return;
+      await write(chunk(answer, [choice(answer, "", { finish })]));
+      if (includeUsage) await write(chunk(answer, [], { usage: usage(answer) }));
+      await write(DONE);
+    });
+  };
+
+  /** An answer of a wire's API: in one piece, or streamed as its events. */
+  const wireAnswer = (
+    answer: Answer,
+    options: { wire: LlmWire; streaming: boolean; times: number[]; llm: Llm; n: number },
+  ): HttpResponse | Promise<HttpResponse> => {
+    const { wire, times, llm } = options;
+    const tokens = Array.from({ length: answer.count }, (_, i) => token(i));
+    const text = tokens.join("");
+    if (!options.streaming) {
+      return timeline.until(times[times.length - 1]).then(
+        () => json(200, wire.whole(answer, text)),
+        (error: Error) => failure(503, error.message),
+      );
+    }
+    const failAt = fails(llm, options.n) ? Math.min(llm.errorAfterTokens, answer.count) : -1;
+    return eventStream(llm, async (write) => {
+      const send = (events: string[]) => write(encoder.encode(events.join("")));
+      await send(wire.open(answer));
+      let sofar = "";
+      for (let i = 0; i < answer.count; i++) {
+        if (i === failAt) return await failStream(write, llm.errorKind);
+        await timeline.until(times[i]);
+        sofar += tokens[i];
+        await send([wire.token(answer, { i, text: tokens[i], sofar })]);
+      }
+      if (failAt === answer.count) return await failStream(write, llm.errorKind);
+      await send(wire.close(answer, text));
+    });
   };
 
   const models = json(200, {
@@ -530,6 +521,23 @@ export function createOpenAiHandler(
               ? "rerank"
               : "completions";
             return complete(request, { kind });
+          }
+          case "/v1/responses":
+          case "/v1/messages":
+          case "/generate":
+          case "/generate_stream": {
+            if (request.method !== "POST") return failure(405, "Method Not Allowed");
+            const path = request.path;
+            return complete(request, {
+              kind: path === "/v1/responses"
+                ? "responses"
+                : path === "/v1/messages"
+                ? "messages"
+                : path === "/generate" && sglangBody(request)
+                ? "sglang"
+                : "tgi",
+              ...(path === "/generate_stream" ? { stream: true } : {}),
+            });
           }
           default: {
             const generate = GENERATE_PATH.exec(request.path);

@@ -1,7 +1,7 @@
 /**
  * Starts the reference server: the simulated models behind each protocol
  * front end. The HTTP port serves KServe v2 (/v2/...), TorchServe
- * (/predictions/..., /ping) and the OpenAI-compatible API (/v1/..., /rerank) side by
+ * (/predictions/..., /ping) and the LLM APIs (/v1/..., /rerank, /generate...) side by
  * side; every gRPC port serves KServe v2 and TF Serving's PredictionService.
  */
 import denoConfig from "../../deno.json" with { type: "json" };
@@ -10,7 +10,7 @@ import { SimulatedGpus } from "./gpu.ts";
 import { type GrpcServer, type GrpcTlsOptions, serveGrpc } from "./grpc.ts";
 import { createKServeHandler } from "./kserve_http.ts";
 import { createMetricsHandler } from "./metrics.ts";
-import { createOpenAiHandler, isGeneratePath } from "./openai.ts";
+import { createOpenAiHandler, isLlmPath } from "./openai.ts";
 import { SharedMemoryRegistry } from "./shm.ts";
 import { TraceSettingsStore } from "./trace.ts";
 import { createTorchServeHandler } from "./torchserve.ts";
@@ -89,7 +89,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const openai = createOpenAiHandler(repository, { clock: options.clock });
   const http = serveHttp(
     (request) =>
-      request.path.startsWith("/v1/") || request.path === "/rerank" || isGeneratePath(request.path)
+      request.path.startsWith("/v1/") || isLlmPath(request.path)
         ? openai.handle(request)
         : request.path.startsWith("/predictions/") || request.path === "/ping"
         ? torchserve(request)

@@ -387,6 +387,15 @@ export const INPUT_DATA: readonly OptionDef[] = [
       "With --endpoint v1/ranking (NIM's and AIPerf's rankings): passages per synthetic query, the texts of the next N prompts.",
   },
   {
+    name: "extra-inputs",
+    type: "list",
+    variadic: true,
+    group: "Input data",
+    valueName: "NAME:VALUE ...",
+    help:
+      "Fields every synthetic LLM request carries (genai-perf's and AIPerf's option; a number, true/false or JSON value is typed, else a string; or one JSON object), where the API keeps its sampling parameters (TGI's parameters, SGLang's sampling_params, else the body). --endpoint-type template reads payload_template (the body, with {{ text }}, {{ texts }}, {{ model }}, {{ max_tokens }}, {{ stream }}, {{ role }} and every extra input as placeholders), response_field, response_tokens_field and response_prompt_tokens_field (JSON paths of the text and counts in answers and stream events).",
+  },
+  {
     name: "tokenizer",
     type: "string",
     default: DEFAULT_TOKENIZER,

@@ -1,4 +1,5 @@
 /** The Target section of --help: -m, -u, -i and what identifies the model and server. */
+import { ENDPOINT_TYPE_NAMES } from "../../input/llm_endpoints.ts";
 import type { OptionDef } from "../option_types.ts";
 
 export const TARGET: readonly OptionDef[] = [
@@ -82,7 +83,15 @@ export const TARGET: readonly OptionDef[] = [
     group: "Target",
     valueName: "PATH",
     help:
-      "Endpoint of --service-kind openai: v1/chat/completions or v1/completions (after the URL of -u).",
+      "Path of --service-kind openai after the URL of -u (v1/chat/completions, v1/completions, v1/embeddings, v1/ranking, rerank, v1/responses, v1/messages, generate, generate_stream, v2/models/M/generate[_stream]); default: the path of --endpoint-type.",
+  },
+  {
+    name: "endpoint-type",
+    type: "string",
+    group: "Target",
+    choices: ENDPOINT_TYPE_NAMES,
+    help:
+      "The API of --service-kind openai (AIPerf's option): OpenAI's chat, completions, embeddings, rankings (NIM), responses; rerank (TEI), messages (Anthropic), triton_generate, huggingface_generate (TGI: generate, generate_stream with --streaming), sglang_generate (SGLang's /generate), template (any JSON API: --extra-inputs payload_template, response_field). Default: the API of --endpoint.",
   },
   {
     name: "model-signature-name",

@@ -19,6 +19,8 @@ export const openai: ServiceKindDef = {
     return new OpenAiClient({
       ...clientBasics(plan, options),
       endpoint: plan.endpoint,
+      ...(plan.endpointType ? { endpointType: plan.endpointType } : {}),
+      ...(plan.templateFields ? { template: plan.templateFields } : {}),
       tls: await httpsTls(plan.httpsSsl),
       ...(tokenizer ? { tokenizer } : {}),
       ...(plan.models ? { perModel: true } : {}),
@@ -30,7 +32,7 @@ export const openai: ServiceKindDef = {
     const load = (name: string) =>
       loadLlmData({
         model: name,
-        endpoint: plan.endpoint,
+        endpointType: plan.endpointType ?? "chat",
         paths: plan.inputData.paths,
         synthetic: plan.syntheticPrompts,
         ...(tokenizer ? { tokenizer } : {}),
