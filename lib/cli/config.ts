@@ -19,6 +19,7 @@ import { UsageError } from "../types/errors.ts";
 import { parseHeaders, parseProtocol, parseService, TFSERVING_URL } from "./_client_options.ts";
 import { Reader } from "./_reader.ts";
 import { checkRepeat, parseRepeat } from "./_repeat_options.ts";
+import { checkShapes, parseShapeOptions, parseWarmupDuration } from "./_shape_options.ts";
 import { optionDef, optionLabel, type RawOptions } from "./options.ts";
 
 function parseSequenceIds(r: Reader): { start: number; end: number } {
@@ -76,6 +77,8 @@ const LOAD_MODE_OPTIONS = [
   "request-rate-range",
   "request-intervals",
   "session-concurrency",
+  "request-rate-stages",
+  "concurrency-stages",
 ];
 
 /**
@@ -171,13 +174,13 @@ function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
   }
   const requestIntervals = r.string("request-intervals");
   return {
-    loadMode: raw.has("request-rate-range")
+    loadMode: raw.has("request-rate-range") || raw.has("request-rate-stages")
       ? "request_rate"
       : requestIntervals !== undefined || fixedSchedule
       ? "custom_intervals"
       : "concurrency",
     requestRate: r.range("request-rate-range", "1", { integer: false }),
-    requestDistribution: r.string("request-distribution") as "constant" | "poisson",
+    ...parseShapeOptions(r, raw),
     requestIntervals,
     fixedSchedule,
     sessionConcurrency: raw.has("session-concurrency")
@@ -446,6 +449,7 @@ export function buildProfileConfig(
     requestCount: r.bounded("request-count", (n) => n >= 0, "an integer >= 0"),
     ...parseDuration(r),
     warmupRequestCount: r.bounded("warmup-request-count", (n) => n >= 0, "an integer >= 0"),
+    warmupDurationMs: parseWarmupDuration(r),
     requestTimeoutMs: r.bounded("request-timeout", (n) => n >= 0, "an integer >= 0"),
     stallTimeoutMs: r.bounded("stall-timeout", (n) => n >= 0, "an integer >= 0"),
     inputData,
@@ -474,6 +478,7 @@ export function buildProfileConfig(
   }
   r.number("max-threads");
   checkDuration(errors, config);
+  checkShapes(errors, config);
   if (config.models && config.workers > 1) {
     errors.push(
       `Several models (-m A,B) can not be used with --workers ${config.workers}: the ` +

@@ -1,6 +1,8 @@
 /**
  * Closed-loop load: N workers, each with its own keep-alive session, send
- * the next request as soon as the previous one completes.
+ * the next request as soon as the previous one completes. A concurrency
+ * shape (shape.ts) changes N on a timer: new lanes start at once, and a
+ * lane above the new N ends after its request in flight.
  */
 import type { RequestRecorder } from "../measure/recorder.ts";
 import { ConnectionError } from "../protocol/errors.ts";
@@ -10,6 +12,8 @@ import type { RequestFeed } from "./feed.ts";
 import { Cancellation } from "./_cancel.ts";
 import type { CancellationPlan } from "./plan.ts";
 import { Abandonment, drain } from "./_drain.ts";
+import { PrefillGate, PrefillHold } from "./_prefill.ts";
+import type { ConcurrencySteps } from "./shape.ts";
 
 /**
  * Pauses after connection failures in a row, doubling from the first to the
@@ -34,6 +38,8 @@ export interface ConcurrencyLoadOptions {
   stallMs?: number;
   /** --request-cancellation-rate and -delay: requests cancelled on purpose, counted apart. */
   cancellation?: CancellationPlan;
+  /** --prefill-concurrency: at most this many requests waiting for their first response. */
+  prefill?: number;
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
@@ -48,14 +54,22 @@ export class ConcurrencyLoad {
   /** Each lane's way to cancel its request in flight. */
   #cancels: (() => void)[] = [];
   readonly #cancellation: Cancellation | undefined;
+  readonly #prefill: PrefillGate | undefined;
   #recorder: RequestRecorder | undefined;
   #running = false;
+  /** Lanes below this send (0 once stopped): the concurrency now. */
+  #limit = 0;
+  /** 1 while a lane's worker runs. */
+  #live = new Uint8Array(0);
+  /** A concurrency shape's next change, and how its driver learns of a stop. */
+  #stepTimer: ReturnType<typeof setTimeout> | undefined;
+  #stepsDone: (() => void) | undefined;
   #budget = Infinity;
   #workers: Promise<void>[] = [];
   readonly #abandonment: Abandonment;
   readonly #lastMs = () => this.#recorder?.lastCompletedMs ?? -Infinity;
   readonly #abandon = () => {
-    this.#running = false;
+    this.#halt();
     this.#abandonment.giveUp();
     for (const session of this.#sessions) session?.close();
   };
@@ -66,23 +80,72 @@ export class ConcurrencyLoad {
     this.#stallMs = options.stallMs ?? 0;
     this.#abandonment = new Abandonment(this.#stallMs);
     this.#cancellation = options.cancellation && new Cancellation(options.cancellation);
+    this.#prefill = options.prefill === undefined ? undefined : new PrefillGate(options.prefill);
   }
 
   /**
-   * Starts `concurrency` workers recording into `recorder`. With `limit`, the
-   * workers together issue exactly that many requests and then stop.
+   * Starts `concurrency` workers recording into `recorder`, or as many as
+   * `steps` say over time. With `limit`, the workers together issue exactly
+   * that many requests and then stop.
    */
-  start(concurrency: number, options: { recorder: RequestRecorder; limit?: number }): void {
+  start(
+    concurrency: number,
+    options: { recorder: RequestRecorder; limit?: number; steps?: ConcurrencySteps },
+  ): void {
     if (this.#running) throw new Error("The load is already running");
+    const steps = options.steps;
+    const lanes = steps ? Math.max(steps.initial, ...steps.steps.map((s) => s.value)) : concurrency;
     this.#recorder = options.recorder;
     this.#budget = options.limit ?? Infinity;
     this.#running = true;
-    this.#sessions = new Array(concurrency);
-    this.#cancels = new Array(concurrency);
-    this.#workers = Array.from(
-      { length: concurrency },
-      (_, lane) => this.#work(this.#idle.pop(), lane),
-    );
+    this.#limit = steps ? steps.initial : concurrency;
+    this.#sessions = new Array(lanes);
+    this.#cancels = new Array(lanes);
+    this.#live = new Uint8Array(lanes);
+    this.#workers = [];
+    for (let lane = 0; lane < this.#limit; lane++) this.#spawn(lane);
+    if (steps) this.#workers.push(this.#drive(steps));
+  }
+
+  #spawn(lane: number): void {
+    this.#live[lane] = 1;
+    this.#workers.push(this.#work(this.#idle.pop(), lane));
+  }
+
+  /** Follows a concurrency shape until its last change or a stop. */
+  #drive(steps: ConcurrencySteps): Promise<void> {
+    const startMs = performance.now();
+    const list = steps.steps;
+    let i = 0;
+    return new Promise((resolve) => {
+      this.#stepsDone = resolve;
+      const next = () => {
+        if (!this.#running) return resolve();
+        for (; i < list.length && startMs + list[i].atMs <= performance.now(); i++) {
+          this.#setLanes(list[i].value);
+        }
+        if (i === list.length) return resolve();
+        this.#stepTimer = setTimeout(next, Math.max(0, startMs + list[i].atMs - performance.now()));
+      };
+      next();
+    });
+  }
+
+  /** The concurrency becomes `n`: lanes without a worker start; lanes above `n` end after their request. */
+  #setLanes(n: number): void {
+    const before = this.#limit;
+    this.#limit = n;
+    for (let lane = before; lane < n; lane++) if (this.#live[lane] === 0) this.#spawn(lane);
+  }
+
+  /** No lane sends any more: a stop, or giving up on a stalled server. */
+  #halt(): void {
+    this.#running = false;
+    this.#limit = 0;
+    clearTimeout(this.#stepTimer);
+    this.#stepsDone?.();
+    this.#stepsDone = undefined;
+    this.#prefill?.releaseWaiting();
   }
 
   /** Cancels every request in flight (the end of --benchmark-grace-period): each counts as cancelled. */
@@ -92,18 +155,25 @@ export class ConcurrencyLoad {
 
   /** Stops issuing requests and waits for the ones in flight (given up on after a stall). */
   async stop(): Promise<void> {
-    this.#running = false;
+    this.#halt();
     await this.drained();
     this.#workers = [];
   }
 
-  /** Resolves once every worker has stopped (a `limit` was reached, or a stall). */
+  /**
+   * Resolves once every worker has stopped (a `limit` was reached, or a
+   * stall) and a concurrency shape has no more lanes to start.
+   */
   async drained(): Promise<void> {
-    await drain(Promise.all(this.#workers), {
-      lastMs: this.#lastMs,
-      stallMs: this.#stallMs,
-      abandon: this.#abandon,
-    });
+    // A shape starts lanes while the first ones run: wait for those too.
+    for (let seen = -1; seen !== this.#workers.length;) {
+      seen = this.#workers.length;
+      await drain(Promise.all(this.#workers), {
+        lastMs: this.#lastMs,
+        stallMs: this.#stallMs,
+        abandon: this.#abandon,
+      });
+    }
   }
 
   close(): void {
@@ -131,7 +201,18 @@ export class ConcurrencyLoad {
       session?.close();
     };
     this.#cancels[lane] = cancel;
-    while (this.#running && this.#budget > 0) {
+    const hold = this.#prefill && new PrefillHold(this.#prefill);
+    const plain = hold?.plain;
+    const decode = hold?.decode ?? DECODE;
+    while (lane < this.#limit && this.#budget > 0) {
+      if (hold !== undefined) {
+        await hold.gate.acquire();
+        hold.begin();
+        if (!(lane < this.#limit && this.#budget > 0)) {
+          hold.end();
+          break;
+        }
+      }
       this.#budget--;
       const request = feed.next(lane);
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -143,7 +224,7 @@ export class ConcurrencyLoad {
         const check = feed.check(request);
         inflight = true;
         if (cancellation?.draw()) timer = setTimeout(cancel, cancellation.delayMs);
-        const outputs = await session.infer(request, timing, check && DECODE);
+        const outputs = await session.infer(request, timing, check ? decode : plain);
         inflight = false;
         // Given up on meanwhile (an API that cannot cancel answers late): failed as abandoned.
         const mismatch = abandonment.of(epoch) ?? check?.(outputs ?? []);
@@ -153,6 +234,8 @@ export class ConcurrencyLoad {
         failures = 0;
       } catch (e) {
         inflight = false;
+        // Not held through the back-off pause below.
+        hold?.end();
         if (cancelled) {
           recorder.recordCancelled();
           failures = 0;
@@ -166,6 +249,7 @@ export class ConcurrencyLoad {
           failures = 0;
         }
       } finally {
+        hold?.end();
         if (timer !== undefined) clearTimeout(timer);
         if (cancelled) {
           // Its connection was closed under it: the next request opens another.
@@ -175,6 +259,7 @@ export class ConcurrencyLoad {
       }
     }
     this.#sessions[lane] = undefined;
+    this.#live[lane] = 0;
     // Sessions closed when the requests were given up on are not reused.
     if (session && abandonment.of(epoch) === undefined) this.#idle.push(session);
   }

@@ -53,6 +53,8 @@ export interface LevelLoads {
   level(value: number): LevelLoad;
   /** --fixed-schedule: each level is one window of exactly this many requests. */
   requestCount?: number;
+  /** Stages: each level is one window of this many milliseconds. */
+  durationMs?: number;
   close(): void;
 }
 
@@ -170,6 +172,7 @@ export async function planLoad(
     mode: loadMode(plan.loadMode).reportAs,
     range: pattern.range,
     ...(pattern.requestCount === undefined ? {} : { requestCount: pattern.requestCount }),
+    ...(pattern.durationMs === undefined ? {} : { durationMs: pattern.durationMs }),
   };
   if (options.threads) {
     const threads = await options.threads();
@@ -177,16 +180,19 @@ export async function planLoad(
   }
   const feed = createFeed(client, options);
   const schedule = pattern.schedule;
+  const prefill = plan.prefillConcurrency === undefined ? {} : { prefill: plan.prefillConcurrency };
   if (schedule === undefined) {
     const load = new ConcurrencyLoad(client, {
       feed,
       stallMs: plan.stallTimeoutMs,
       ...(plan.cancellation ? { cancellation: plan.cancellation } : {}),
+      ...prefill,
     });
+    const steps = pattern.steps;
     return {
       ...levels,
       level: (value) => ({
-        start: (o) => load.start(value, o),
+        start: (o) => load.start(value, steps ? { ...o, steps: steps(value) } : o),
         stop: () => load.stop(),
         drained: () => load.drained(),
         cancelInflight: () => load.cancelInflight(),
@@ -201,6 +207,7 @@ export async function planLoad(
     stallMs: plan.stallTimeoutMs,
     batchMs: plan.sendBatchMs,
     ...(plan.cancellation ? { cancellation: plan.cancellation } : {}),
+    ...prefill,
   });
   const rng = mulberry32(SCHEDULE_SEED);
   return {

@@ -3,6 +3,7 @@
  * open-loop sends are bounded and judged, and how sequences are grouped.
  */
 import type { Range } from "./range.ts";
+import type { RampStrategy, Stage } from "./shape.ts";
 
 /** --sequence-* options: how requests of sequence models are grouped. */
 export interface SequenceConfig {
@@ -29,7 +30,25 @@ export interface LoadPlan {
   concurrency: Range;
   /** --request-rate-range (floats); used when loadMode is "request_rate". */
   requestRate: Range;
-  requestDistribution: "constant" | "poisson";
+  requestDistribution: "constant" | "poisson" | "gamma";
+  /** --burstiness (vLLM's; AIPerf's --arrival-smoothness): the gamma gaps' shape, 1 for Poisson. */
+  burstiness: number;
+  /**
+   * --request-rate-ramp-duration or --concurrency-ramp-duration: each level
+   * ramps the load mode's value from `start` to the level's over `durationMs`.
+   */
+  ramp?: { durationMs: number; strategy: RampStrategy; start: number };
+  /**
+   * --request-rate-stages or --concurrency-stages (k6's stages): one level
+   * whose rate or concurrency goes from target to target, measured as one
+   * window of their whole duration.
+   */
+  stages?: readonly Stage[];
+  /**
+   * --prefill-concurrency: at most this many streamed requests waiting for
+   * their first token; a send waits for one of them to get it.
+   */
+  prefillConcurrency?: number;
   /** --request-intervals file; loadMode is then "custom_intervals". */
   requestIntervals?: string;
   /**

@@ -15,6 +15,7 @@ import type { RequestFeed } from "./feed.ts";
 import { Cancellation } from "./_cancel.ts";
 import type { CancellationPlan } from "./plan.ts";
 import { Abandonment, drain } from "./_drain.ts";
+import { PrefillGate, PrefillHold } from "./_prefill.ts";
 import { Alarm, type AlarmOptions } from "./alarm.ts";
 import { Pacer } from "./pacer.ts";
 import type { Schedule } from "./schedule.ts";
@@ -43,6 +44,11 @@ export interface RateLoadOptions {
   stallMs?: number;
   /** --request-cancellation-rate and -delay: requests cancelled on purpose, counted apart. */
   cancellation?: CancellationPlan;
+  /**
+   * --prefill-concurrency: at most this many requests waiting for their first
+   * response; a due send waits (counted as blocked) until one gets it.
+   */
+  prefill?: number;
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
@@ -61,10 +67,19 @@ interface Slot {
   cancelled: boolean;
   /** Cancels its request: made once per slot, so that a cancellation timer allocates nothing. */
   cancel: () => void;
+  /** --prefill-concurrency: its hold on the gate. */
+  hold: PrefillHold | undefined;
+  /** What its sends pass: with and without a check of the outputs. */
+  plain: InferOptions | undefined;
+  decode: InferOptions;
 }
 
-function newSlot(): Slot {
+function newSlot(gate: PrefillGate | undefined): Slot {
+  const hold = gate && new PrefillHold(gate);
   const slot: Slot = {
+    hold,
+    plain: hold?.plain,
+    decode: hold?.decode ?? DECODE,
     session: undefined,
     opening: undefined,
     timing: { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 },
@@ -90,6 +105,7 @@ export class RateLoad {
   readonly #stallMs: number;
   readonly #batchMs: number;
   readonly #cancellation: Cancellation | undefined;
+  readonly #prefill: PrefillGate | undefined;
   readonly #idle: Slot[] = [];
   /** Every slot made (at most --max-inflight), idle, spare or busy. */
   readonly #slots: Slot[] = [];
@@ -141,6 +157,11 @@ export class RateLoad {
     this.#abandonment = new Abandonment(this.#stallMs);
     this.#batchMs = options.batchMs ?? 0;
     this.#cancellation = options.cancellation && new Cancellation(options.cancellation);
+    if (options.prefill !== undefined) {
+      this.#prefill = new PrefillGate(options.prefill);
+      // Not from inside the answer that handed the permit back: its parser is still running.
+      this.#prefill.onFree = () => queueMicrotask(() => this.#resume());
+    }
   }
 
   /** Requests in flight now. */
@@ -231,7 +252,7 @@ export class RateLoad {
     ) {
       return;
     }
-    const spare = newSlot();
+    const spare = newSlot(this.#prefill);
     this.#slots.push(spare);
     this.#spare = spare;
     const opening = this.#client.openSession();
@@ -258,6 +279,7 @@ export class RateLoad {
     ) {
       return false;
     }
+    if (this.#prefill?.full) return false;
     const lane = this.#takeLane();
     if (lane < 0) return false;
     let slot = this.#idle.pop();
@@ -266,8 +288,12 @@ export class RateLoad {
       this.#spare = undefined;
     }
     if (slot === undefined) {
-      slot = newSlot();
+      slot = newSlot(this.#prefill);
       this.#slots.push(slot);
+    }
+    if (slot.hold !== undefined) {
+      slot.hold.gate.take();
+      slot.hold.begin();
     }
     slot.intendedMs = intendedMs;
     slot.lane = lane;
@@ -321,7 +347,11 @@ export class RateLoad {
       const check = this.#feed.check(request);
       const cancellation = this.#cancellation;
       if (cancellation?.draw()) timer = setTimeout(slot.cancel, cancellation.delayMs);
-      const outputs = await slot.session.infer(request, slot.timing, check && DECODE);
+      const outputs = await slot.session.infer(
+        request,
+        slot.timing,
+        check ? slot.decode : slot.plain,
+      );
       // Given up on meanwhile (an API that cannot cancel answers late): failed as abandoned.
       const mismatch = abandonment.of(epoch) ?? check?.(outputs ?? []);
       if (slot.cancelled) recorder.recordCancelled();
@@ -335,6 +365,7 @@ export class RateLoad {
       else recorder.recordError(abandonment.failure(epoch, e), sent ? slot.timing : undefined);
     }
     if (timer !== undefined) clearTimeout(timer);
+    slot.hold?.end();
     slot.busy = false;
     if (slot.cancelled) {
       // Its connection was closed under it: the next request opens another.
@@ -346,12 +377,17 @@ export class RateLoad {
     this.#idle.push(slot);
     if (this.#serial) this.#laneBusy[lane] = 0;
     this.#inflight--;
+    this.#resume();
+    this.#checkSettled();
+  }
+
+  /** Capacity came back: sends held back go out, and those due until now were blocked. */
+  #resume(): void {
     const pacer = this.#pacer;
     if (pacer?.paused) {
       this.#resumedMs = performance.now();
       pacer.resume();
     }
-    this.#checkSettled();
   }
 
   #checkSettled(): void {

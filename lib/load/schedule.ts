@@ -38,6 +38,60 @@ export function poissonSchedule(rate: number, rng: Rng): Schedule {
   return { next: () => due += -meanMs * Math.log(1 - rng()) };
 }
 
+/** A standard normal draw (Box-Muller; 1 - rng() keeps the logarithm finite). */
+function normal(rng: Rng): number {
+  return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
+}
+
+/**
+ * A gamma draw of shape `k` and mean 1, by Marsaglia and Tsang's method
+ * (shapes below 1 through the k + 1 draw times U^(1/k)). Shape 1 is the
+ * exponential draw itself, so burstiness 1 walks the Poisson schedule exactly.
+ */
+export function unitGamma(k: number, rng: Rng): number {
+  if (k === 1) return -Math.log(1 - rng());
+  if (k < 1) return unitGamma(k + 1, rng) * (k + 1) / k * (1 - rng()) ** (1 / k);
+  const d = k - 1 / 3;
+  const c = 1 / Math.sqrt(9 * d);
+  for (;;) {
+    const x = normal(rng);
+    const v = (1 + c * x) ** 3;
+    if (v <= 0) continue;
+    const u = 1 - rng();
+    if (Math.log(u) < 0.5 * x * x + d - d * v + d * Math.log(v)) return d * v / k;
+  }
+}
+
+/**
+ * vLLM's --burstiness: gamma-distributed gaps with mean 1 / rate and shape
+ * `burstiness`, so their coefficient of variation is 1 / sqrt(burstiness)
+ * (1 is Poisson; below it burstier, above it more even).
+ */
+export function gammaSchedule(rate: number, options: { burstiness: number; rng: Rng }): Schedule {
+  checkRate(rate);
+  const { burstiness, rng } = options;
+  if (!(burstiness > 0 && Number.isFinite(burstiness))) {
+    throw new RangeError(`Burstiness "${burstiness}" must be a finite number > 0`);
+  }
+  const meanMs = 1000 / rate;
+  let due = 0;
+  return { next: () => due += meanMs * unitGamma(burstiness, rng) };
+}
+
+/**
+ * Unit-mean gaps of an arrival process, for shaped schedules (shape.ts):
+ * even (1 each), Poisson (exponential) or gamma of shape `burstiness`.
+ */
+export function arrivalGaps(
+  distribution: "constant" | "poisson" | "gamma",
+  options: { burstiness: number; rng: Rng },
+): () => number {
+  const { burstiness, rng } = options;
+  if (distribution === "constant") return () => 1;
+  const k = distribution === "poisson" ? 1 : burstiness;
+  return () => unitGamma(k, rng);
+}
+
 /**
  * The gaps of --request-intervals, looped: 100000, 200000, 500000 us give
  * sends at 0.1, 0.3, 0.8, 0.9, 1.1, 1.6 s and so on. Each due time is

@@ -4,6 +4,7 @@ import {
   constantSchedule,
   fixedSchedule,
   fixedScheduleRate,
+  gammaSchedule,
   intervalSchedule,
   intervalsRate,
   parseIntervals,
@@ -47,6 +48,42 @@ Deno.test("Poisson gaps have the exponential mean and a coefficient of variation
   assert.ok(Math.abs(mean - 1) / 1 < 0.02, `mean gap ${mean} ms, expected 1 ms`);
   assert.ok(Math.abs(cv - 1) < 0.02, `coefficient of variation ${cv}, expected 1`);
   assert.ok(gaps.every((g) => g >= 0));
+});
+
+/** The mean and coefficient of variation of `count` gaps of `schedule`. */
+function gapStatistics(schedule: Schedule, count: number): { mean: number; cv: number } {
+  let previous = 0;
+  let sum = 0;
+  let squares = 0;
+  for (let i = 0; i < count; i++) {
+    const due = schedule.next();
+    const gap = due - previous;
+    assert.ok(gap >= 0, `gap ${gap} ms`);
+    previous = due;
+    sum += gap;
+    squares += gap * gap;
+  }
+  const mean = sum / count;
+  return { mean, cv: Math.sqrt((squares - count * mean * mean) / (count - 1)) / mean };
+}
+
+Deno.test("gamma gaps keep the mean and have a coefficient of variation of 1 / sqrt(burstiness)", () => {
+  for (const burstiness of [0.25, 0.5, 1, 2, 4, 10]) {
+    const schedule = gammaSchedule(200, { burstiness, rng: mulberry32(0x6a3 + burstiness * 100) });
+    const { mean, cv } = gapStatistics(schedule, 100_000);
+    const expected = 1 / Math.sqrt(burstiness);
+    assert.ok(Math.abs(mean - 5) / 5 < 0.02, `burstiness ${burstiness}: mean gap ${mean} ms`);
+    assert.ok(Math.abs(cv - expected) / expected < 0.03, `burstiness ${burstiness}: CV ${cv}`);
+  }
+  // Burstiness 1 is the Poisson schedule itself, draw for draw.
+  assert.deepEqual(
+    take(gammaSchedule(50, { burstiness: 1, rng: mulberry32(9) }), 20),
+    take(poissonSchedule(50, mulberry32(9)), 20),
+  );
+  assert.throws(
+    () => gammaSchedule(10, { burstiness: 0, rng: Math.random }),
+    /Burstiness "0" must be a finite number > 0/,
+  );
 });
 
 Deno.test("the same seed gives the same Poisson schedule", () => {

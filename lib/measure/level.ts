@@ -247,9 +247,19 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
   await coordinator?.begin();
   await load.prepare?.();
   let warmupFailures: LevelResult["warmupFailures"];
-  if (options.warmupRequestCount > 0) {
-    load.start({ recorder, limit: options.warmupRequestCount });
-    await interrupt.race(load.drained());
+  const warmupMs = options.warmupDurationMs ?? 0;
+  if (options.warmupRequestCount > 0 || warmupMs > 0) {
+    const count = options.warmupRequestCount;
+    load.start({ recorder, ...(count > 0 ? { limit: count } : {}) });
+    if (warmupMs > 0) {
+      // AIPerf's rule: whichever of the count and the duration ends the warmup first.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const over = new Promise<void>((resolve) => timer = setTimeout(resolve, warmupMs));
+      await interrupt.race(Promise.race([load.drained(), over]));
+      clearTimeout(timer);
+    } else {
+      await interrupt.race(load.drained());
+    }
     await load.stop();
     const warmup = recorder.rotate();
     if (warmup.errorCount > 0) warmupFailures = pooledErrors([warmup]);

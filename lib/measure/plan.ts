@@ -21,6 +21,8 @@ export interface MeasurementOptions {
   /** ...after which requests in flight get this long (--benchmark-grace-period), then are cancelled. */
   benchmarkGraceMs: number;
   warmupRequestCount: number;
+  /** AIPerf's --warmup-duration: the warmup ends after this many milliseconds (0 or absent: none). */
+  warmupDurationMs?: number;
   /** --stall-timeout: requests in flight are given up on when nothing completed for this long (0 = never). */
   stallTimeoutMs: number;
 }

@@ -260,6 +260,7 @@ export async function runProfile(
             onWarning: (message) => events.warning?.(message),
             requestSink: tracer,
             ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),
+            ...(load.durationMs === undefined ? {} : { benchmarkDurationMs: load.durationMs }),
             newHistogram: events.newHistogram,
             ...(tokens ? { tokens } : {}),
             ...(goodLatencyMs === undefined ? {} : { goodLatencyMs }),

@@ -50,9 +50,17 @@ export interface Settings {
   percentile?: number;
   async: boolean;
   decoupled?: boolean;
-  requestDistribution?: "constant" | "poisson";
+  requestDistribution?: "constant" | "poisson" | "gamma";
+  /** --burstiness: the gamma gaps' shape. */
+  burstiness?: number;
+  /** --*-ramp-duration: each level ramps up to its value. */
+  ramp?: { durationMs: number; strategy: string; start: number };
+  /** --*-stages: one level whose load goes from target to target. */
+  stages?: readonly { durationMs: number; target: number }[];
   binarySearch?: boolean;
   warmupRequestCount?: number;
+  /** --warmup-duration, milliseconds. */
+  warmupDurationMs?: number;
   /** --request-count: one window of exactly this many requests, no stabilization. */
   requestCount?: number;
   /** --session-concurrency: every session once, measured whole (no request count, no stabilization). */
@@ -70,6 +78,23 @@ const SERVICE_KINDS: Record<string, string> = {
 const lines = (list: readonly string[]) => list.map((l) => `${l}\n`).join("");
 const plural = (n: number, word: string) => `${n} ${word}${n > 1 ? "s" : ""}`;
 
+const seconds = (ms: number) => `${formatGeneral(ms / 1000)} s`;
+
+/** The load shape of the settings block, if any. */
+function shapeLine(settings: Settings): string | undefined {
+  const what = settings.mode === "concurrency" ? "concurrency" : "request rate";
+  const { ramp, stages } = settings;
+  if (ramp) {
+    return `Ramping the ${what} ${
+      ramp.strategy === "exponential" ? "exponentially" : "linearly"
+    } ` +
+      `from ${formatGeneral(ramp.start)} to each level over ${seconds(ramp.durationMs)}`;
+  }
+  if (!stages) return undefined;
+  const list = stages.map((s) => `to ${formatGeneral(s.target)} over ${seconds(s.durationMs)}`);
+  return `Stages of the ${what}: ${list.join(", then ")}`;
+}
+
 export function formatSettings(settings: Settings): string {
   const out = ["*** Measurement Settings ***"];
   const kind = settings.serviceKind;
@@ -79,6 +104,9 @@ export function formatSettings(settings: Settings): string {
   out.push(`  Service Kind: ${SERVICE_KINDS[kind] ?? kind.toUpperCase()}`);
   if (settings.warmupRequestCount) {
     out.push(`  Sending ${plural(settings.warmupRequestCount, "warmup request")}`);
+  }
+  if (settings.warmupDurationMs) {
+    out.push(`  Warming up each level for ${seconds(settings.warmupDurationMs)}`);
   }
   if (settings.sessionConcurrency) {
     out.push(`  Running ${plural(settings.sessionConcurrency, "session")} at a time`);
@@ -112,9 +140,16 @@ export function formatSettings(settings: Settings): string {
     }
   }
   if (settings.mode === "request_rate") {
-    const kindOf = settings.requestDistribution === "poisson" ? "poisson" : "uniform";
+    const distribution = settings.requestDistribution;
+    const kindOf = distribution === "gamma"
+      ? `gamma (burstiness ${formatGeneral(settings.burstiness ?? 1)})`
+      : distribution === "poisson"
+      ? "poisson"
+      : "uniform";
     out.push(`  Using ${kindOf} distribution on request generation`);
   }
+  const shape = shapeLine(settings);
+  if (shape) out.push(`  ${shape}`);
   if (settings.binarySearch) out.push("  Using Binary Search algorithm");
   out.push(`  Using ${settings.async ? "asynchronous" : "synchronous"} calls for inference`);
   if (settings.decoupled) {

@@ -29,8 +29,79 @@ export const LOAD: readonly OptionDef[] = [
     type: "string",
     default: "constant",
     group: "Load",
-    choices: ["constant", "poisson"],
-    help: "Distribution of gaps between requests in request-rate mode.",
+    choices: ["constant", "poisson", "gamma"],
+    help:
+      "Distribution of gaps between requests in request-rate mode: even, Poisson (exponential gaps) or gamma (gaps of shape --burstiness).",
+  },
+  {
+    name: "burstiness",
+    aliases: ["arrival-smoothness"],
+    type: "float",
+    default: 1,
+    group: "Load",
+    valueName: "K",
+    help:
+      "Gamma arrivals (vLLM's option; AIPerf's --arrival-smoothness): the shape of the gaps, whose coefficient of variation is 1/sqrt(K). 1 is Poisson, below 1 burstier, above 1 more even. Implies --request-distribution gamma.",
+  },
+  {
+    name: "request-rate-ramp-duration",
+    type: "float",
+    group: "Load",
+    valueName: "SECONDS",
+    help:
+      "Open loop: each level's rate ramps from --ramp-up-start to the level's over SECONDS, then holds (AIPerf's option); the gaps keep --request-distribution's character.",
+  },
+  {
+    name: "concurrency-ramp-duration",
+    type: "float",
+    group: "Load",
+    valueName: "SECONDS",
+    help:
+      "Closed loop: each level's concurrency ramps from --ramp-up-start to the level's over SECONDS (the line rounded to whole requests), then holds (AIPerf's option).",
+  },
+  {
+    name: "ramp-up-strategy",
+    type: "string",
+    default: "linear",
+    group: "Load",
+    choices: ["linear", "exponential"],
+    help:
+      "The ramps' curve (vLLM's option): a straight line, or a constant growth factor per second.",
+  },
+  {
+    name: "ramp-up-start",
+    aliases: ["ramp-up-start-rps"],
+    type: "float",
+    group: "Load",
+    valueName: "VALUE",
+    help:
+      "Where a ramp starts: requests per second or concurrency. Default 1, or 0 for a linear rate ramp.",
+  },
+  {
+    name: "request-rate-stages",
+    type: "string",
+    structured: true,
+    group: "Load",
+    valueName: "STAGES",
+    help:
+      "Open loop of one level whose rate goes linearly from target to target (k6's stages, from 0 req/s): \"DURATION:TARGET,...\" (e.g. 30s:100,1m:100,10s:0), a YAML or JSON file of a list of {duration, target}, or that list under the key in --config. Measured as one window of the stages' whole duration.",
+  },
+  {
+    name: "concurrency-stages",
+    type: "string",
+    structured: true,
+    group: "Load",
+    valueName: "STAGES",
+    help:
+      "Closed loop of one level whose concurrency goes linearly from target to target (k6's stages, from 1), given as --request-rate-stages; measured as one window of their whole duration.",
+  },
+  {
+    name: "prefill-concurrency",
+    type: "int",
+    group: "Load",
+    valueName: "N",
+    help:
+      "Streamed LLM requests (--service-kind openai --streaming): at most N waiting for their first token (AIPerf's option); a send waits until one gets it.",
   },
   {
     name: "request-intervals",

@@ -89,6 +89,14 @@ export const MEASUREMENT: readonly OptionDef[] = [
     help: "Requests sent before measuring each level; not counted.",
   },
   {
+    name: "warmup-duration",
+    type: "float",
+    group: "Measurement",
+    valueName: "SECONDS",
+    help:
+      "Warm each level up for this long before measuring it, not counted (AIPerf's option); with --warmup-request-count, whichever ends first. The warmup's requests in flight then complete.",
+  },
+  {
     name: "request-timeout",
     type: "int",
     default: 0,

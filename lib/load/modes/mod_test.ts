@@ -26,6 +26,7 @@ const PLAN: LevelsPlan = {
   concurrency: { start: 1, end: 1, step: 1 },
   requestRate: { start: 1, end: 1, step: 1 },
   requestDistribution: "constant",
+  burstiness: 1,
   fixedSchedule: false,
   binarySearch: false,
   latencyThresholdMs: 0,

@@ -4,6 +4,7 @@ import type { LoadMode } from "../../types/results.ts";
 import type { LoadPlan } from "../plan.ts";
 import type { Range } from "../range.ts";
 import type { Schedule } from "../schedule.ts";
+import type { ConcurrencySteps } from "../shape.ts";
 
 /**
  * A run's load as its mode shapes it. A closed loop (no `schedule`) keeps
@@ -14,8 +15,12 @@ export interface LoadPattern {
   range: Range;
   /** An open loop's pacer: when each send of level `value` is due (seeded: runs repeat exactly). */
   schedule?(value: number, rng: Rng): Schedule;
+  /** A closed loop whose concurrency moves: when it changes in level `value` (pure). */
+  steps?(value: number): ConcurrencySteps;
   /** Each level is one window of exactly this many requests. */
   requestCount?: number;
+  /** Each level is one window of this many milliseconds: a shape that ends (stages). */
+  durationMs?: number;
 }
 
 /** What a mode reads beyond the plan, once, before the first level. */
