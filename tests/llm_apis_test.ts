@@ -183,3 +183,27 @@ Deno.test({
     }
   },
 });
+
+Deno.test("several -u servers: the connections go to each in turn", async () => {
+  // The same model answering after 10 ms on one server and 120 ms on the other.
+  const servers = await Promise.all([10, 120].map((ttft) =>
+    startServerInWorker({
+      models: [{ name: "llm", llm: { ttft_ms: ttft, itl_ms: 1, output_tokens: 2 } }],
+    })
+  ));
+  try {
+    const run = await profile([
+      ...["-m", "llm", "--service-kind", "openai", "--endpoint-type", "chat", "--streaming"],
+      ...["-u", `${servers[0].addr},${servers[1].addr}`, "--concurrency-range", "2"],
+      ...["--request-count", "8", "--synthetic-input-tokens-mean", "4"],
+    ]);
+    assert.equal((run.level.client as Json).request_count, 8);
+    const ttft = run.llm.time_to_first_token_ms as { min: number; max: number; p50: number };
+    assert.ok(ttft.min < 100 && ttft.max >= 119, `TTFT ${JSON.stringify(ttft)}`);
+    const refused = await runCli(["-m", "x", "-u", `${servers[0].addr},${servers[1].addr}`]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /Several servers in -u .* need --service-kind openai/);
+  } finally {
+    await Promise.all(servers.map((s) => s.close()));
+  }
+});

@@ -1,7 +1,7 @@
 /**
  * --service-kind openai's API: --endpoint-type and --endpoint (each found
- * from the other where it can be), and --extra-inputs (sampling parameters,
- * and the template endpoint's body and answer paths).
+ * from the other where it can be), --extra-inputs (sampling parameters, and
+ * the template endpoint's body and answer paths) and several -u servers.
  */
 import { endpointDef, type EndpointType, endpointTypeOf, pathFor } from "../input/llm_endpoints.ts";
 import { checkTemplate, compilePath } from "../input/llm_template.ts";
@@ -38,6 +38,20 @@ export function parseEndpoint(
     endpoint: pathFor(endpointType, { path, streaming: options.streaming }),
     endpointType,
   };
+}
+
+/**
+ * -u A,B or -u A -u B: AIPerf's several servers (--service-kind openai), each
+ * new connection to the next in turn; [] without -u.
+ */
+export function parseUrls(r: Reader, kind: string): string[] {
+  const urls = r.list("url").flatMap((u) => u.split(",")).map((u) => u.trim()).filter((u) => u);
+  if (urls.length > 1 && kind !== "openai") {
+    r.errors.push(
+      `Several servers in -u (${urls.join(", ")}) need --service-kind openai (round robin)`,
+    );
+  }
+  return urls;
 }
 
 /** Keys of --extra-inputs that configure the template endpoint instead of going in the body. */

@@ -17,6 +17,7 @@ import { exportTargetProblem } from "../report/export_target.ts";
 import type { ReportPlan } from "../report/plan.ts";
 import { UsageError } from "../types/errors.ts";
 import { parseHeaders, parseProtocol, parseService, TFSERVING_URL } from "./_client_options.ts";
+import { parseUrls } from "./_endpoint_options.ts";
 import { Reader } from "./_reader.ts";
 import { checkRepeat, parseRepeat } from "./_repeat_options.ts";
 import { checkShapes, parseShapeOptions, parseWarmupDuration } from "./_shape_options.ts";
@@ -404,7 +405,8 @@ export function buildProfileConfig(
     errors.push((error as RangeError).message);
   }
   checkServiceInput(r, { service, inputData });
-  const url = r.string("url") ??
+  const urls = parseUrls(r, service.serviceKind);
+  const url = urls[0] ??
     (service.serviceKind === "tfserving"
       ? TFSERVING_URL
       : protocol === "grpc"
@@ -420,6 +422,7 @@ export function buildProfileConfig(
   const config: ProfilePlan = {
     model: models?.names[0] ?? model ?? "",
     ...(models ? { models } : {}),
+    ...(urls.length > 1 ? { urls } : {}),
     modelVersion: r.string("model-version") ?? "",
     url,
     protocol,

@@ -60,6 +60,8 @@ export interface OpenAiClientOptions extends HttpClientOptions {
   tokenizer?: Tokenizer;
   /** Several models in one run (-m A,B): each timing names its request's model. */
   perModel?: boolean;
+  /** Several servers (-u A,B): the sessions' connections go to each in turn; absent: `url`. */
+  urls?: readonly string[];
 }
 
 /** The event a stream of each API ends with; absent: it ends with the body (Triton, template). */
@@ -117,6 +119,8 @@ function errorOfEvent(data: string): string {
 }
 
 interface SessionOptions {
+  /** Which of the client's URLs the session's connection goes to (the request bytes for it). */
+  route: number;
   tokenizer: Tokenizer | undefined;
   /** What a stream must end with, for the error when it does not. */
   lastEvent: string | undefined;
@@ -162,6 +166,7 @@ class OpenAiSession implements InferSession {
   readonly #embeddings: boolean;
   readonly #tokenizer: Tokenizer | undefined;
   readonly #read: AnswerReader;
+  readonly #route: number;
   readonly #reading: Reading = { text: "", reasoning: "", output: false, end: false, sofar: "" };
 
   constructor(connection: Http1Connection, sessions: HttpSessions, options: SessionOptions) {
@@ -172,6 +177,7 @@ class OpenAiSession implements InferSession {
     this.#lastEvent = options.lastEvent;
     this.#embeddings = options.embeddings;
     this.#read = options.read;
+    this.#route = options.route;
     this.#parser = new SseParser((data, type) => {
       // An event of type "error" (Anthropic's) is the server's error whatever its data says.
       if (type === "error") this.#error ??= errorOfEvent(data);
@@ -218,7 +224,10 @@ class OpenAiSession implements InferSession {
     this.#reading.sofar = "";
     const connection = this.#connection;
     t.start = performance.now();
-    const head = await connection.send(request.bytes, t);
+    const bytes = this.#route === 0
+      ? request.bytes
+      : (request as PreparedLlmRequest).routes[this.#route - 1];
+    const head = await connection.send(bytes, t);
     if (!isSuccess(head.status)) throw await readServerError(connection, head.status, t);
     const onOutputs = this.#onOutputs;
     if (EVENT_STREAM.test(head.contentType)) {
@@ -314,39 +323,57 @@ class OpenAiSession implements InferSession {
 }
 
 /**
- * A request with its prompt's token count, when a tokenizer counted it, and
- * the model it names, when a run sends to several.
+ * A request with its prompt's token count, when a tokenizer counted it, the
+ * model it names, when a run sends to several, and its bytes for each URL
+ * after the first, when there are several.
  */
 class PreparedLlmRequest extends PreparedHttpRequest {
-  constructor(bytes: Uint8Array, readonly inputTokens: number, readonly model?: string) {
+  constructor(
+    bytes: Uint8Array,
+    readonly inputTokens: number,
+    options: { model?: string; routes: readonly Uint8Array[] },
+  ) {
     super(bytes);
+    this.model = options.model;
+    this.routes = options.routes;
   }
+  readonly model: string | undefined;
+  readonly routes: readonly Uint8Array[];
 }
 
 export class OpenAiClient implements InferenceClient {
   readonly protocol = "http" as const;
-  readonly #target: HttpTarget;
-  readonly #path: string;
-  readonly #sessions: HttpSessions;
+  /** One per URL (-u A,B), each with the path after it and its sessions' options. */
+  readonly #routes: ReadonlyArray<
+    { target: HttpTarget; path: string; sessions: HttpSessions; options: SessionOptions }
+  >;
+  /** The route of the next session opened: round robin over the URLs. */
+  #next = 0;
   readonly #tokenizer: Tokenizer | undefined;
-  readonly #session: SessionOptions;
   readonly #perModel: boolean;
 
   constructor(options: OpenAiClientOptions) {
-    this.#target = new HttpTarget(options);
     const endpoint = options.endpoint.replace(/^\/+/, "");
-    this.#path = `${this.#target.basePath}/${endpoint}`;
-    this.#sessions = new HttpSessions(this.#target.endpoint, "an OpenAI client");
     this.#tokenizer = options.tokenizer;
     const type = options.endpointType ?? endpointTypeOf(endpoint) ?? "chat";
     const def = endpointDef(type);
-    this.#session = {
-      tokenizer: options.tokenizer,
-      lastEvent: LAST_EVENT[type],
-      // Embeddings and rankings answer without tokens: they count only their prompt.
-      embeddings: def.noTokens === true,
-      read: answerReader(def.answer, options.template),
-    };
+    const read = answerReader(def.answer, options.template);
+    this.#routes = (options.urls ?? [options.url]).map((url, route) => {
+      const target = new HttpTarget({ ...options, url });
+      return {
+        target,
+        path: `${target.basePath}/${endpoint}`,
+        sessions: new HttpSessions(target.endpoint, "an OpenAI client"),
+        options: {
+          route,
+          tokenizer: options.tokenizer,
+          lastEvent: LAST_EVENT[type],
+          // Embeddings and rankings answer without tokens: they count only their prompt.
+          embeddings: def.noTokens === true,
+          read,
+        },
+      };
+    });
     this.#perModel = options.perModel ?? false;
   }
 
@@ -367,34 +394,35 @@ export class OpenAiClient implements InferenceClient {
   prepare(request: InferRequest): PreparedRequest {
     const headers = { "Content-Type": "application/json", ...request.headers };
     const text = payloadOf(request);
-    const bytes = this.#target.post(this.#path, { headers, body: encoder.encode(text) });
-    if (this.#tokenizer === undefined && !this.#perModel) return new PreparedHttpRequest(bytes);
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
+    const body = encoder.encode(text);
+    const [bytes, ...routes] = this.#routes.map((r) => r.target.post(r.path, { headers, body }));
+    if (this.#tokenizer === undefined && !this.#perModel && routes.length === 0) {
+      return new PreparedHttpRequest(bytes);
     }
-    const counted = isObject(body) && this.#tokenizer !== undefined;
-    const model = this.#perModel && isObject(body) && typeof body.model === "string"
-      ? body.model
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    const counted = isObject(json) && this.#tokenizer !== undefined;
+    const model = this.#perModel && isObject(json) && typeof json.model === "string"
+      ? json.model
       : undefined;
     return new PreparedLlmRequest(
       bytes,
-      counted ? this.#tokenizer!.count(promptText(body as Record<string, unknown>)) : -1,
-      model,
+      counted ? this.#tokenizer!.count(promptText(json as Record<string, unknown>)) : -1,
+      { ...(model === undefined ? {} : { model }), routes },
     );
   }
 
   openSession(): Promise<InferSession> {
-    const options = this.#session;
-    return this.#sessions.open((connection) =>
-      new OpenAiSession(connection, this.#sessions, options)
-    );
+    const { sessions, options } = this.#routes[this.#next++ % this.#routes.length];
+    return sessions.open((connection) => new OpenAiSession(connection, sessions, options));
   }
 
   close(): Promise<void> {
-    this.#sessions.closeAll();
+    for (const { sessions } of this.#routes) sessions.closeAll();
     return Promise.resolve();
   }
 }

@@ -48,6 +48,8 @@ export interface ClientPlan {
   /** --bls-composing-models: models whose statistics are reported with the profiled one. */
   composingModels: Array<{ name: string; version: string }>;
   url: string;
+  /** Several -u URLs (--service-kind openai): `url` is the first; connections take each in turn. */
+  urls?: readonly string[];
   /** -i (triton_c_api sends nothing over a network and ignores it). */
   protocol: "http" | "grpc";
   headers: Record<string, string>;

@@ -32,10 +32,11 @@ export const TARGET: readonly OptionDef[] = [
   {
     name: "url",
     short: "u",
-    type: "string",
+    type: "comma-list",
     group: "Target",
     valueName: "HOST:PORT",
-    help: "Server address. Default: localhost:8000 for HTTP, localhost:8001 for gRPC.",
+    help:
+      "Server address. Default: localhost:8000 for HTTP, localhost:8001 for gRPC. With --service-kind openai, several (-u A,B or -u A -u B, AIPerf's): the connections go to each in turn.",
   },
   {
     name: "protocol",

@@ -24,6 +24,7 @@ export const openai: ServiceKindDef = {
       tls: await httpsTls(plan.httpsSsl),
       ...(tokenizer ? { tokenizer } : {}),
       ...(plan.models ? { perModel: true } : {}),
+      ...(plan.urls ? { urls: plan.urls } : {}),
     });
   },
   async buildRequests(model, plan) {
