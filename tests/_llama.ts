@@ -75,26 +75,33 @@ async function ready(addr: string, status: Promise<Deno.CommandStatus>): Promise
  * until it is ready. A port taken between choosing and binding makes it
  * exit; the start is retried.
  */
-export async function startLlama(): Promise<LlamaServer> {
+export async function startLlama(options: StartOptions = {}): Promise<LlamaServer> {
   for (let attempt = 1;; attempt++) {
     try {
-      return await startOnce();
+      return await startOnce(options);
     } catch (error) {
       if (attempt === 3) throw error;
     }
   }
 }
 
-async function startOnce(): Promise<LlamaServer> {
+export interface StartOptions {
+  /** Another GGUF than the tiny model (tests/_gguf.ts writes some). */
+  model?: string;
+  /** More server flags, e.g. --jinja (the GGUF's own chat template). */
+  args?: string[];
+}
+
+async function startOnce(options: StartOptions): Promise<LlamaServer> {
   if ("reason" in llama) throw new Error(llama.reason);
   const dir = await Deno.makeTempDir({ prefix: "inferperf_llama_" });
   const log = `${dir}/llama.log`;
   const addr = `127.0.0.1:${freePort()}`;
   const child = new Deno.Command(`${llama.dir}/bin/llama-server`, {
     args: [
-      ...["-m", `${llama.dir}/models/tiny.gguf`, "--host", "127.0.0.1"],
+      ...["-m", options.model ?? `${llama.dir}/models/tiny.gguf`, "--host", "127.0.0.1"],
       ...["--port", addr.split(":")[1], "-c", "8192", "-np", "4", "--metrics", "-t", "1"],
-      ...["--log-file", log],
+      ...["--log-file", log, ...options.args ?? []],
     ],
     stdin: "null",
     stdout: "null",

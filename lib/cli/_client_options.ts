@@ -4,7 +4,7 @@
  */
 import type { MediaOptions } from "../input/media.ts";
 import type { InputPlan } from "../input/plan.ts";
-import type { TokenizerName } from "../input/tokenizer.ts";
+import { isBuiltInTokenizer, TOKENIZER_NAMES } from "../input/tokenizer.ts";
 import type { TokenPlan } from "../measure/plan.ts";
 import { parseGoodput } from "../measure/tokens.ts";
 import type { LoadPlan } from "../load/plan.ts";
@@ -299,6 +299,7 @@ const LLM_OPTIONS = [
   "input-file",
   "random-seed",
   "tokenizer",
+  "apply-chat-template",
   "goodput",
   "slice-duration",
   "endpoint-type",
@@ -320,7 +321,7 @@ type ServiceOptions =
     | "sharedMemory"
     | "outputSharedMemorySize"
   >
-  & Pick<InputPlan, "syntheticPrompts" | "tokenizer">
+  & Pick<InputPlan, "syntheticPrompts" | "tokenizer" | "applyChatTemplate">
   & TokenPlan;
 
 export function parseService(
@@ -448,12 +449,56 @@ export function parseService(
       ...(llm?.extraInputs ? { extraInputs: llm.extraInputs } : {}),
       ...(llm?.payloadTemplate === undefined ? {} : { payloadTemplate: llm.payloadTemplate }),
     },
-    tokenizer: r.string("tokenizer") as TokenizerName,
+    ...parseTokenizer(r, { endpointType }),
     goodput,
     sliceDurationMs: raw.has("slice-duration")
       ? r.bounded("slice-duration", (n) => n > 0, "a number of seconds > 0") * 1000
       : 0,
   };
+}
+
+/** The endpoint types whose requests carry chat messages, which servers render with the template. */
+const CHAT_TYPES = ["chat", "messages"];
+
+/**
+ * --tokenizer (a built-in name, else a directory that the run reads) and
+ * --apply-chat-template, which needs a directory (its template) and a chat
+ * endpoint (the server renders templates of chat requests only).
+ */
+function parseTokenizer(
+  r: Reader,
+  options: { endpointType: string | undefined },
+): Pick<InputPlan, "tokenizer" | "applyChatTemplate"> {
+  const tokenizer = r.string("tokenizer")!;
+  let directory = !isBuiltInTokenizer(tokenizer);
+  if (directory) {
+    try {
+      directory = Deno.statSync(tokenizer).isDirectory;
+    } catch {
+      directory = false;
+    }
+    if (!directory) {
+      r.errors.push(
+        `Invalid value "${tokenizer}" for --tokenizer: expected one of ${
+          TOKENIZER_NAMES.join(", ")
+        } or a model directory (tokenizer.json, tokenizer_config.json)`,
+      );
+    }
+  }
+  const applyChatTemplate = r.flag("apply-chat-template");
+  if (applyChatTemplate && isBuiltInTokenizer(tokenizer)) {
+    r.errors.push(
+      "--apply-chat-template needs --tokenizer DIR, a model directory with its chat template " +
+        `(the built-in tokenizer "${tokenizer}" has none)`,
+    );
+  }
+  if (applyChatTemplate && !CHAT_TYPES.includes(options.endpointType ?? "")) {
+    r.errors.push(
+      "--apply-chat-template needs a chat endpoint (--endpoint v1/chat/completions, " +
+        "--endpoint-type chat or messages)",
+    );
+  }
+  return { tokenizer, applyChatTemplate };
 }
 
 /** A comma-separated or repeated list of numbers, each passing `ok`. */

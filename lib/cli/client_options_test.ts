@@ -169,7 +169,17 @@ Deno.test("service kinds: defaults, the protocol each needs and the options that
     seed: 0,
   });
   assert.equal(llm.tokenizer, "llama");
+  assert.equal(llm.applyChatTemplate, false);
   assert.deepEqual(llm.goodput, []);
+  // A model directory (its files are read when the run starts) and its chat template.
+  const chat = ["-m", "llm", "--service-kind", "openai", "--endpoint", "v1/chat/completions"];
+  const dir = new URL("../../fixtures/tokenizers/unigram", import.meta.url).pathname;
+  const templated = config(...chat, "--tokenizer", dir, "--apply-chat-template");
+  assert.deepEqual([templated.tokenizer, templated.applyChatTemplate], [dir, true]);
+  assert.deepEqual(usageErrors(() => config(...chat, "--apply-chat-template")), [
+    "--apply-chat-template needs --tokenizer DIR, a model directory with its chat template (the " +
+    'built-in tokenizer "llama" has none)',
+  ]);
   const genai = config(
     ...["-m", "llm", "--service-kind", "openai", "--endpoint", "v2/models/llm/generate_stream"],
     ...["--output-tokens-mean", "100", "--output-tokens-stddev", "10"],
@@ -193,14 +203,21 @@ Deno.test("service kinds: defaults, the protocol each needs and the options that
   const openai = ["-m", "x", "--service-kind", "openai", "--endpoint", "v1/completions"];
   assert.deepEqual(
     usageErrors(() =>
-      config(...openai, "--goodput", "ttft:1", "--output-tokens-stddev", "3", "--tokenizer", "gpt2")
+      config(
+        ...openai,
+        ...["--goodput", "ttft:1", "--output-tokens-stddev", "3", "--tokenizer", "gpt2"],
+        "--apply-chat-template",
+      )
     ),
     [
       "Option --output-tokens-stddev needs --output-tokens-mean",
       'Invalid value "ttft:1" for --goodput: expected NAME:VALUE with NAME one of ' +
       "time_to_first_token, time_to_second_token, inter_token_latency, request_latency, " +
       "output_token_throughput_per_user",
-      'Invalid value "gpt2" for --tokenizer: expected one of llama, cl100k_base, none',
+      'Invalid value "gpt2" for --tokenizer: expected one of llama, cl100k_base, none or a ' +
+      "model directory (tokenizer.json, tokenizer_config.json)",
+      "--apply-chat-template needs a chat endpoint (--endpoint v1/chat/completions, " +
+      "--endpoint-type chat or messages)",
     ],
   );
   assert.deepEqual(

@@ -18,7 +18,7 @@ import {
   sampleLength,
   sampleLengthMix,
 } from "./prompts.ts";
-import type { Tokenizer } from "./tokenizer.ts";
+import type { ChatTemplate, Tokenizer } from "./tokenizer.ts";
 
 /** AIPerf's default tokens per hash block of a Mooncake trace. */
 export const DEFAULT_BLOCK_SIZE = 512;
@@ -76,7 +76,7 @@ function madeUp(
   const { rng, maker, unit } = context;
   const prefixes = Array.from(
     { length: options.prefixPool?.size ?? 0 },
-    () => maker.make(options.prefixPool!.length, rng),
+    () => maker.make(options.prefixPool!.length, rng, { bare: true }),
   );
   const single = options.turns === undefined;
   return Array.from({ length: options.count }, (_, i): Conversation => {
@@ -116,9 +116,13 @@ function madeUp(
 /** The run's conversations; throws an InputError naming what it can not use. */
 export async function makeConversations(
   options: ConversationOptions,
-  context: { rng: Rng; tokenizer?: Tokenizer },
+  context: { rng: Rng; tokenizer?: Tokenizer; chatTemplate?: ChatTemplate },
 ): Promise<Conversation[]> {
-  const maker = new PromptMaker(context.tokenizer);
+  const template = context.chatTemplate;
+  const maker = new PromptMaker(
+    context.tokenizer,
+    template ? { wrap: (text) => template.render([{ role: "user", content: text }]) } : {},
+  );
   if (options.inputFile === undefined) {
     const unit = context.tokenizer === undefined ? "words" : "tokens";
     return madeUp(options, { rng: context.rng, maker, unit });

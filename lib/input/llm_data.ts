@@ -18,7 +18,7 @@ import { type ConversationOptions, makeConversations } from "./conversations.ts"
 import { mulberry32 } from "./generate.ts";
 import { readTimestamp, show } from "./json_data.ts";
 import { JsonSyntaxError, parseDataJson } from "./_json_syntax.ts";
-import type { Tokenizer } from "./tokenizer.ts";
+import type { ChatTemplate, Tokenizer } from "./tokenizer.ts";
 import { endpointDef, type EndpointType, endpointTypeOf, type TurnBody } from "./llm_endpoints.ts";
 import { renderTemplate } from "./llm_template.ts";
 import type { Tensor } from "../types/tensor.ts";
@@ -81,6 +81,8 @@ export interface LlmDataOptions {
   synthetic: SyntheticPrompts;
   /** Measures synthetic prompts; without one a word is a token. */
   tokenizer?: Tokenizer;
+  /** --apply-chat-template: a chat prompt's length is that of the template rendered over it. */
+  chatTemplate?: ChatTemplate;
 }
 
 const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
@@ -182,9 +184,12 @@ function bodyOf(
  */
 async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
   const { synthetic } = options;
+  const type = options.endpointType;
+  const template = type === "chat" || type === "messages" ? options.chatTemplate : undefined;
   const conversations = await makeConversations(synthetic, {
     rng: mulberry32(synthetic.seed),
     ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
+    ...(template ? { chatTemplate: template } : {}),
   });
   const long = synthetic.sessions ? undefined : conversations.find((c) => c.turns.length > 1);
   if (long !== undefined) {
@@ -193,7 +198,6 @@ async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
         "which need --session-concurrency N (each turn goes after the previous answer, with the history)",
     );
   }
-  const type = options.endpointType;
   const noTokens = endpointDef(type).noTokens === true;
   const exact = synthetic.outputTokens?.deterministic === true || synthetic.exactLengths === true;
   const mediaRng = mulberry32(synthetic.seed + MEDIA_SEED);

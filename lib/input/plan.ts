@@ -1,7 +1,6 @@
 /** The input part of a run's plan: what data the requests carry (the Input Data options of --help). */
 import type { InputDataSpec } from "./input_data.ts";
 import type { SyntheticPrompts } from "./llm_data.ts";
-import type { TokenizerName } from "./tokenizer.ts";
 
 export interface InputPlan {
   inputData: InputDataSpec;
@@ -12,8 +11,14 @@ export interface InputPlan {
   validationTolerance: number;
   /** --service-kind openai without payload files: the prompts to make up. */
   syntheticPrompts: SyntheticPrompts;
-  /** --tokenizer: counts prompts, and answers without usage. */
-  tokenizer: TokenizerName;
+  /** --tokenizer: a built-in name or a model directory; counts prompts and answers. */
+  tokenizer: string;
+  /**
+   * --apply-chat-template (chat endpoints, --tokenizer DIR): prompts and
+   * their ISL are the model's chat template rendered over the messages, as
+   * the server tokenizes them.
+   */
+  applyChatTemplate: boolean;
   /**
    * AIPerf's several models in one run (--service-kind openai, -m a,b): the
    * models the requests name, in turn or at random

@@ -42,19 +42,29 @@ export function positiveNormalInteger(rng: Rng, mean: number, stddev: number): n
  * Makes prompts of an exact token count: words that are one token each, with
  * or without a space before them, so N words are N tokens; a prompt the
  * tokenizer counts otherwise (merges across words) is trimmed or padded.
+ * With `wrap` (a chat template rendered over the prompt as one user message)
+ * the count is of the wrapped prompt: what the server counts.
  */
 export class PromptMaker {
   readonly #words: string[];
   readonly #tokenizer: Tokenizer | undefined;
+  readonly #wrap: ((text: string) => string) | undefined;
+  /** Tokens the wrapping adds around one word (0 without). */
+  readonly #overhead: number;
   /** Hash id -> its block's words (a block's first use makes it). */
   readonly #blocks = new Map<number, string[]>();
 
-  constructor(tokenizer: Tokenizer | undefined) {
+  constructor(tokenizer: Tokenizer | undefined, options: { wrap?: (text: string) => string } = {}) {
     this.#tokenizer = tokenizer;
     const single = tokenizer === undefined
       ? WORDS
       : WORDS.filter((w) => tokenizer.count(w) === 1 && tokenizer.count(`${w} ${w}`) === 2);
     this.#words = single.length > 0 ? single : WORDS;
+    const wrap = tokenizer === undefined ? undefined : options.wrap;
+    this.#wrap = wrap;
+    this.#overhead = wrap === undefined
+      ? 0
+      : Math.max(0, tokenizer!.count(wrap(this.#words[0])) - 1);
   }
 
   #pick(count: number, rng: Rng): string[] {
@@ -62,15 +72,24 @@ export class PromptMaker {
     return Array.from({ length: count }, () => words[Math.floor(rng() * words.length)]);
   }
 
-  make(tokens: number, rng: Rng): string {
-    const prompt = this.#pick(tokens, rng);
+  /**
+   * A prompt of `tokens` tokens (wrapped, unless `bare`: a shared prefix is
+   * part of a prompt that is wrapped as a whole). A wrapped prompt shorter
+   * than the template itself is one word.
+   */
+  make(tokens: number, rng: Rng, options: { bare?: boolean } = {}): string {
+    const wrap = options.bare ? undefined : this.#wrap;
+    const overhead = wrap === undefined ? 0 : this.#overhead;
+    const prompt = this.#pick(Math.max(1, tokens - overhead), rng);
     const t = this.#tokenizer;
     if (t === undefined) return prompt.join(" ");
-    let count = t.count(prompt.join(" "));
-    for (let guard = 0; count !== tokens && guard < 4 * tokens; guard++) {
-      if (count > tokens && prompt.length > 1) prompt.pop();
+    const count = () => t.count(wrap === undefined ? prompt.join(" ") : wrap(prompt.join(" ")));
+    let n = count();
+    for (let guard = 0; n !== tokens && guard < 4 * tokens; guard++) {
+      if (n > tokens && prompt.length > 1) prompt.pop();
+      else if (n > tokens) break;
       else prompt.push(...this.#pick(1, rng));
-      count = t.count(prompt.join(" "));
+      n = count();
     }
     return prompt.join(" ");
   }

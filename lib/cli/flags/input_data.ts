@@ -400,9 +400,17 @@ export const INPUT_DATA: readonly OptionDef[] = [
     type: "string",
     default: DEFAULT_TOKENIZER,
     group: "Input data",
-    choices: TOKENIZER_NAMES,
+    valueName: "NAME|DIR",
+    help: `Counts tokens of prompts and answers: ${
+      TOKENIZER_NAMES.slice(0, 2).join(", ")
+    } (LLaMA's BPE, genai-perf's default; GPT-4's, built in), none (counted chunks), or DIR, a model's Hugging Face directory (tokenizer.json, tokenizer_config.json: its own tokenizer). Nothing is downloaded.`,
+  },
+  {
+    name: "apply-chat-template",
+    type: "boolean",
+    group: "Input data",
     help:
-      "Counts tokens of prompts, and of answers without a usage field: llama (LLaMA's BPE, genai-perf's default), cl100k_base (GPT-4's) or none (counted chunks). Built in; nothing is downloaded.",
+      "With --tokenizer DIR and a chat endpoint: prompts and their input sequence length are of the model's chat template rendered over the messages (add_generation_prompt), as the server counts them.",
   },
   {
     name: "input-tensor-format",

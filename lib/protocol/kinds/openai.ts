@@ -6,15 +6,16 @@
 import { mulberry32 } from "../../input/generate.ts";
 import { loadLlmData } from "../../input/llm_data.ts";
 import { checkBatchSize } from "../../input/requests.ts";
-import { loadTokenizer } from "../../input/tokenizer.ts";
+import { loadChatTemplate, loadTokenizer } from "../../input/tokenizer.ts";
 import { httpsTls } from "../tls.ts";
 import { clientBasics, type ServiceKindDef } from "./kind.ts";
 
 export const openai: ServiceKindDef = {
   async createClient(plan, options) {
-    const [{ OpenAiClient }, tokenizer] = await Promise.all([
+    const [{ OpenAiClient }, tokenizer, chatTemplate] = await Promise.all([
       import("../openai.ts"),
       loadTokenizer(plan.tokenizer),
+      plan.applyChatTemplate ? loadChatTemplate(plan.tokenizer) : undefined,
     ]);
     return new OpenAiClient({
       ...clientBasics(plan, options),
@@ -23,6 +24,7 @@ export const openai: ServiceKindDef = {
       ...(plan.templateFields ? { template: plan.templateFields } : {}),
       tls: await httpsTls(plan.httpsSsl),
       ...(tokenizer ? { tokenizer } : {}),
+      ...(chatTemplate ? { chatTemplate } : {}),
       ...(plan.models ? { perModel: true } : {}),
       ...(plan.urls ? { urls: plan.urls } : {}),
     });
@@ -30,6 +32,9 @@ export const openai: ServiceKindDef = {
   async buildRequests(model, plan) {
     checkBatchSize(model, plan.batchSize);
     const tokenizer = await loadTokenizer(plan.tokenizer);
+    const chatTemplate = plan.applyChatTemplate
+      ? await loadChatTemplate(plan.tokenizer)
+      : undefined;
     const load = (name: string) =>
       loadLlmData({
         model: name,
@@ -37,6 +42,7 @@ export const openai: ServiceKindDef = {
         paths: plan.inputData.paths,
         synthetic: plan.syntheticPrompts,
         ...(tokenizer ? { tokenizer } : {}),
+        ...(chatTemplate ? { chatTemplate } : {}),
       });
     const dataSet = await load(plan.model);
     const requestsOf = (set: typeof dataSet) =>

