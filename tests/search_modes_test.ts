@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { parseCsv, runCli } from "./_helpers.ts";
-import { tritonTest } from "./_triton.ts";
-import { bestOf, DELAY_MS, local, PERMISSIONS, repository } from "./_search.ts";
+import { TRITON_DIR, tritonTest } from "./_triton.ts";
+import { bestOf, DELAY_MS, local, MODEL, PERMISSIONS, repository } from "./_search.ts";
 
 tritonTest(
   "a request-rate search bisects up to the rate the best configuration serves",
@@ -54,6 +54,72 @@ tritonTest(
       );
       assert.ok(rates.filter((r) => r > 256 && r < 512).length <= 5, csv);
       console.log(`best: ${best[2]} req/s, ${best[7]} infer/sec, p99 ${best[8]} ms`);
+    } finally {
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+);
+
+tritonTest(
+  "per-model settings: perf_analyzer_flags, triton_server_environment, the CSV fields, the best across models",
+  async () => {
+    // `var` has a variable dimension: only its perf_analyzer_flags' --shape makes it measurable.
+    const root = repository({ var: MODEL.replaceAll("dims: [ 16 ]", "dims: [ -1 ]") });
+    try {
+      // The server path is a script that records its environment, then runs Triton.
+      Deno.writeTextFileSync(
+        `${root}/tritonserver`,
+        `#!/bin/sh\necho "$INFERPERF_SEARCH_ENV" > ${root}/env.txt\nexec ${TRITON_DIR}/bin/tritonserver "$@"\n`,
+      );
+      Deno.chmodSync(`${root}/tritonserver`, 0o755);
+      const args = local(root);
+      args[args.indexOf("--triton-server-path") + 1] = `${root}/tritonserver`;
+      Deno.writeTextFileSync(
+        `${root}/search.yaml`,
+        `profile_models:
+  delay:
+    parameters: {concurrency: [2]}
+    triton_server_environment: {INFERPERF_SEARCH_ENV: from-the-search}
+  var:
+    parameters: {concurrency: [2]}
+    perf_analyzer_flags: {shape: "INPUT0:16", percentile: 95}
+    triton_server_environment: {INFERPERF_SEARCH_ENV: from-the-search}
+run_config_search_disable: true
+inference_output_fields: [model_name, concurrency, perf_throughput, perf_latency_p95, perf_server_queue, perf_server_compute_infer]
+server_output_fields: [model_config_path, cpu_used_ram]
+num_top_model_configs: 2
+`,
+      );
+      const run = await runCli([...args, "--config", `${root}/search.yaml`], {
+        permissions: PERMISSIONS,
+        timeoutMs: 120_000,
+      });
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      assert.equal(Deno.readTextFileSync(`${root}/env.txt`).trim(), "from-the-search");
+      const { csv } = bestOf(
+        root,
+        "",
+        "Model,Concurrency,Throughput (infer/sec),p95 Latency (ms),Server Queue time (ms),Server Compute Infer time (ms)",
+      );
+      const rows = parseCsv(csv).slice(1);
+      assert.deepEqual(rows.map((r) => r[0]).sort(), ["delay", "var"], csv);
+      for (const row of rows) {
+        // Two in flight on one instance without dynamic batching: 50/s, one waits while one runs.
+        assert.ok(Math.abs(Number(row[2]) - 1000 / DELAY_MS) < 10, csv);
+        assert.ok(Math.abs(Number(row[4]) - DELAY_MS) < DELAY_MS * 0.5, csv);
+        assert.ok(Math.abs(Number(row[5]) - DELAY_MS) < DELAY_MS * 0.5, csv);
+      }
+      assert.equal(
+        Deno.readTextFileSync(`${root}/export/results/metrics-server-only.csv`).split("\n")[0],
+        "Model Config Path,RAM Usage (MB)",
+      );
+      assert.match(run.stdout, /Model Best Configs Across All Models: 2 configurations/);
+      assert.ok(
+        Deno.statSync(
+          `${root}/export/reports/summaries/Best Configs Across All Models/result_summary.html`,
+        )
+          .isFile,
+      );
     } finally {
       Deno.removeSync(root, { recursive: true });
     }

@@ -4,6 +4,7 @@ import { checkOutputs, writeAll, writeFileAtomic } from "../report/output_file.t
 import { optionDef, type RawOptions } from "../cli/options.ts";
 import { formatModelConfig } from "../protocol/model_config.ts";
 import {
+  acrossModels,
   bruteVariants,
   buildSearchConfig,
   checkRemote,
@@ -44,7 +45,7 @@ function planVariants(config: SearchConfig): ModelPlan[] {
     if (model.configParameters) {
       variants = manualVariants(model.name, base, model.configParameters);
     } else {
-      variants = bruteVariants(model.name, base, config);
+      variants = bruteVariants(model.name, base, { ...config, cpuOnly: model.cpuOnly });
       if (config.disabled) variants = variants.slice(0, 1);
     }
     return { model, variants };
@@ -59,6 +60,7 @@ async function startServer(config: SearchConfig): Promise<SearchServer> {
         repository: Deno.realPathSync(config.outputRepository),
         flags: config.launch.flags,
         ...(config.launch.logFile ? { logFile: config.launch.logFile } : {}),
+        ...(config.models[0]?.environment ? { environment: config.models[0].environment } : {}),
       });
     case "remote":
       await checkRemote(config.launch.http);
@@ -74,7 +76,13 @@ function finishSearch(
   outcome: SearchOutcome,
   options: { bestDirectories: boolean },
 ): Outcome {
+  const across = acrossModels(outcome, { count: config.numTopConfigs, across: config.across });
   console.log(formatSearchSummary(outcome, config));
+  if (across) {
+    console.log(
+      formatSearchSummary({ ...outcome, models: [across] }, { numConfigs: config.numTopConfigs }),
+    );
+  }
   const results = `${config.exportPath}/results`;
   Deno.mkdirSync(results, { recursive: true });
   const files = [
@@ -83,14 +91,12 @@ function finishSearch(
   ] as const;
   writeAll(files.map(([path, text]) => () => writeFileAtomic(path, text)));
   console.log(`Results written to ${files.map(([path]) => path).join(" and ")}`);
-  for (const model of outcome.models) {
+  for (const model of across ? [...outcome.models, across] : outcome.models) {
     const directory = `${config.exportPath}/reports/summaries/${model.model.name}`;
     Deno.mkdirSync(directory, { recursive: true });
     const file = `${directory}/result_summary.html`;
-    writeFileAtomic(
-      file,
-      renderSearchHtml(model, { version: denoConfig.version, numConfigs: config.numConfigs }),
-    );
+    const numConfigs = model === across ? config.numTopConfigs : config.numConfigs;
+    writeFileAtomic(file, renderSearchHtml(model, { version: denoConfig.version, numConfigs }));
     console.log(`Summary of ${model.model.name} written to ${file}`);
   }
   for (const { model, variants } of options.bestDirectories ? outcome.models : []) {

@@ -6,7 +6,8 @@
  * on to a normal profile run.
  */
 import { buildProfileConfig } from "../cli/config.ts";
-import { optionDef, optionLabel, type RawOptions } from "../cli/options.ts";
+import { optionDef, optionLabel, type RawOptions, type RawValue } from "../cli/options.ts";
+import { dictOption, parseEnvironment, parseFlags } from "./settings.ts";
 import { type Goals, parseGoals, type Settings } from "../sweep/mod.ts";
 import { UsageError } from "../types/errors.ts";
 import type { LoadMode } from "../types/results.ts";
@@ -27,6 +28,12 @@ export interface SearchModel {
   requestRate?: number[];
   /** Client batch sizes (parameters.batch_sizes), default [1]. */
   batchSizes: number[];
+  /** perf_analyzer_flags: options of every point's profile run. */
+  flags?: Record<string, RawValue>;
+  /** triton_server_environment of the local server. */
+  environment?: Record<string, string>;
+  /** cpu_only: the variants' instances are KIND_CPU whatever the model's configuration says. */
+  cpuOnly?: boolean;
   objectives: Objectives;
   goals: Goals;
 }
@@ -81,6 +88,10 @@ export interface SearchConfig {
   binarySearchSteps: number;
   exportPath: string;
   numConfigs: number;
+  /** num_top_model_configs: the best configurations across models (0: no such report). */
+  numTopConfigs: number;
+  /** The search's own objectives and constraints, which rank across models. */
+  across: Pick<SearchModel, "goals" | "objectives">;
   /** inference_output_fields, server_output_fields: the CSVs' columns. */
   inferenceFields: string[];
   serverFields: string[];
@@ -106,6 +117,27 @@ export function loadsOf(config: SearchConfig, model: SearchModel): number[] {
   return loadModeOf(config, model) === "request_rate"
     ? model.requestRate ?? config.requestRates
     : model.concurrency ?? config.concurrencies;
+}
+
+/** The keys of a model's settings in profile_models. */
+const MODEL_KEYS = [
+  "model_config_parameters",
+  "parameters",
+  "constraints",
+  "objectives",
+  "perf_analyzer_flags",
+  "triton_server_environment",
+  "cpu_only",
+];
+
+/** The options of a model's points: the search's, with the model's perf_analyzer_flags over them. */
+export function withFlags(
+  options: RawOptions,
+  model: Pick<SearchModel, "flags"> | undefined,
+): RawOptions {
+  const raw = new Map(options);
+  for (const [name, value] of Object.entries(model?.flags ?? {})) raw.set(name, value);
+  return raw;
 }
 
 /** Powers of two from `min` to `max`, `min` rounded up to one. */
@@ -138,6 +170,7 @@ const NOT_COMPARED = new Set([
   "override-output-model-repository",
   "triton-output-path",
   "num-configs-per-model",
+  "num-top-model-configs",
   "inference-output-fields",
   "server-output-fields",
   "verbose",
@@ -211,7 +244,12 @@ function goalsOf(
 /** The models of --profile-models: names, or Model Analyzer's mapping of per-model settings. */
 function parseModels(
   raw: RawOptions,
-  defaults: { constraints: string[]; objectives: string[] },
+  defaults: {
+    constraints: string[];
+    objectives: string[];
+    flags?: Record<string, RawValue>;
+    environment?: Record<string, string>;
+  },
   errors: string[],
 ): SearchModel[] {
   const items = list(raw, "profile-models");
@@ -235,12 +273,20 @@ function parseModels(
     }
     const s = settings ?? {};
     for (const key of Object.keys(s)) {
-      if (!["model_config_parameters", "parameters", "constraints", "objectives"].includes(key)) {
+      if (!MODEL_KEYS.includes(key)) {
         errors.push(
-          `Unknown key "${key}" for model "${name}" in profile_models: expected model_config_parameters, parameters, constraints or objectives`,
+          `Unknown key "${key}" for model "${name}" in profile_models: expected ${
+            MODEL_KEYS.join(", ")
+          }`,
         );
       }
     }
+    if (s.cpu_only !== undefined && typeof s.cpu_only !== "boolean") {
+      errors.push(`Invalid cpu_only${where}: expected true or false`);
+    }
+    const flags = parseFlags(s.perf_analyzer_flags, where, errors) ?? defaults.flags;
+    const environment = parseEnvironment(s.triton_server_environment, where, errors) ??
+      defaults.environment;
     const parameters = s.parameters ?? {};
     if (!isMapping(parameters)) {
       errors.push(`Invalid parameters${where}: expected a mapping of concurrency and batch_sizes`);
@@ -291,6 +337,9 @@ function parseModels(
       ...(requestRate ? { requestRate } : {}),
       batchSizes,
       ...goals,
+      ...(flags ? { flags } : {}),
+      ...(environment ? { environment } : {}),
+      cpuOnly: s.cpu_only === true,
     });
   }
   if (models.length === 0 && errors.length === 0) {
@@ -383,7 +432,18 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
       );
     }
   }
-  const defaults = { constraints: list(raw, "constraints"), objectives: list(raw, "objectives") };
+  const globalFlags = parseFlags(dictOption(raw, "perf-analyzer-flags"), "", errors);
+  const globalEnvironment = parseEnvironment(
+    dictOption(raw, "triton-server-environment"),
+    "",
+    errors,
+  );
+  const defaults = {
+    constraints: list(raw, "constraints"),
+    objectives: list(raw, "objectives"),
+    ...(globalFlags ? { flags: globalFlags } : {}),
+    ...(globalEnvironment ? { environment: globalEnvironment } : {}),
+  };
   const models = parseModels(raw, defaults, errors);
   const [minInstances, maxInstances] = range(raw, "instance-count", errors);
   const [minBatch, maxBatch] = range(raw, "model-batch-size", errors);
@@ -391,6 +451,14 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
   const [minRate, maxRate] = range(raw, "request-rate", errors);
   const binarySearchSteps = int(raw, "run-config-search-max-binary-search-steps", errors);
   const optuna = optunaSettings(raw, errors);
+  const numTopConfigs = Number(raw.get("num-top-model-configs") ?? 0);
+  if (!Number.isInteger(numTopConfigs) || numTopConfigs < 0) {
+    errors.push(
+      `Invalid value "${
+        raw.get("num-top-model-configs")
+      }" for --num-top-model-configs: expected an integer >= 0`,
+    );
+  }
   // As Model Analyzer: giving either bound of the request rate asks for a request-rate search.
   const requestRateSearch = raw.get("request-rate-search-enable") === true ||
     raw.has("run-config-search-min-request-rate") || raw.has("run-config-search-max-request-rate");
@@ -417,16 +485,35 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
     }
   }
   if (mode === "c_api") pointOptions.set("service-kind", "triton_c_api");
-  // Checked now with a stand-in model and server, so that bad client options fail before a server starts.
+  // Checked now with a stand-in model and server, so that bad client options fail before a server
+  // starts: each model's, with its perf_analyzer_flags.
   let percentile: number | undefined;
-  try {
-    const check = new Map(pointOptions);
-    check.set("model-name", models[0]?.name ?? "model");
-    if (mode === "c_api") check.set("model-repository", text(raw, "model-repository"));
-    percentile = buildProfileConfig(check).percentile;
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    errors.push(...error.errors);
+  for (const model of models.length > 0 ? models : [undefined]) {
+    try {
+      const check = withFlags(pointOptions, model);
+      check.set("model-name", model?.name ?? "model");
+      if (mode === "c_api") check.set("model-repository", text(raw, "model-repository"));
+      const checked = buildProfileConfig(check).percentile;
+      if (model === models[0]) percentile = checked;
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      errors.push(
+        ...error.errors.map((e) =>
+          model?.flags ? `${e} (perf_analyzer_flags of ${model.name})` : e
+        ),
+      );
+    }
+  }
+  const environments = new Set(models.map((m) => JSON.stringify(m.environment ?? {})));
+  if (environments.size > 1) {
+    errors.push(
+      "The models' triton_server_environment differ: one server serves them all, so it must be the same",
+    );
+  }
+  if (mode !== "local" && models.some((m) => m.environment)) {
+    errors.push(
+      `triton_server_environment applies to --triton-launch-mode local only (given with ${mode})`,
+    );
   }
   if (errors.length > 0) throw new UsageError(errors);
   const config: SearchConfig = {
@@ -456,6 +543,11 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
     binarySearchSteps,
     exportPath: text(raw, "export-path").replace(/\/+$/, "") || ".",
     numConfigs: int(raw, "num-configs-per-model", errors),
+    numTopConfigs,
+    across: goalsOf({ ...defaults, where: "" }, errors) ?? {
+      goals: parseGoals("throughput", []),
+      objectives: parseObjectives([]),
+    },
     inferenceFields,
     serverFields,
     checkpointDirectory: text(raw, "checkpoint-directory"),

@@ -45,7 +45,7 @@ export function trialBounds(size: number, s: OptunaSettings): { min: number; max
   return { min, max };
 }
 
-/** A trial's score when its point is no candidate: below every candidate's (gains are > -2). */
+/** A trial's score when its point failed: below every measured one's (gains are > -2). */
 const NO_CANDIDATE = -2;
 
 /** The dimensions of a model's space, each an index into its values. */
@@ -129,11 +129,16 @@ export type WalkVariant = (
 const onePoint = (batchSize: number, load: number) => (b: number): Walk | undefined =>
   b === batchSize ? (series) => series.length === 0 ? load : undefined : undefined;
 
+/**
+ * A trial's score: its gain over the baseline, or NO_CANDIDATE where it had
+ * failed requests or broke a constraint. An unstable point is scored by what
+ * it measured: it is no candidate for the best, but on a busy machine the
+ * best configuration's high loads are the ones that stabilize least, and
+ * scoring them as failures steered the sampler away from them.
+ */
 function scoreOf(model: SearchModel, record: PointRecord | undefined, baseline: PointRecord) {
   const r = record?.result;
-  if (!r || !r.stable || r.client.errorCount > 0 || !meetsConstraints(r, model.goals)) {
-    return NO_CANDIDATE;
-  }
+  if (!r || r.client.errorCount > 0 || !meetsConstraints(r, model.goals)) return NO_CANDIDATE;
   return compareResults(r, baseline.result, model.objectives);
 }
 

@@ -89,6 +89,25 @@ function describePoint(p: RankedPoint): string {
   } infer/sec, p99 latency ${p99 === undefined ? "-" : (p99 / 1000).toFixed(1)} ms${ram}`;
 }
 
+/** Model Analyzer's name of the report across models (num_top_model_configs). */
+export const ACROSS_MODELS = "Best Configs Across All Models";
+
+/**
+ * num_top_model_configs: every model's configurations as one model ranked
+ * under the search's own objectives and constraints (not a model's), for a
+ * summary and a page of the best across models; undefined when not asked.
+ */
+export function acrossModels(
+  outcome: SearchOutcome,
+  options: { count: number; across: Pick<SearchModel, "goals" | "objectives"> },
+): SearchOutcome["models"][number] | undefined {
+  if (options.count <= 0 || outcome.models.length === 0) return undefined;
+  return {
+    model: { ...outcome.models[0]!.model, name: ACROSS_MODELS, ...options.across },
+    variants: outcome.models.flatMap((m) => m.variants),
+  };
+}
+
 /** The closing summary: per model, the top configurations and why the best won. */
 export function formatSearchSummary(
   outcome: SearchOutcome,

@@ -20,7 +20,7 @@ import {
   type SweepPoint,
 } from "../sweep/mod.ts";
 import type { LevelResult, LoadMode } from "../types/results.ts";
-import { loadModeOf, loadsOf, type SearchConfig, type SearchModel } from "./config.ts";
+import { loadModeOf, loadsOf, type SearchConfig, type SearchModel, withFlags } from "./config.ts";
 import { type SearchServer, VariantLoadError } from "./server.ts";
 import type { Variant } from "./variants.ts";
 import {
@@ -145,7 +145,7 @@ export async function runSearch(
                 await load();
                 events.pointStart?.(point);
                 measured = await measure(
-                  planOf(config, { served: served!, batchSize, mode, value, server }),
+                  planOf(config, { model, served: served!, batchSize, mode, value, server }),
                   { interrupt: pointInterrupt },
                 );
                 if (measured.client.errorCount > 0 && await recover("requests failed")) {
@@ -400,6 +400,7 @@ async function finalSweep(
 function planOf(
   config: SearchConfig,
   point: {
+    model: SearchModel;
     served: string;
     batchSize: number;
     mode: LoadMode;
@@ -407,7 +408,7 @@ function planOf(
     server: SearchServer;
   },
 ) {
-  const raw = new Map(config.pointOptions);
+  const raw = withFlags(config.pointOptions, point.model);
   raw.set("model-name", point.served);
   raw.set("batch-size", String(point.batchSize));
   raw.set(

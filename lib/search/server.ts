@@ -196,6 +196,8 @@ export interface LocalOptions {
   flags: readonly string[];
   /** --triton-output-path, else a temporary file. */
   logFile?: string;
+  /** triton_server_environment: set for the server over this process's environment. */
+  environment?: Record<string, string>;
 }
 
 /**
@@ -235,6 +237,7 @@ export async function startLocalServer(options: LocalOptions): Promise<SearchSer
     args: ["-c", WRAPPER, "sh", options.serverPath, ...[...flags].map(([k, v]) => `--${k}=${v}`)],
     // Its own process group: a terminal's Ctrl-C must not stop it under the running point.
     detached: true,
+    ...(options.environment ? { env: options.environment } : {}),
     stdin: "piped",
     stdout: "piped",
     // Flag errors go to stderr before the log file is open: kept for the message.

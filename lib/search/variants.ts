@@ -66,6 +66,8 @@ function instanceKind(config: ModelConfig): ConfigValue {
 export interface BruteRanges {
   instanceCounts: readonly number[];
   maxBatchSizes: readonly number[];
+  /** Model Analyzer's cpu_only: KIND_CPU instances whatever the model's kind. */
+  cpuOnly?: boolean;
 }
 
 /**
@@ -75,7 +77,7 @@ export interface BruteRanges {
 export function bruteVariants(model: string, base: ModelConfig, ranges: BruteRanges): Variant[] {
   const variants = [named(model, base, "default")];
   const batching = canBatch(base);
-  const kind = instanceKind(base);
+  const kind = ranges.cpuOnly ? "KIND_CPU" : instanceKind(base);
   for (const count of ranges.instanceCounts) {
     for (const maxBatchSize of batching ? ranges.maxBatchSizes : [undefined]) {
       const config: ModelConfig = { ...base, instance_group: [{ count, kind }] };

@@ -76,6 +76,26 @@ export const SEARCH: readonly OptionDef[] = [
       "More tritonserver flags in local mode, e.g. backend-directory=/opt/tritonserver/backends.",
   },
   {
+    name: "triton-server-environment",
+    type: "dict",
+    structured: true,
+    group: GROUP,
+    valueName: "NAME=VALUE,...",
+    commands: ["profile"],
+    help:
+      "Environment variables of the local server (Model Analyzer's triton_server_environment; also per model in profile_models, the same for every model).",
+  },
+  {
+    name: "perf-analyzer-flags",
+    type: "dict",
+    structured: true,
+    group: GROUP,
+    valueName: "OPTION=VALUE,...",
+    commands: ["profile"],
+    help:
+      "Options of every point's profile run under perf_analyzer's long names (percentile=95, shape=INPUT0:16, input-data=FILE, ...); a model's own perf_analyzer_flags in profile_models replace these.",
+  },
+  {
     name: "triton-http-endpoint",
     type: "string",
     default: "localhost:8000",
@@ -246,6 +266,16 @@ export const SEARCH: readonly OptionDef[] = [
     commands: ["profile", "report"],
     help:
       "The columns of metrics-server-only.csv: model_name, model_config_path, cpu_used_ram (default all three).",
+  },
+  {
+    name: "num-top-model-configs",
+    type: "int",
+    default: 0,
+    group: GROUP,
+    valueName: "N",
+    commands: ["profile", "report"],
+    help:
+      'The best N configurations across all models, ranked under the search\'s own objectives and constraints: a summary and reports/summaries/"Best Configs Across All Models"/result_summary.html (0: none).',
   },
   int(
     "num-configs-per-model",

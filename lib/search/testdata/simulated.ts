@@ -16,6 +16,7 @@ import { buildSearchConfig, type SearchConfig } from "../config.ts";
 import { runSearch, type SearchOutcome } from "../run.ts";
 import type { ModelPlan } from "../walks.ts";
 import { inProcessServer } from "../server.ts";
+import { seededRandom } from "../tpe.ts";
 import { bruteVariants, type Variant } from "../variants.ts";
 
 export const BASE = {
@@ -76,8 +77,10 @@ export function searchOf(...argv: string[]): { config: SearchConfig; plans: Mode
 /** Runs a search against the simulation in a temporary checkpoint directory. */
 export async function runSimulated(
   search: { config: SearchConfig; plans: ModelPlan[] },
-  options: { computeMs: number },
+  options: { computeMs: number; noise?: number; seed?: number },
 ): Promise<{ outcome: SearchOutcome; measured: string[] }> {
+  // Measurement noise: throughput off by up to +-noise, as on a busy machine.
+  const random = seededRandom(options.seed ?? 1);
   const dir = await Deno.makeTempDir();
   const variants = new Map(search.plans.flatMap((p) => p.variants).map((v) => [v.name, v]));
   const measured: string[] = [];
@@ -85,9 +88,16 @@ export async function runSimulated(
     const mode = plan.loadMode === "request_rate" ? "request_rate" : "concurrency";
     const value = (mode === "request_rate" ? plan.requestRate : plan.concurrency).start;
     measured.push(`${plan.model}@${value}`);
-    return Promise.resolve(
-      simulate(variants.get(plan.model)!, { mode, value, computeMs: options.computeMs }),
-    );
+    const result = simulate(variants.get(plan.model)!, {
+      mode,
+      value,
+      computeMs: options.computeMs,
+    });
+    const factor = 1 + (options.noise ?? 0) * (2 * random() - 1);
+    return Promise.resolve({
+      ...result,
+      client: { ...result.client, throughput: result.client.throughput * factor },
+    });
   };
   try {
     const store = CheckpointStore.open(dir);
