@@ -101,7 +101,20 @@ export interface LevelOptions extends MeasurementOptions {
   async?: boolean;
   /** Prints a warning (on stderr, between windows). */
   onWarning?: (message: string) => void;
+  /** count_windows: the shortest window, ms (MIN_COUNT_WINDOW_MS unless a test sets it). */
+  minCountWindowMs?: number;
 }
+
+/**
+ * count_windows: a window lasts at least this long, then ends once it holds
+ * --measurement-request-count requests. perf_analyzer checks the count once
+ * a second, so its windows last at least a second (a whole number of them);
+ * a window of 50 requests of a fast model (10 ms at 5,000 infer/s) is too
+ * short to stabilize. Past the second a window ends at the count, sooner
+ * than perf_analyzer's next whole second, which costs no stability: it
+ * already holds the count over at least a second.
+ */
+export const MIN_COUNT_WINDOW_MS = 1000;
 
 /** The --max-send-lag default: perf_analyzer's bound for a "delayed" send. */
 export const DEFAULT_MAX_SEND_LAG_MS = 1;
@@ -298,6 +311,7 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
   await coordinator?.ready();
   recorder.rotate();
   const startMs = performance.now();
+  let windowStartMs = startMs;
   load.start({ recorder });
   try {
     for (let trial = 0; trial < options.maxTrials; trial++) {
@@ -308,15 +322,22 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
           coordinator ? Math.max(0, endMs - performance.now()) : options.measurementIntervalMs,
         );
       } else {
+        const minMs = options.minCountWindowMs ?? MIN_COUNT_WINDOW_MS;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const longEnough = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, Math.max(0, windowStartMs + minMs - performance.now()));
+        });
         // A server that stopped answering ends the window short (then empty) instead of never.
         await interrupt.race(
-          settledOrStalled(recorder.waitForCompleted(options.measurementRequestCount), {
-            lastMs: () => recorder.lastCompletedMs,
-            stallMs: options.stallTimeoutMs,
-          }),
+          settledOrStalled(
+            Promise.all([longEnough, recorder.waitForCompleted(options.measurementRequestCount)]),
+            { lastMs: () => recorder.lastCompletedMs, stallMs: options.stallTimeoutMs },
+          ),
         );
+        clearTimeout(timer);
       }
       const own = recorder.rotate();
+      windowStartMs = performance.now();
       const after = await snapshot(options);
       if (before && after) own.serverStats = statisticsDelta(before, after);
       before = after;

@@ -43,6 +43,7 @@ Deno.test("windows drop their exact samples once no summary needs them; histogra
     // Never stable: every trial runs, so windows leave the last three as the level goes on.
     stabilityPercentage: 0,
     maxTrials: 6,
+    minCountWindowMs: 0,
     requestCount: 0,
     benchmarkDurationMs: 0,
     benchmarkGraceMs: 0,
@@ -70,6 +71,41 @@ Deno.test("windows drop their exact samples once no summary needs them; histogra
   assert.equal(result.client.requestCount, reported, "summarized before the samples went");
   assert.equal(result.openLoop!.sendCount, reported);
   assert.ok(Math.abs(result.client.avgLatencyUs - 2000) < 1);
+});
+
+Deno.test("count windows last at least the minimum, then end at the count", async () => {
+  const level = async (options: { perTick: number; count: number; minMs: number }) => {
+    const seen: Array<{ ms: number; requests: number }> = [];
+    await measureLevel(tickingLoad(options.perTick), {
+      mode: "request_rate",
+      value: 1000,
+      model: "m",
+      interrupt: new Interrupt(),
+      batchSize: 1,
+      measurementMode: "count_windows",
+      measurementIntervalMs: 5000,
+      measurementRequestCount: options.count,
+      stabilityPercentage: 0,
+      maxTrials: 3,
+      minCountWindowMs: options.minMs,
+      requestCount: 0,
+      benchmarkDurationMs: 0,
+      benchmarkGraceMs: 0,
+      warmupRequestCount: 0,
+      stallTimeoutMs: 0,
+      onWindow: (w) => seen.push({ ms: w.endMs - w.startMs, requests: w.latenciesUs.length }),
+    });
+    return seen;
+  };
+  // A fast load: 10 requests within a few ms; each window runs on to the minimum.
+  for (const w of await level({ perTick: 5, count: 10, minMs: 150 })) {
+    assert.ok(w.ms >= 149, `${w.ms} ms`);
+    assert.ok(w.requests > 10, `${w.requests} requests`);
+  }
+  // A slow one: the count is reached past the minimum, and the window ends right there.
+  for (const w of await level({ perTick: 1, count: 60, minMs: 20 })) {
+    assert.equal(w.requests, 60);
+  }
 });
 
 /** A closed loop stand-in whose requests fail while `failing()` holds. */

@@ -28,7 +28,8 @@ export const MEASUREMENT: readonly OptionDef[] = [
     type: "int",
     default: 50,
     group: "Measurement",
-    help: "Minimum requests per window in count_windows mode.",
+    help:
+      "Minimum requests per window in count_windows mode (a window also lasts at least 1 s, as perf_analyzer's).",
   },
   {
     name: "stability-percentage",
