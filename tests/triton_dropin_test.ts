@@ -99,6 +99,22 @@ tritonTest(
 );
 
 tritonTest(
+  "sequences across levels over the stream: each level ends its sequences, none fails",
+  async () => {
+    // perf_analyzer's QA case (--concurrency-range 1500:2000:250 with 512 data files) at a scale
+    // this machine serves: 50 then 100 sequences on the model's 4 slots, whose idle timeout
+    // (1 s) is shorter than the pause between levels could be. Sequences went on into the next
+    // level, and an idled-out one failed with "must specify the START flag".
+    const files = Array.from({ length: 512 }, () => ["--input-data", data("sequence.json")]);
+    const cli = await ok([
+      ...["-m", "sequence_ensemble", ...grpc, "--streaming", "--concurrency-range", "50:100:50"],
+      ...["-p", "1000", "-s", "100", "--sequence-id-range", "4000:9999", ...files.flat()],
+    ]);
+    assert.equal(cli.stdout.match(/^Request concurrency: (50|100)$/gm)?.length, 2, cli.stdout);
+  },
+);
+
+tritonTest(
   "--bls-composing-models naming a sequence model makes the model a sequence model",
   async () => {
     const dir = await Deno.makeTempDir({ prefix: "inferperf_dropin_" });

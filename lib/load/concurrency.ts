@@ -65,6 +65,8 @@ export class ConcurrencyLoad {
   #stepTimer: ReturnType<typeof setTimeout> | undefined;
   #stepsDone: (() => void) | undefined;
   #budget = Infinity;
+  /** The abandonment epoch when the load started: another one at its stop means it gave up. */
+  #startEpoch = 0;
   #workers: Promise<void>[] = [];
   readonly #abandonment: Abandonment;
   readonly #lastMs = () => this.#recorder?.lastCompletedMs ?? -Infinity;
@@ -97,6 +99,7 @@ export class ConcurrencyLoad {
     const lanes = steps ? Math.max(steps.initial, ...steps.steps.map((s) => s.value)) : concurrency;
     this.#recorder = options.recorder;
     this.#budget = options.limit ?? Infinity;
+    this.#startEpoch = this.#abandonment.epoch;
     this.#running = true;
     this.#limit = steps ? steps.initial : concurrency;
     this.#sessions = new Array(lanes);
@@ -153,10 +156,28 @@ export class ConcurrencyLoad {
     for (const cancel of this.#cancels) cancel?.();
   }
 
-  /** Stops issuing requests and waits for the ones in flight (given up on after a stall). */
+  /**
+   * Stops issuing requests and waits for the ones in flight (given up on
+   * after a stall); then each sequence under way gets its last request, with
+   * the END flag, and that is waited for too.
+   */
   async stop(): Promise<void> {
     this.#halt();
     await this.drained();
+    const feed = this.#feed;
+    // Not after giving up on the server: it stopped answering.
+    if (feed.endSequence !== undefined && this.#abandonment.epoch === this.#startEpoch) {
+      const lanes = [...this.#sessions.keys()].filter((lane) => feed.endSequence!(lane));
+      if (lanes.length > 0) {
+        // One request per lane: without the prefill gate a worker takes its share of the budget
+        // synchronously within this call, so the budget is spent before any of them loops again.
+        this.#limit = this.#sessions.length;
+        this.#budget = lanes.length;
+        this.#workers = lanes.map((lane) => this.#work(this.#idle.pop(), lane, { gated: false }));
+        await this.drained();
+        this.#halt();
+      }
+    }
     this.#workers = [];
   }
 
@@ -182,7 +203,11 @@ export class ConcurrencyLoad {
   }
 
   /** Sessions open lazily so that a refused connection counts as a failed request, not a fatal error. */
-  async #work(reused: InferSession | undefined, lane: number): Promise<void> {
+  async #work(
+    reused: InferSession | undefined,
+    lane: number,
+    options: { gated: boolean } = { gated: true },
+  ): Promise<void> {
     let session = reused;
     const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
     const feed = this.#feed;
@@ -201,7 +226,7 @@ export class ConcurrencyLoad {
       session?.close();
     };
     this.#cancels[lane] = cancel;
-    const hold = this.#prefill && new PrefillHold(this.#prefill);
+    const hold = options.gated && this.#prefill ? new PrefillHold(this.#prefill) : undefined;
     const plain = hold?.plain;
     const decode = hold?.decode ?? DECODE;
     while (lane < this.#limit && this.#budget > 0) {

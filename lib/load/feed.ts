@@ -17,6 +17,12 @@ export interface RequestFeed {
   /** The request of the next send on `lane`. */
   next(lane: number): PreparedRequest;
   /**
+   * Sequences: makes the next request of `lane` the last of its sequence (the
+   * END flag), so that no sequence outlives a level; false when the lane has
+   * no sequence under way (none begun, or its last request sent).
+   */
+  endSequence?(lane: number): boolean;
+  /**
    * Output validation of a request this feed returned: its response is
    * decoded and a mismatch fails it. Undefined without validation data.
    */

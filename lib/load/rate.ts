@@ -132,6 +132,8 @@ export class RateLoad {
   /** Created by the first start() and kept for every level until close(). */
   #alarm: Alarm | undefined;
   #budget = Infinity;
+  /** The abandonment epoch when the load started: another one at its stop means it gave up. */
+  #startEpoch = 0;
   /** The schedule (or the limit) has no more sends. */
   #exhausted = false;
   /** When capacity last returned after sends were held: sends due before then were blocked. */
@@ -177,6 +179,7 @@ export class RateLoad {
     if (this.#pacer) throw new Error("The load is already running");
     this.#recorder = options.recorder;
     this.#budget = options.limit ?? Infinity;
+    this.#startEpoch = this.#abandonment.epoch;
     this.#exhausted = this.#budget <= 0;
     this.#resumedMs = -Infinity;
     this.#settled = Promise.withResolvers();
@@ -195,13 +198,30 @@ export class RateLoad {
     for (const slot of this.#slots) slot.cancel();
   }
 
-  /** Stops sending and waits for the requests in flight (given up on after a stall). */
+  /**
+   * Stops sending and waits for the requests in flight (given up on after a
+   * stall); then each sequence under way gets its last request, with the END
+   * flag, and that is waited for too.
+   */
   async stop(): Promise<void> {
     this.#pacer?.stop();
     this.#exhausted = true;
     this.#checkSettled();
     await this.drained();
+    await this.#endSequences();
     this.#pacer = undefined;
+  }
+
+  async #endSequences(): Promise<void> {
+    const feed = this.#feed;
+    // Not after giving up on the server: it stopped answering.
+    if (feed.endSequence === undefined || this.#abandonment.epoch !== this.#startEpoch) return;
+    const lanes = [...this.#laneBusy.keys()].filter((lane) => feed.endSequence!(lane));
+    if (lanes.length === 0) return;
+    this.#settled = Promise.withResolvers();
+    const now = performance.now();
+    for (const lane of lanes) this.#sendOn(lane, now);
+    await this.drained();
   }
 
   /**
@@ -282,6 +302,11 @@ export class RateLoad {
     if (this.#prefill?.full) return false;
     const lane = this.#takeLane();
     if (lane < 0) return false;
+    this.#sendOn(lane, intendedMs);
+    return true;
+  }
+
+  #sendOn(lane: number, intendedMs: number): void {
     let slot = this.#idle.pop();
     if (slot === undefined && this.#spare !== undefined) {
       slot = this.#spare;
@@ -305,7 +330,6 @@ export class RateLoad {
     }
     this.#run(slot);
     this.#ensureSpare();
-    return true;
   }
 
   /** The lane of the next send, or -1 when serial sequences all have a request in flight. */

@@ -1,55 +1,12 @@
 import assert from "node:assert/strict";
 import { Recorder } from "../measure/recorder.ts";
-import type { InferenceClient, InferSession, PreparedRequest } from "../protocol/types.ts";
+import type { InferenceClient } from "../protocol/types.ts";
 import type { InferRequest } from "../types/tensor.ts";
-import type { RequestTiming } from "../types/timing.ts";
 import { RoundRobinFeed } from "./feed.ts";
 import { RateLoad } from "./rate.ts";
 import { constantSchedule } from "./schedule.ts";
 import { SequenceFeed } from "./sequences.ts";
-
-/** A prepared request that remembers its parameters, so tests can read the sequence flags. */
-interface FakeRequest extends PreparedRequest {
-  parameters: InferRequest["parameters"];
-}
-
-/** Answers every request after `latencyMs`; counts sessions and the most requests in flight. */
-class FakeClient implements Pick<InferenceClient, "openSession" | "prepare"> {
-  sessions = 0;
-  inflight = 0;
-  maxInflight = 0;
-  sent: FakeRequest[] = [];
-  /** How long opening a session takes; failing: it fails instead. */
-  connect = { ms: 0, failing: false };
-  constructor(readonly latencyMs: number) {}
-
-  prepare(request: InferRequest): PreparedRequest {
-    return { byteLength: 0, parameters: request.parameters } as FakeRequest;
-  }
-
-  async openSession(): Promise<InferSession> {
-    this.sessions++;
-    let busy = false;
-    if (this.connect.ms > 0) await new Promise((r) => setTimeout(r, this.connect.ms));
-    if (this.connect.failing) throw new Error("connection refused");
-    return {
-      infer: async (request: PreparedRequest, timing: RequestTiming) => {
-        assert.ok(!busy, "one request at a time per session");
-        busy = true;
-        this.sent.push(request as FakeRequest);
-        this.maxInflight = Math.max(this.maxInflight, ++this.inflight);
-        timing.start = timing.sendEnd = performance.now();
-        await new Promise((r) => setTimeout(r, this.latencyMs));
-        timing.recvStart = timing.end = performance.now();
-        timing.responses = 1;
-        this.inflight--;
-        busy = false;
-        return undefined;
-      },
-      close: () => {},
-    };
-  }
-}
+import { FakeClient, type FakeRequest } from "./testdata/fake_client.ts";
 
 function rateLoad(fake: FakeClient, options: { maxInflight: number; feed?: SequenceFeed }) {
   const client = fake as unknown as InferenceClient;
@@ -119,6 +76,38 @@ Deno.test("sequence lanes carry start, middle and end flags with their own ids",
     { sequence_id: 10, sequence_start: false, sequence_end: true },
     { sequence_id: 11, sequence_start: false, sequence_end: true },
   ]);
+  load.close();
+});
+
+Deno.test("a stopped load ends each sequence under way with one END request", async () => {
+  const fake = new FakeClient(1);
+  const feed = new SequenceFeed([[{ inputs: [], outputs: [] }]], (r) => fake.prepare(r), {
+    count: 2,
+    length: 5,
+    variationPct: 0,
+    idRange: { start: 10, end: 20 },
+    rng: Math.random,
+  });
+  const load = rateLoad(fake, { maxInflight: 10, feed });
+  const recorder = new Recorder();
+  load.start(constantSchedule(1000), { recorder, limit: 4 });
+  await load.drained();
+  await load.stop();
+  // Two of five steps sent on each lane; the stop sends each sequence's last.
+  assert.deepEqual(fake.sent.slice(4).map((r) => r.parameters), [
+    { sequence_id: 10, sequence_start: false, sequence_end: true },
+    { sequence_id: 11, sequence_start: false, sequence_end: true },
+  ]);
+  assert.equal(recorder.rotate().latenciesUs.length, 6, "recorded after the level's windows");
+  // The next level starts new sequences.
+  load.start(constantSchedule(1000), { recorder, limit: 2 });
+  await load.drained();
+  assert.deepEqual(fake.sent.slice(6).map((r) => r.parameters), [
+    { sequence_id: 12, sequence_start: true, sequence_end: false },
+    { sequence_id: 13, sequence_start: true, sequence_end: false },
+  ]);
+  await load.stop();
+  assert.equal(fake.sent.length, 10);
   load.close();
 });
 

@@ -8,6 +8,12 @@
  * stream has steps. Otherwise every sequence cycles through the one stream
  * and its length follows --sequence-length and --sequence-length-variation.
  *
+ * A load that stops (the end of a level) sends each sequence under way one
+ * last request with the END flag, as perf_analyzer does: a sequence left
+ * open would idle out on the server while the client pauses between levels
+ * (Triton's max_sequence_idle_microseconds), and its next request, without
+ * the START flag, would be refused.
+ *
  * The request bytes differ per sequence and position, so they are prepared
  * when first needed and cached for the lane's current sequence: a sequence of
  * one input-data step costs at most three preparations (start, middle, end),
@@ -119,6 +125,13 @@ export class SequenceFeed implements RequestFeed {
 
   check(request: PreparedRequest): OutputCheck | undefined {
     return this.#checks.get(request);
+  }
+
+  endSequence(lane: number): boolean {
+    const state = this.#lanes[lane];
+    if (state === undefined || state.step === 0 || state.step === state.length) return false;
+    state.length = state.step + 1;
+    return true;
   }
 
   #begin(state: Lane): void {
