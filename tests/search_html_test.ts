@@ -7,7 +7,13 @@
 import assert from "node:assert/strict";
 import { parseGoals, type PointRecord } from "../lib/sweep/mod.ts";
 import type { LevelResult } from "../lib/types/results.ts";
-import { parseObjectives, renderSearchHtml, type VariantOutcome } from "../lib/search/mod.ts";
+import {
+  parseObjectives,
+  printPdf,
+  renderDetailedHtml,
+  renderSearchHtml,
+  type VariantOutcome,
+} from "../lib/search/mod.ts";
 import { chartMarks, chromium, renderedDom, withoutScripts } from "./_chromium.ts";
 
 if ("reason" in chromium) {
@@ -105,5 +111,74 @@ Deno.test({
     const rows = [...page.matchAll(/<tr[^>]*data-variant="([^"]+)"/g)].map((m) => m[1]);
     assert.deepEqual(rows, variants.map((v) => v.variant.name));
     assert.match(page, /not measured: the server refused it: &lt;bad&gt;/);
+  },
+});
+
+Deno.test({
+  name: "a configuration's detailed report renders its four charts and every point; its PDF prints",
+  ignore: "reason" in chromium,
+  fn: async () => {
+    const v = variant(2, 2, 4);
+    v.records = v.records.map((r, i) => ({
+      ...r,
+      result: {
+        ...r.result,
+        serverRamMb: 25 + i,
+        // The smallest point has no server statistics: one unsplit bar.
+        ...(i === 0 ? {} : {
+          server: [{
+            model: v.variant.name,
+            version: "1",
+            inferenceCount: 100,
+            executionCount: 50,
+            successCount: 100,
+            avgRequestUs: 21_000,
+            overheadUs: 100,
+            queueUs: 1000 * i,
+            computeInputUs: 50,
+            computeInferUs: 20_000,
+            computeOutputUs: 40,
+            cacheHitCount: 0,
+            cacheHitUs: 0,
+            cacheMissCount: 0,
+            cacheMissUs: 0,
+          }],
+        }),
+      },
+    }));
+    const model = {
+      name: "delay",
+      batchSizes: [1],
+      objectives: parseObjectives([]),
+      goals: parseGoals("throughput", ["max-perf_latency_p99=60"]),
+    };
+    const html = renderDetailedHtml({ model, variant: v }, { version: "0.0.0" });
+    assert.doesNotMatch(html, /(src|href)=["']?https?:/, "self-contained");
+    const dom = await renderedDom(html);
+    assert.match(dom, /<html[^>]*data-rendered="true"/, "the page's script ran to the end");
+    const page = withoutScripts(dom);
+    assert.doesNotMatch(page, /data-render-error/);
+    // Five points: throughput, three latencies, one bar each, the memory.
+    assert.deepEqual(Object.fromEntries(chartMarks(dom)), {
+      throughput: { points: 5, bars: 0 },
+      latency: { points: 10, bars: 0 },
+      breakdown: { points: 0, bars: 5 },
+      memory: { points: 5, bars: 0 },
+    });
+    // The latency has no p95 here (only p99 and the average).
+    assert.equal(page.match(/data-segment="Server queue"/g)?.length, 4);
+    assert.equal(page.match(/data-segment="Not split \(no server statistics\)"/g)?.length, 1);
+    assert.equal(page.match(/<tr data-point-row=/g)?.length, 5);
+    assert.match(page, /<pre data-config="">[^<]*count: 2/);
+    const dir = Deno.makeTempDirSync();
+    try {
+      Deno.writeTextFileSync(`${dir}/page.html`, html);
+      assert.equal(await printPdf(`${dir}/page.html`, `${dir}/page.pdf`), undefined);
+      const pdf = Deno.readFileSync(`${dir}/page.pdf`);
+      assert.equal(new TextDecoder().decode(pdf.slice(0, 5)), "%PDF-");
+      assert.ok(pdf.length > 10_000, `${pdf.length} bytes`);
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
   },
 });

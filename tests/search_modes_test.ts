@@ -120,6 +120,32 @@ num_top_model_configs: 2
         )
           .isFile,
       );
+      // The detailed reports of two configurations from the checkpoint, nothing measured.
+      const reportOf = (configs: string) =>
+        runCli([
+          "report",
+          "--checkpoint-directory",
+          `${root}/checkpoints`,
+          "--export-path",
+          `${root}/report`,
+          "--report-model-configs",
+          configs,
+        ], { permissions: PERMISSIONS, timeoutMs: 120_000 });
+      const report = await reportOf("delay_config_default,var_config_default");
+      assert.equal(report.code, 0, report.stderr + report.stdout);
+      for (const name of ["delay_config_default", "var_config_default"]) {
+        const page = Deno.readTextFileSync(
+          `${root}/report/reports/detailed/${name}/detailed_report.html`,
+        );
+        assert.match(page, /<h2>Latency breakdown<\/h2>/);
+        assert.match(report.stdout, new RegExp(`Detailed report of ${name} written to `));
+      }
+      const unknown = await reportOf("nope");
+      assert.equal(unknown.code, 1, unknown.stderr);
+      assert.match(
+        unknown.stderr,
+        /Unknown configuration nope for --report-model-configs: the checkpoint has delay_config_default, var_config_default/,
+      );
     } finally {
       Deno.removeSync(root, { recursive: true });
     }

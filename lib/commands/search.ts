@@ -8,6 +8,7 @@ import {
   bruteVariants,
   buildSearchConfig,
   checkRemote,
+  findConfigs,
   formatInferenceCsv,
   formatSearchSummary,
   formatServerCsv,
@@ -17,10 +18,12 @@ import {
   modelConfigChange,
   type ModelPlan,
   prepareOutputRepository,
+  printPdf,
   rankConfigs,
   rankModel,
   readModelConfig,
   remoteServer,
+  renderDetailedHtml,
   renderSearchHtml,
   runSearch,
   type SearchConfig,
@@ -250,5 +253,24 @@ export async function searchReportCommand(raw: RawOptions): Promise<Outcome | un
   if (outcome.interrupted) {
     console.log("The search did not finish: the points it had not measured are missing.\n");
   }
-  return finishSearch(config, outcome, { bestDirectories: false });
+  const names = raw.get("report-model-configs");
+  const detailed = findConfigs(
+    outcome,
+    Array.isArray(names) ? names.flatMap((n) => n.split(",")) : [],
+  );
+  const finished = finishSearch(config, outcome, { bestDirectories: false });
+  for (const one of detailed) {
+    const directory = `${config.exportPath}/reports/detailed/${one.variant.variant.name}`;
+    Deno.mkdirSync(directory, { recursive: true });
+    const file = `${directory}/detailed_report.html`;
+    writeFileAtomic(file, renderDetailedHtml(one, { version: denoConfig.version }));
+    const pdf = `${directory}/detailed_report.pdf`;
+    const why = await printPdf(file, pdf);
+    console.log(
+      `Detailed report of ${one.variant.variant.name} written to ${file}${
+        why ? ` (no PDF: ${why})` : ` and ${pdf}`
+      }`,
+    );
+  }
+  return finished;
 }

@@ -8,7 +8,13 @@
  */
 import { chartSection, escapeHtml, htmlPage } from "../report/html_template.ts";
 import { formatGeneral } from "../report/format.ts";
-import { constraintText, formatMetric, SWEEP_SCRIPT, type SweepHtmlData } from "../sweep/mod.ts";
+import {
+  constraintText,
+  describeLoad,
+  formatMetric,
+  SWEEP_SCRIPT,
+  type SweepHtmlData,
+} from "../sweep/mod.ts";
 import { formatModelConfig } from "../protocol/model_config.ts";
 import type { LevelResult } from "../types/results.ts";
 import { compareResults, describeObjectives } from "./objectives.ts";
@@ -43,7 +49,7 @@ const table = (head: Array<string | [string]>, rows: string[]) =>
 function describePoint(p: RankedPoint): string {
   const r = p.record.result;
   const p99 = p99Ms(r);
-  return `concurrency ${p.record.point.value}: ${num(r.client.throughput)} infer/sec, p99 ${
+  return `${describeLoad(p.record.point)}: ${num(r.client.throughput)} infer/sec, p99 ${
     p99 === undefined ? "–" : num(p99)
   } ms`;
 }
@@ -70,7 +76,7 @@ function chartData(model: ModelOutcome, top: RankedPoint[], ranked: RankedPoint[
       return [{
         value: record.point.value,
         label: formatGeneral(record.point.value),
-        load: `concurrency ${record.point.value}`,
+        load: describeLoad(record.point),
         throughput: record.result.client.throughput,
         latencyMs,
         best: record === best,
@@ -206,8 +212,8 @@ export function renderSearchHtml(model: ModelOutcome, context: SearchHtmlContext
         chartSection(
           "curve",
           "Throughput vs p99 latency",
-          "One line per top configuration over its concurrency sweep, each point labelled with " +
-            "its concurrency. Filled: within the constraints; hollow: not; ringed: the best. " +
+          "One line per top configuration over its load sweep, each point labelled with " +
+            "its load. Filled: within the constraints; hollow: not; ringed: the best. " +
             "Dashed: the constraints on these axes.",
         ) + whySection(model, top) +
         `<h2>Best configuration: ${escapeHtml(best.variant.variant.name)}</h2>\n` +

@@ -20,3 +20,4 @@ export * from "./walks.ts";
 export * from "./optuna.ts";
 export * from "./tpe.ts";
 export * from "./html.ts";
+export * from "./detailed.ts";

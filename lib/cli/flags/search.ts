@@ -268,6 +268,15 @@ export const SEARCH: readonly OptionDef[] = [
       "The columns of metrics-server-only.csv: model_name, model_config_path, cpu_used_ram (default all three).",
   },
   {
+    name: "report-model-configs",
+    type: "comma-list",
+    group: GROUP,
+    valueName: "CONFIG,...",
+    commands: ["report"],
+    help:
+      "inferperf report of a search's checkpoint: also a detailed report of each of these configurations (e.g. delay_config_5), reports/detailed/<config>/detailed_report.html, and .pdf where headless Chromium runs.",
+  },
+  {
     name: "num-top-model-configs",
     type: "int",
     default: 0,
