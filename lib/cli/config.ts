@@ -208,7 +208,12 @@ function parseLoad(r: Reader, raw: RawOptions): LoadOptions {
 type ExportOptions =
   & Pick<
     ReportPlan,
-    "profileExportFile" | "overwrite" | "exportEndpoint" | "reportHtml" | "summaryJson"
+    | "profileExportFile"
+    | "profileExportJsonl"
+    | "overwrite"
+    | "exportEndpoint"
+    | "reportHtml"
+    | "summaryJson"
   >
   & MetricsPlan;
 
@@ -241,6 +246,7 @@ function parseExports(r: Reader, url: string): ExportOptions {
     requireMetrics,
     reportHtml: r.string("report-html"),
     summaryJson: r.string("summary-json"),
+    profileExportJsonl: r.string("profile-export-jsonl"),
   };
 }
 

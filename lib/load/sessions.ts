@@ -13,7 +13,7 @@ import { decodeBytesElements } from "../input/codec.ts";
 import type { Recorder } from "../measure/recorder.ts";
 import { RESPONSE_OUTPUT } from "../protocol/openai.ts";
 import type { InferenceClient, InferSession, OutputTensors } from "../protocol/types.ts";
-import type { RequestTiming } from "../types/timing.ts";
+import type { RequestTiming, TokenTiming } from "../types/timing.ts";
 
 export interface SessionLoadOptions {
   sessions: readonly (readonly SessionTurn[])[];
@@ -116,6 +116,9 @@ export class SessionLoad {
         headers: { "X-Correlation-ID": correlation, "X-Request-ID": crypto.randomUUID() },
       }, this.#options.target);
       let reply: Record<string, unknown> | undefined;
+      const labelled = timing as Partial<TokenTiming>;
+      labelled.sessionId = turn.sessionId;
+      labelled.turnIndex = turnIndex;
       try {
         lane.session ??= await this.#client.openSession();
         reply = replyOf(await lane.session.infer(request, timing, { decodeOutputs: true }));

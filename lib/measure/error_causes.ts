@@ -21,6 +21,7 @@ const CAUSES: ReadonlyArray<readonly [RegExp, string | ((m: RegExpExecArray) => 
   [/^Server answered HTTP (\d{3}) instead of a gRPC response/, (m) => `HTTP ${m[1]}`],
   [/^Server sent an error: /, "error event in the stream"],
   [/^The stream ended without data: \[DONE\]/, "stream ended without [DONE]"],
+  [/^The stream ended without /, "stream ended without its last event"],
   [/timed out after \d+ ms/, "timeout"],
   [/^Abandoned: /, "abandoned (--stall-timeout)"],
   [/^Connection to ".*" closed (in the middle of|before)/, "connection closed by the server"],

@@ -10,6 +10,8 @@ import type { ProfilePlan } from "./plan.ts";
 import type { RunEvents } from "./run.ts";
 import { REPORT_SINKS, type ReportSink, type RunEnd, type RunTarget } from "./sinks/mod.ts";
 import { writeAll } from "../report/output_file.ts";
+import type { RequestTracer } from "../report/export.ts";
+import type { RequestSink } from "../types/timing.ts";
 
 export class ReportSession {
   readonly results: LevelResult[] = [];
@@ -48,7 +50,10 @@ export class ReportSession {
   private constructor(sinks: ReportSink[], events: Pick<RunEvents, "newHistogram">) {
     this.#sinks = sinks;
     this.histograms = events.newHistogram !== undefined;
-    const requests = sinks.find((sink) => sink.requests)?.requests;
+    const requests = withRecords(
+      sinks.find((sink) => sink.requests)?.requests,
+      sinks.flatMap((sink) => sink.records ?? []),
+    );
     this.events = {
       traceSettings: (settings) => this.#each((sink) => sink.traceSettings?.(settings)),
       ready: (target) => {
@@ -100,4 +105,28 @@ export class ReportSession {
   #each(tell: (sink: ReportSink) => void): void {
     for (const sink of this.#sinks) tell(sink);
   }
+}
+
+/**
+ * The tracer the run hands every request: the export's, also telling the
+ * record sinks; without an export, one that wraps nothing. Unchanged without
+ * record sinks.
+ */
+function withRecords(
+  tracer: RequestTracer | undefined,
+  records: readonly RequestSink[],
+): RequestTracer | undefined {
+  if (records.length === 0) return tracer;
+  return {
+    wrapClient: (client) => tracer ? tracer.wrapClient(client) : client,
+    noteRemote: (timing, seen) => tracer?.noteRemote(timing, seen),
+    add(request) {
+      tracer?.add(request);
+      for (const sink of records) sink.add(request);
+    },
+    rotated(atMs) {
+      tracer?.rotated?.(atMs);
+      for (const sink of records) sink.rotated?.(atMs);
+    },
+  };
 }

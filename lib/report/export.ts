@@ -18,7 +18,7 @@
  */
 import { parseJsonExact } from "../input/codec.ts";
 import { windowHistogram } from "../measure/histogram.ts";
-import { outputReason, WriteError } from "./output_file.ts";
+import { PartialFile } from "./_partial_file.ts";
 import { type CompletedRequest, isTokenTiming } from "../types/timing.ts";
 import { TokenColumns } from "./_export_tokens.ts";
 import { headJson, Stretch, tailJson } from "./_export_stretch.ts";
@@ -95,13 +95,13 @@ const SPARE_STRETCHES = 4;
  */
 export class ProfileExportWriter implements RequestTracer {
   readonly path: string;
-  readonly #tempPath: string;
   readonly #facts = new WeakMap<PreparedRequest, RequestFacts>();
   readonly #sources = new WeakMap<PreparedRequest, InferRequest>();
   readonly #details = new WeakMap<RequestTiming, SlotDetail>();
   /** Stand-ins for requests prepared in worker threads: facts are kept by prepared request. */
   readonly #remoteKeys = new WeakMap<InferRequest, PreparedRequest>();
-  #file: Deno.FsFile | undefined;
+  readonly #file: PartialFile;
+  #opened = false;
   #timer: ReturnType<typeof setInterval> | undefined;
   #finished = false;
   /** The experiment being written: requests so far (for the separating commas) and windows. */
@@ -140,7 +140,6 @@ export class ProfileExportWriter implements RequestTracer {
   readonly #tokens: TokenColumns;
   #requests: (PreparedRequest | undefined)[] = [];
   #errors: (string | undefined)[] = [];
-  #failure: WriteError | undefined;
   /** Reused for every write, so that flushes do not leave buffers behind for the collector. */
   #scratch = new Uint8Array(0);
   /** The outputs last held and their JSON: clients return the same outputs for equal responses. */
@@ -150,7 +149,7 @@ export class ProfileExportWriter implements RequestTracer {
   /** `tokenizer`: counts the output text of LLM requests the server sent no usage for. */
   constructor(path: string, options: { tokenizer?: Tokenizer } = {}) {
     this.path = path;
-    this.#tempPath = `${path}.${Deno.pid}.partial`;
+    this.#file = new PartialFile(path, "the profile export");
     this.#tokens = new TokenColumns(options.tokenizer);
   }
 
@@ -281,12 +280,9 @@ export class ProfileExportWriter implements RequestTracer {
   beginExperiment(mode: LoadMode, value: number, options: { wholeRun?: boolean } = {}): void {
     if (this.#finished) return;
     this.#endExperiment();
-    if (this.#file === undefined) {
-      try {
-        this.#file = Deno.openSync(this.#tempPath, { write: true, create: true, truncate: true });
-      } catch (error) {
-        this.#fail(error);
-      }
+    if (!this.#opened) {
+      this.#opened = true;
+      this.#file.open();
       this.#write('{"experiments":[');
       this.#timer = setInterval(() => this.flush(), FLUSH_INTERVAL_MS);
       Deno.unrefTimer(this.#timer);
@@ -403,36 +399,7 @@ export class ProfileExportWriter implements RequestTracer {
         `"service_kind":${JSON.stringify(header.serviceKind)},` +
         `"endpoint":${JSON.stringify(header.endpoint)}}\n`,
     );
-    const file = this.#file;
-    if (file !== undefined) {
-      file.close();
-      this.#file = undefined;
-      try {
-        Deno.renameSync(this.#tempPath, this.path);
-      } catch (error) {
-        this.#fail(error);
-      }
-    }
-    if (this.#failure) throw this.#failure;
-  }
-
-  /**
-   * A write failed (disk full, directory removed): the export stops for the
-   * rest of the run, which goes on; finish() reports the failure.
-   */
-  #fail(error: unknown): void {
-    if (error instanceof Deno.errors.NotCapable) throw error;
-    this.#failure ??= new WriteError(
-      `Cannot write the profile export "${this.path}": ${outputReason(error)}`,
-      this.path,
-    );
-    try {
-      this.#file?.close();
-      Deno.removeSync(this.#tempPath);
-    } catch {
-      // Already closed, or the directory is gone with the file.
-    }
-    this.#file = undefined;
+    this.#file.finish();
   }
 
   /**
@@ -538,7 +505,7 @@ export class ProfileExportWriter implements RequestTracer {
   }
 
   #write(text: string): void {
-    if (this.#file === undefined) return;
+    if (!this.#file.writable) return;
     // UTF-8 takes at most 3 bytes per UTF-16 code unit.
     this.#reserve(text.length * 3);
     this.#writeBytes(this.#scratch.subarray(0, encoder.encodeInto(text, this.#scratch).written));
@@ -549,14 +516,7 @@ export class ProfileExportWriter implements RequestTracer {
   }
 
   #writeBytes(bytes: Uint8Array): void {
-    const file = this.#file;
-    if (file === undefined || bytes.byteLength === 0) return;
-    let written = 0;
-    try {
-      while (written < bytes.byteLength) written += file.writeSync(bytes.subarray(written));
-    } catch (error) {
-      this.#fail(error);
-    }
+    this.#file.write(bytes);
   }
 }
 

@@ -2,6 +2,8 @@
 
 export interface ReportPlan {
   profileExportFile?: string;
+  /** --profile-export-jsonl: one JSON line per request (AIPerf's profile_export.jsonl records). */
+  profileExportJsonl?: string;
   /** --overwrite: --profile-export-file may replace an existing file. */
   overwrite: boolean;
   /**

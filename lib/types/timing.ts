@@ -65,6 +65,9 @@ export interface TokenTiming extends RequestTiming {
   chunkTokens?: number[];
   /** False for an answer that came in one piece (no stream): no first-token figures. */
   streamed?: boolean;
+  /** --session-concurrency: the session and the turn (from 0) the request was. */
+  sessionId?: string;
+  turnIndex?: number;
 }
 
 export function isTokenTiming(timing: RequestTiming): timing is TokenTiming {

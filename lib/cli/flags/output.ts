@@ -37,6 +37,14 @@ export const OUTPUT: readonly OptionDef[] = [
       "Export every request (send and response timestamps, inputs, outputs) and the window boundaries of every level as JSON, in perf_analyzer's format. The file must not exist unless --overwrite is given.",
   },
   {
+    name: "profile-export-jsonl",
+    type: "string",
+    group: "Output",
+    valueName: "FILE.jsonl",
+    help:
+      "One JSON line per request, valid or failed, with every figure of it (TTFT, TTST, inter-chunk gaps and their summary, ITL, ISL/OSL as client and server count them, latency, error cause, session and turn), in AIPerf's profile_export.jsonl record layout (docs/request_records.schema.json).",
+  },
+  {
     name: "overwrite",
     type: "boolean",
     group: "Output",

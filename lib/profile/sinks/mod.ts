@@ -11,6 +11,7 @@ import { csvSink } from "./csv.ts";
 import { exportSink } from "./export.ts";
 import { htmlSink } from "./html.ts";
 import { llmCsvSink } from "./llm_csv.ts";
+import { requestRecordsSink } from "./request_records.ts";
 import type { SinkDef } from "./sink.ts";
 import type { OutputTarget } from "../../report/output_file.ts";
 import type { ProfilePlan } from "../plan.ts";
@@ -20,6 +21,7 @@ export type { ReportSink, RunEnd, RunTarget, SinkDef } from "./sink.ts";
 
 export const REPORT_SINKS: Map<string, SinkDef> = new Map([
   ["export", exportSink],
+  ["request_records", requestRecordsSink],
   ["console", consoleSink],
   ["csv", csvSink],
   ["llm_csv", llmCsvSink],

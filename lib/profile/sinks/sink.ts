@@ -6,6 +6,7 @@ import type { ModelInfo, ServerInfo } from "../../types/model.ts";
 import type { LevelResult, LoadMode, WindowData } from "../../types/results.ts";
 import type { RunsReport } from "../../report/confidence.ts";
 import type { ProfilePlan } from "../plan.ts";
+import type { RequestSink } from "../../types/timing.ts";
 
 /** The server and model of a run, once discovered. */
 export interface RunTarget {
@@ -39,6 +40,8 @@ export interface ReportSink {
   warning?(message: string): void;
   /** Sees every request of the run (the profile export). */
   requests?: RequestTracer;
+  /** Sees every completed request (no client wrapped): the per-request records. */
+  records?: RequestSink;
   finish?(end: RunEnd): void;
 }
 
