@@ -5,7 +5,8 @@
  * level did not stabilize, as perf_analyzer's 2, or, with --max-send-lag
  * given, an open-loop level fell behind schedule), 3 the server failed
  * (unreachable, lost, failed requests, a window without a valid request, as
- * perf_analyzer's 3), 99 anything else
+ * perf_analyzer's 3), 4 a CI gate breached (--threshold,
+ * --failed-request-threshold), 99 anything else
  * (perf_analyzer's catch-all), 130 interrupted with the partial results
  * written.
  */
@@ -44,12 +45,14 @@ const EXIT_OK = 0;
 const EXIT_USAGE = 1;
 const EXIT_LOAD_NOT_HELD = 2;
 const EXIT_SERVER_FAILED = 3;
+const EXIT_GATE_BREACHED = 4;
 const EXIT_OTHER = 99;
 
 const EXIT_CODES: Record<Outcome, number> = {
   ok: EXIT_OK,
   failed: EXIT_SERVER_FAILED,
   send_lag: EXIT_LOAD_NOT_HELD,
+  gate_breached: EXIT_GATE_BREACHED,
   interrupted: 130,
 };
 

@@ -21,6 +21,8 @@ import { parseUrls } from "./_endpoint_options.ts";
 import { Reader } from "./_reader.ts";
 import { checkRepeat, parseRepeat } from "./_repeat_options.ts";
 import { checkShapes, parseShapeOptions, parseWarmupDuration } from "./_shape_options.ts";
+import { parseCapacity, parseSloPlan } from "./_slo_options.ts";
+import { checkMpi, checkSessions, checkWorkers } from "./_plan_checks.ts";
 import { optionDef, optionLabel, type RawOptions } from "./options.ts";
 
 function parseSequenceIds(r: Reader): { start: number; end: number } {
@@ -373,12 +375,34 @@ export function buildProfileConfig(
   const concurrency = parseConcurrency(r);
   const latencyThresholdMs = r.bounded("latency-threshold", (n) => n >= 0, "a number >= 0");
   const binarySearch = r.flag("binary-search");
-  const load = parseLoad(r, raw);
-  const swept = load.loadMode === "concurrency" ? concurrency : load.requestRate;
+  // -1 is perf_analyzer's way of saying "the average", its default.
+  const percentile = raw.has("percentile") && String(raw.get("percentile")).trim() !== "-1"
+    ? r.bounded("percentile", (n) => n >= 1 && n <= 99, "-1 or an integer from 1 to 99")
+    : undefined;
+  const given = parseLoad(r, raw);
+  const slo = parseSloPlan(r, {
+    serviceKind: service.serviceKind,
+    goodput: service.goodput,
+    openLoop: given.loadMode !== "concurrency" ||
+      r.string("search-recipe") === "max-rate-under-sla",
+    percentile,
+  });
+  const searched = parseCapacity(r, {
+    raw,
+    load: { ...given, concurrency },
+    slos: slo.slos,
+    binarySearch,
+    latencyThresholdMs,
+  });
+  const load = { ...given, ...searched };
+  const swept = load.loadMode === "concurrency" ? load.concurrency : load.requestRate;
   const rangeOption = load.loadMode === "concurrency"
     ? "--concurrency-range"
     : "--request-rate-range";
-  if (load.loadMode !== "custom_intervals" && swept.end === 0 && latencyThresholdMs === 0) {
+  if (
+    load.loadMode !== "custom_intervals" && swept.end === 0 && latencyThresholdMs === 0 &&
+    load.capacity === undefined
+  ) {
     errors.push(
       `The end of the ${rangeOption} and -l/--latency-threshold can not both be 0: the sweep would never stop`,
     );
@@ -396,10 +420,6 @@ export function buildProfileConfig(
   if (r.flag("async") && r.flag("sync")) {
     errors.push("Options -a/--async and --sync can not be used together");
   }
-  // -1 is perf_analyzer's way of saying "the average", its default.
-  const percentile = raw.has("percentile") && String(raw.get("percentile")).trim() !== "-1"
-    ? r.bounded("percentile", (n) => n >= 1 && n <= 99, "-1 or an integer from 1 to 99")
-    : undefined;
   let inputData: InputDataSpec = { perInput: new Map(), paths: [] };
   try {
     inputData = parseInputData([
@@ -438,8 +458,8 @@ export function buildProfileConfig(
       ? service.syntheticPrompts
       : { ...service.syntheticPrompts, sessions: true },
     composingModels: parseComposing(r.list("bls-composing-models")),
-    concurrency,
     ...load,
+    ...slo,
     ...protocolConfig,
     binarySearch,
     latencyThresholdMs,
@@ -542,93 +562,4 @@ function checkDuration(errors: string[], config: ProfilePlan): void {
 function parseMpi(r: Reader): MpiPlan {
   if (!r.flag("enable-mpi")) return {};
   return { mpi: { library: r.string("mpi-library"), shard: r.flag("shard") } };
-}
-
-/** Options that need --enable-mpi, and what --shard can not split between ranks. */
-function checkMpi(errors: string[], options: { config: ProfilePlan; raw: RawOptions }): void {
-  const { config, raw } = options;
-  if (config.mpi === undefined) {
-    for (const name of ["shard", "mpi-library"].filter((n) => raw.has(n))) {
-      errors.push(`Option --${name} needs --enable-mpi`);
-    }
-    return;
-  }
-  if (!config.mpi.shard) return;
-  if (config.workers > 1) {
-    errors.push(
-      `Option --shard can not be used with --workers ${config.workers}: start more ranks instead`,
-    );
-  }
-  if (config.periodic !== undefined) {
-    errors.push(
-      "Option --shard can not be used with --periodic-concurrency-range: its sets of requests " +
-        "wait for each other's responses, which one rank must see",
-    );
-  }
-}
-
-/** --session-concurrency: what its sessions need (perf_analyzer's rules, and one thread). */
-function checkSessions(errors: string[], config: ProfilePlan): void {
-  const n = config.sessionConcurrency;
-  const { turns, datasetType } = config.syntheticPrompts;
-  const multiTurn = (turns !== undefined && (turns.mean > 1 || turns.stddev > 0)) ||
-    datasetType === "multi_turn";
-  if (n === undefined && multiTurn) {
-    errors.push(
-      `${
-        datasetType === "multi_turn"
-          ? "A multi_turn dataset needs"
-          : "Conversations of several turns need"
-      } --session-concurrency N: each turn goes after the previous answer, with the history`,
-    );
-  }
-  if (n === undefined) return;
-  if (config.serviceKind !== "openai") {
-    errors.push("Option --session-concurrency needs --service-kind openai (chat sessions)");
-  }
-  if (config.inputData.paths.length === 0 && config.serviceKind !== "openai") {
-    errors.push(
-      'Option --session-concurrency needs --input-data: a JSON file whose entries give each turn a "session_id"',
-    );
-  }
-  if (config.workers > 1) {
-    errors.push(
-      `Option --session-concurrency can not be used with --workers ${config.workers}: each ` +
-        "session's turns wait for the previous answer, which one thread must see",
-    );
-  }
-  if (config.mpi?.shard) {
-    errors.push(
-      "Option --shard can not be used with --session-concurrency: each session's turns wait " +
-        "for the previous answer, which one rank must see",
-    );
-  }
-}
-
-/** What --workers N > 1 can not split between threads. */
-function checkWorkers(errors: string[], config: ProfilePlan): void {
-  const n = config.workers;
-  if (n <= 1) return;
-  const refuse = (what: string, why: string) =>
-    errors.push(`Option --workers ${n} can not be used with ${what}: ${why}`);
-  if (config.serviceKind === "triton_c_api") {
-    refuse(
-      "--service-kind triton_c_api",
-      "each worker thread builds its own client, which here would start a second Triton " +
-        "server in the same process (the core allows one per process); the in-process server " +
-        "already spreads its work over its own threads",
-    );
-  }
-  if (config.sharedMemory !== "none") {
-    refuse("--shared-memory", "each worker would need its own regions and request slots");
-  }
-  if (config.periodic !== undefined) {
-    refuse(
-      "--periodic-concurrency-range",
-      "its sets of requests wait for each other's responses, which one thread must see",
-    );
-  }
-  if (config.loadMode !== "concurrency" && config.maxInflight < n) {
-    refuse(`--max-inflight ${config.maxInflight}`, `each worker needs at least 1 in flight`);
-  }
 }

@@ -61,6 +61,7 @@ export const GROUPS = [
   "Target",
   "Load",
   "Measurement",
+  "SLOs, capacity search and CI gates",
   "Sequences",
   "Input data",
   "Protocol and TLS",

@@ -11,6 +11,8 @@ export type Outcome =
   | "failed"
   /** An open-loop level fell behind schedule and --max-send-lag asked to fail then. */
   | "send_lag"
+  /** A CI gate breached (--threshold, --failed-request-threshold): reports were written. */
+  | "gate_breached"
   /** Ctrl-C: what was measured was written, the rest was abandoned. */
   | "interrupted";
 

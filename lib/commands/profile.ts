@@ -5,6 +5,7 @@ import type { RawOptions } from "../cli/options.ts";
 import { behindScheduleMessage } from "../load/levels.ts";
 import { loadMode } from "../load/modes/mod.ts";
 import { Interrupt } from "../measure/interrupt.ts";
+import { CapacityCheckpoint } from "../profile/capacity.ts";
 import { ReportSession } from "../profile/report_session.ts";
 import { exportedExperiment } from "../profile/sinks/export.ts";
 import { reportTargets } from "../profile/sinks/mod.ts";
@@ -69,6 +70,12 @@ async function profileRank(
   if (mpi && !mpi.reports) return await shardRank(config, mpi);
   if (config.numProfileRuns > 1) return await profileRunsCommand(config, context);
   checkOutputs(reportTargets(config));
+  const checkpoint = config.capacity && CapacityCheckpoint.open(config);
+  if (checkpoint && checkpoint.stored > 0) {
+    console.log(
+      `Resuming the capacity search from ${checkpoint.file} (levels measured: ${checkpoint.stored})\n`,
+    );
+  }
   const interrupt = new Interrupt();
   const report = await ReportSession.open(config);
   const onSignal = () => {
@@ -85,6 +92,8 @@ async function profileRank(
   };
   Deno.addSignalListener("SIGINT", onSignal);
   if (mpi) Deno.addSignalListener("SIGTERM", onTerm);
+  let breaches: string[] = [];
+  let searched = false;
   try {
     const outcome = await runProfile(config, {
       interrupt,
@@ -92,8 +101,11 @@ async function profileRank(
         ? mpiEvents(report.events, { mpi, verbose: config.verbose, onLevel })
         : report.events,
       ...(mpi ? { rank: { coordinator: mpi.coordinator, part: mpi.part } } : {}),
+      ...(checkpoint ? { checkpoint } : {}),
     });
-    report.finish(outcome.note);
+    report.finish(outcome.note, outcome.capacity ? { capacity: outcome.capacity } : {});
+    breaches = outcome.breaches ?? [];
+    searched = outcome.capacity !== undefined;
     if (mpi?.part && config.profileExportFile) await mpi.gatherExports(config.profileExportFile);
   } catch (error) {
     finishAfterFailure(report);
@@ -103,12 +115,21 @@ async function profileRank(
     if (mpi) Deno.removeSignalListener("SIGTERM", onTerm);
   }
   const failed = report.failedRequests;
-  if (failed > 0) printError(`${failed} requests failed; see "Failed requests" in the report`);
+  // A search's failed requests fail its levels: they are part of its answer.
+  if (failed > 0) {
+    (searched ? printWarning : printError)(
+      `${failed} requests failed; see "Failed requests" in the report`,
+    );
+  }
   const lagging = behindScheduleMessage(report.results, config);
-  if (lagging) (config.sendLagFails ? printError : printWarning)(lagging);
+  // A search's late levels fail (judged so); its answer stands.
+  const lagFails = config.sendLagFails && !searched;
+  if (lagging) (lagFails ? printError : printWarning)(lagging);
+  for (const breach of breaches) printError(breach);
+  if (breaches.length > 0) return "gate_breached";
   if (interrupt.soft) return "interrupted";
-  if (failed > 0) return "failed";
-  return lagging && config.sendLagFails ? "send_lag" : "ok";
+  if (failed > 0 && !searched) return "failed";
+  return lagging && lagFails ? "send_lag" : "ok";
 }
 
 /** What mpirun's SIGTERM to the surviving ranks means. */

@@ -2,6 +2,7 @@
  * The load part of a run's plan: which load mode runs over which levels, how
  * open-loop sends are bounded and judged, and how sequences are grouped.
  */
+import type { CapacityRecipe } from "./capacity.ts";
 import type { Range } from "./range.ts";
 import type { RampStrategy, Stage } from "./shape.ts";
 
@@ -64,6 +65,11 @@ export interface LoadPlan {
    */
   sessionConcurrency?: number;
   binarySearch: boolean;
+  /**
+   * --search-recipe: the levels are chosen by the capacity search (capacity.ts)
+   * within the range (an end of 0: none, bracketing from its start).
+   */
+  capacity?: { recipe: CapacityRecipe; resolution: number; checkpoint: string };
   latencyThresholdMs: number;
   async: boolean;
   maxInflight: number;

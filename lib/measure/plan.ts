@@ -1,5 +1,6 @@
 /** The measurement part of a run's plan. */
 import type { GoodputObjective } from "../types/results.ts";
+import type { Slo } from "./slo.ts";
 
 /** How each load level is measured (the Measurement options of the CLI). */
 export interface MeasurementOptions {
@@ -46,4 +47,18 @@ export interface MetricsPlan {
    * the run (exit 99); without it the run measures on without metrics.
    */
   requireMetrics: boolean;
+}
+
+/** --slo, --slo-attainment and the CI gates: what every level is judged by. */
+export interface SloPlan {
+  /** --slo; empty without. */
+  slos: Slo[];
+  /** --slo-attainment: the share of requests that must meet every per-request SLO (default 1). */
+  sloAttainment: number;
+  /** --threshold: k6's thresholds, judged on every level; a breach is exit code 4. */
+  thresholds: Slo[];
+  /** --abort-on-fail: the first level that breaches a threshold ends the run. */
+  abortOnFail: boolean;
+  /** --failed-request-threshold: the run ends once this many (or this share of) requests failed. */
+  failedRequestThreshold?: { count: number } | { fraction: number };
 }

@@ -5,7 +5,7 @@
  */
 import type { InputPlan } from "../input/plan.ts";
 import type { LoadPlan } from "../load/plan.ts";
-import type { MeasurementOptions, MetricsPlan, TokenPlan } from "../measure/plan.ts";
+import type { MeasurementOptions, MetricsPlan, SloPlan, TokenPlan } from "../measure/plan.ts";
 import type { MpiPlan } from "../mpi/plan.ts";
 import type { ClientPlan } from "../protocol/plan.ts";
 import type { ReportPlan } from "../report/plan.ts";
@@ -39,6 +39,7 @@ interface PlanParts
     MpiPlan,
     ReportPlan,
     RepeatPlan,
+    SloPlan,
     TokenPlan {
   /** --trace-*: the server's trace settings to update before profiling. */
   trace?: TraceConfig;

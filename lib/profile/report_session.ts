@@ -82,10 +82,11 @@ export class ReportSession {
    * Every sink writes even when one fails (each holds what was measured);
    * then the first failure is thrown.
    */
-  finish(note?: string): void {
+  finish(note?: string, extra: Pick<RunEnd, "capacity"> = {}): void {
     this.finishWith({
       results: this.results,
       ...(note ? { note } : {}),
+      ...extra,
       ...(this.#target ? { target: this.#target } : {}),
     });
   }

@@ -5,12 +5,14 @@
 import { loadTokenizer } from "../input/tokenizer.ts";
 import { type LoadThreads, partThreads, planLoad } from "../load/levels.ts";
 import { type Part, shareAmong } from "../load/split.ts";
+import { searchCapacity } from "../load/capacity.ts";
 import { sweep, type SweepOutcome } from "../load/sweep.ts";
 import type { Interrupt } from "../measure/interrupt.ts";
 import {
   type LevelCoordinator,
   type LevelOptions,
   measureLevel,
+  NoValidRequestsError,
   SweepEndedError,
 } from "../measure/level.ts";
 import { llmMetricsUrl, MetricsScraper } from "../measure/metrics_scraper.ts";
@@ -20,7 +22,14 @@ import { hasStatistics, type InferenceClient, type TraceSettings } from "../prot
 import { reportedWindows } from "../report/components.ts";
 import type { RequestTracer } from "../report/export.ts";
 import type { ModelInfo, ModelStatistics, ServerInfo } from "../types/model.ts";
-import type { Histogram, LevelResult, WindowData } from "../types/results.ts";
+import type { CapacityReport, Histogram, LevelResult, WindowData } from "../types/results.ts";
+import {
+  CapacityCheckpoint,
+  capacityReport,
+  FailedRequestGate,
+  judgeLevel,
+  thresholdBreaches,
+} from "./capacity.ts";
 import { loadInputs } from "./inputs.ts";
 import { discoverModel } from "./model.ts";
 import { runPeriodic } from "./periodic.ts";
@@ -113,6 +122,10 @@ export interface RankRole {
 export interface RunOutcome extends SweepOutcome {
   server: ServerInfo;
   model: ModelInfo;
+  /** --search-recipe: the answer. */
+  capacity?: CapacityReport;
+  /** A CI gate breached (--threshold, --failed-request-threshold): each breach, in words. */
+  breaches?: string[];
 }
 
 /** Statistics of the profiled model and its composing models, when the server offers them. */
@@ -167,10 +180,20 @@ function shardedCount(
 
 export async function runProfile(
   config: ProfilePlan,
-  options: { interrupt: Interrupt; events?: RunEvents; client?: InferenceClient; rank?: RankRole },
+  options: {
+    interrupt: Interrupt;
+    events?: RunEvents;
+    client?: InferenceClient;
+    rank?: RankRole;
+    /** --search-recipe: the levels measured so far (opened from the plan when not given). */
+    checkpoint?: CapacityCheckpoint;
+  },
 ): Promise<RunOutcome> {
   const { interrupt, events = {}, rank } = options;
   const part = rank?.part;
+  // A checkpoint of another search is refused before anything connects.
+  const checkpoint = options.checkpoint ??
+    (config.capacity ? CapacityCheckpoint.open(config) : undefined);
   const tracer = events.requests;
   const base = options.client ?? await createClient(config);
   const client = tracer ? tracer.wrapClient(base) : base;
@@ -244,43 +267,99 @@ export async function runProfile(
     const goodLatencyMs = tokens
       ? undefined
       : config.goodput.find((o) => o.metric === "request_latency")?.value;
-    try {
-      const outcome = await sweep(async (value) => {
-        events.levelStart?.(value);
-        const result = withMetrics(
-          await measureLevel(load.level(value), {
-            ...config,
-            mode: load.mode,
-            value,
-            model: config.model,
-            interrupt,
-            ...(statistics ? { statistics } : {}),
-            ...(scraper && tokens ? { boundary: () => scraper!.scrapeNow() } : {}),
-            onWindow: (w, index) => events.window?.(w, { level: value, index }),
-            onWarning: (message) => events.warning?.(message),
-            requestSink: tracer,
-            ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),
-            ...(load.durationMs === undefined ? {} : { benchmarkDurationMs: load.durationMs }),
-            newHistogram: events.newHistogram,
-            ...(tokens ? { tokens } : {}),
-            ...(goodLatencyMs === undefined ? {} : { goodLatencyMs }),
-            ...(rank ? { coordinator: rank.coordinator } : {}),
-            ...(part
-              ? {
-                measurementRequestCount: shardedCount(config.measurementRequestCount, part, {
-                  closed: load.mode === "concurrency",
-                  value,
-                }),
-              }
-              : {}),
-          }),
-          scraper,
-          { gpu: config.collectMetrics },
+    const failedGate = config.failedRequestThreshold &&
+      new FailedRequestGate(config.failedRequestThreshold);
+    const breaches: string[] = [];
+    /** A gate ends the run as Ctrl-C does: the level ends after its window, what exists is kept. */
+    const breach = (why: string, stop: boolean) => {
+      breaches.push(why);
+      if (stop && !interrupt.soft) interrupt.trigger();
+    };
+    const measure = async (value: number) => {
+      events.levelStart?.(value);
+      const result = withMetrics(
+        await measureLevel(load.level(value), {
+          ...config,
+          mode: load.mode,
+          value,
+          model: config.model,
+          interrupt,
+          ...(statistics ? { statistics } : {}),
+          ...(scraper && tokens ? { boundary: () => scraper!.scrapeNow() } : {}),
+          onWindow: (w, index) => {
+            events.window?.(w, { level: value, index });
+            const why = failedGate?.add(w);
+            if (why && breaches.length === 0) breach(why, true);
+          },
+          onWarning: (message) => events.warning?.(message),
+          requestSink: tracer,
+          ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),
+          ...(load.durationMs === undefined ? {} : { benchmarkDurationMs: load.durationMs }),
+          newHistogram: events.newHistogram,
+          ...(tokens ? { tokens } : {}),
+          ...(goodLatencyMs === undefined ? {} : { goodLatencyMs }),
+          ...(rank ? { coordinator: rank.coordinator } : {}),
+          ...(part
+            ? {
+              measurementRequestCount: shardedCount(config.measurementRequestCount, part, {
+                closed: load.mode === "concurrency",
+                value,
+              }),
+            }
+            : {}),
+        }),
+        scraper,
+        { gpu: config.collectMetrics },
+      );
+      // A search reports every level it measured: its verdicts rest on each.
+      const reported = result.stable || interrupt.soft || checkpoint !== undefined;
+      if (reported) events.level?.(result);
+      measured.push(result);
+      // k6's thresholds judge what is reported: a level that did not settle ends a sweep instead.
+      const over = reported ? thresholdBreaches(result, config) : [];
+      if (over.length > 0) {
+        breach(
+          `--threshold breached at ${load.mode.replace("_", " ")} ${value}: ${over.join("; ")}`,
+          config.abortOnFail,
         );
-        if (result.stable || interrupt.soft) events.level?.(result);
-        measured.push(result);
-        return result;
-      }, {
+      }
+      return result;
+    };
+    const gated = <T extends SweepOutcome>(outcome: T): T & { breaches?: string[] } => {
+      if (breaches.length === 0) return outcome;
+      const stopped = interrupt.soft && (config.abortOnFail || failedGate !== undefined)
+        ? { note: `${breaches.at(-1)}: the run stopped there; what was measured is reported.` }
+        : {};
+      return { ...outcome, ...stopped, breaches };
+    };
+    try {
+      if (checkpoint) {
+        const capacity = config.capacity!;
+        const search = await searchCapacity(async (value) => {
+          const stored = checkpoint.next(value);
+          if (stored === undefined) {
+            const result = await measure(value);
+            if (!interrupt.soft) checkpoint.add(result);
+            return result;
+          }
+          events.levelStart?.(value);
+          events.level?.(stored);
+          measured.push(stored);
+          return stored;
+        }, {
+          mode: load.mode === "concurrency" ? "concurrency" : "request_rate",
+          range: load.range,
+          resolution: capacity.resolution,
+          judge: (result) => judgeLevel(result, config),
+          interrupt,
+        });
+        const report = capacityReport(search, {
+          plan: config,
+          index: (result) => measured.indexOf(result),
+        });
+        return { ...gated({ results: measured }), capacity: report, server, model };
+      }
+      const outcome = await sweep(measure, {
         range: load.range,
         binarySearch: config.binarySearch,
         latencyThresholdMs: config.latencyThresholdMs,
@@ -291,7 +370,11 @@ export async function runProfile(
         if (!(error instanceof SweepEndedError)) throw error;
         return { results: measured, note: error.message };
       });
-      return { ...outcome, server, model };
+      return { ...gated(outcome), server, model };
+    } catch (error) {
+      // A gate that stopped the level can leave it without a valid request: the gate says why.
+      if (!(error instanceof NoValidRequestsError) || breaches.length === 0) throw error;
+      return { ...gated({ results: measured }), server, model };
     } finally {
       load.close();
     }

@@ -40,6 +40,8 @@ export interface HtmlReportContext {
   note?: string;
   /** --num-profile-runs: the levels' intervals over the runs (`results` are the last run's). */
   runs?: RunsReport;
+  /** --search-recipe: the capacity search's section (lib/report/capacity.ts), as HTML. */
+  capacity?: string;
 }
 
 /** What the page's script draws; exported for tests. */
@@ -286,6 +288,7 @@ export function renderHtmlReport(
     [
       `<div class="meta">${meta}</div>\n`,
       context.note ? `<p class="note">${escapeHtml(context.note)}</p>\n` : "",
+      context.capacity ?? "",
       behindScheduleNote(data),
       metricsNote(results, unit),
       section(

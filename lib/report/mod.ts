@@ -18,4 +18,5 @@ export * from "./html.ts";
 export * from "./html_template.ts";
 export * from "./merge.ts";
 export type * from "./plan.ts";
+export * from "./result_json.ts";
 export * from "./summary_json.ts";

@@ -18,7 +18,9 @@ import type {
 } from "../types/results.ts";
 import type { MeasurementOptions } from "../measure/plan.ts";
 import { errorCauses } from "../measure/error_causes.ts";
-import type { GpuMetrics } from "../types/results.ts";
+import type { CapacityReport, GpuMetrics } from "../types/results.ts";
+import { evaluateSlos, type Slo, slosMet } from "../measure/slo.ts";
+import { capacityJson } from "./capacity.ts";
 import { latencyComponents, reportedWindows } from "./components.ts";
 import { llmSystemMetrics, tokenCountSources } from "./llm_table.ts";
 import { LLM_METRICS, statistic } from "../measure/metrics.ts";
@@ -48,6 +50,10 @@ export interface SummaryContext {
   percentiles: readonly number[];
   /** --num-profile-runs: the confidence of every level's headline figures over the runs. */
   runs?: RunsReport;
+  /** --search-recipe: the capacity search's answer. */
+  capacity?: CapacityReport;
+  /** --slo: each level's verdicts. */
+  slos?: { slos: readonly Slo[]; attainment: number };
 }
 
 const percentileObject = (map: Map<number, number>): Record<string, number> =>
@@ -71,6 +77,7 @@ function clientJson(c: ClientSummary): Json {
     avg_recv_us: c.avgRecvUs,
     avg_wait_us: c.avgWaitUs,
     delayed_count: c.delayedCount,
+    ...(c.goodCount === undefined ? {} : { good_count: c.goodCount }),
   };
 }
 
@@ -205,7 +212,12 @@ function windowJson(
 
 function levelJson(
   r: LevelResult,
-  options: { originMs: number; batchSize: number; percentiles: readonly number[] },
+  options: {
+    originMs: number;
+    batchSize: number;
+    percentiles: readonly number[];
+    slos?: SummaryContext["slos"];
+  },
 ): Json {
   const reported = reportedWindows(r);
   const components = latencyComponents(r);
@@ -234,6 +246,10 @@ function levelJson(
   if (r.openLoop) level.open_loop = openLoopJson(r.openLoop);
   if (r.llm) level.llm = llmJson(r.llm);
   if (r.llmServer) level.llm_server = llmServerJson(r.llmServer, r.llm);
+  if (options.slos && options.slos.slos.length > 0) {
+    const verdicts = evaluateSlos(r, options.slos.slos, { attainment: options.slos.attainment });
+    level.slo = { met: slosMet(verdicts), verdicts: verdicts.map((v) => v.text) };
+  }
   return level;
 }
 
@@ -258,7 +274,7 @@ const originOf = (results: readonly LevelResult[]) => {
 /** The summary's `levels` of `results`, as JSON values (what repeat runs compare). */
 export function levelsJson(
   results: readonly LevelResult[],
-  options: { batchSize: number; percentiles: readonly number[] },
+  options: { batchSize: number; percentiles: readonly number[]; slos?: SummaryContext["slos"] },
 ): Json[] {
   const originMs = originOf(results);
   return results.map((r) => levelJson(r, { ...options, originMs }));
@@ -292,11 +308,16 @@ export function buildSummary(
       request_count: s.requestCount,
       warmup_request_count: s.warmupRequestCount,
     },
-    levels: levelsJson(results, { batchSize: s.batchSize, percentiles: context.percentiles }),
+    levels: levelsJson(results, {
+      batchSize: s.batchSize,
+      percentiles: context.percentiles,
+      ...(context.slos ? { slos: context.slos } : {}),
+    }),
   };
   if (context.server) document.server = context.server;
   if (context.note) document.note = context.note;
   if (context.runs) document.profile_runs = confidenceJson(context.runs);
+  if (context.capacity) document.capacity = capacityJson(context.capacity);
   return document;
 }
 

@@ -6,6 +6,7 @@
  * Writes are synchronous so that a third Ctrl-C can still save.
  */
 import { optionLabel, OPTIONS } from "../cli/options.ts";
+import { resultReplacer, resultReviver } from "../report/result_json.ts";
 import type { LevelResult } from "../types/results.ts";
 import { pointKey, type Settings, type SweepPoint } from "./config.ts";
 
@@ -41,22 +42,6 @@ interface CheckpointFile {
   settings: Settings;
   goals: StoredGoals;
   points: PointRecord[];
-}
-
-/** JSON has no Map or bigint: results carry both (percentiles, wall-clock ns). */
-function replacer(_key: string, value: unknown): unknown {
-  if (value instanceof Map) return { $map: [...value] };
-  if (typeof value === "bigint") return { $bigint: String(value) };
-  return value;
-}
-
-function reviver(_key: string, value: unknown): unknown {
-  if (value && typeof value === "object" && !Array.isArray(value)) {
-    const o = value as Record<string, unknown>;
-    if (Array.isArray(o.$map)) return new Map(o.$map as Array<[unknown, unknown]>);
-    if (typeof o.$bigint === "string") return BigInt(o.$bigint);
-  }
-  return value;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -100,7 +85,7 @@ function recordProblem(r: unknown): string | undefined {
 function parseCheckpoint(text: string): CheckpointFile | string {
   let data: unknown;
   try {
-    data = JSON.parse(text, reviver);
+    data = JSON.parse(text, resultReviver);
   } catch (e) {
     return (e as Error).message;
   }
@@ -271,7 +256,7 @@ export class CheckpointStore {
     try {
       Deno.mkdirSync(this.directory, { recursive: true });
       // Written aside, then renamed: an interrupted write never leaves a corrupt latest checkpoint.
-      Deno.writeTextFileSync(`${file}.tmp`, JSON.stringify(data, replacer));
+      Deno.writeTextFileSync(`${file}.tmp`, JSON.stringify(data, resultReplacer));
       Deno.renameSync(`${file}.tmp`, file);
     } catch (e) {
       throw new CheckpointError(

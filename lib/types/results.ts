@@ -363,3 +363,33 @@ export interface Histogram {
   /** HdrHistogram's V2 compressed encoding, base64 ("HISTF..."). */
   encode(): string;
 }
+
+/** A level of a capacity search as reports show it. */
+export interface CapacityLevel {
+  value: number;
+  /** Its last measurement's index among the run's reported levels. */
+  index: number;
+  /** The SLOs' verdicts there, e.g. "request_latency:p99 31.2 <= 35 msec". */
+  verdicts: string[];
+}
+
+/**
+ * --search-recipe: the highest concurrency or request rate at which every
+ * SLO held (lib/load/capacity.ts), with the levels on either side of it.
+ */
+export interface CapacityReport {
+  recipe: string;
+  mode: "concurrency" | "request_rate";
+  /** Absent: the SLOs are broken at the lowest level. */
+  value?: number;
+  /** The SLOs, as --slo takes them (with the attainment of per-request ones). */
+  slo: string;
+  passing?: CapacityLevel;
+  failing?: CapacityLevel;
+  /** Measurements taken (re-measurements included; resumed ones too). */
+  points: number;
+  /** Why the search stopped. */
+  stopped: string;
+  /** Re-measurements that changed a verdict, and what kept the answer monotone. */
+  notes: string[];
+}

@@ -14,6 +14,7 @@ import { OUTPUT } from "./output.ts";
 import { PROTOCOL } from "./protocol.ts";
 import { SEARCH } from "./search.ts";
 import { SEQUENCES } from "./sequences.ts";
+import { SLO } from "./slo.ts";
 import { SERVE } from "./serve.ts";
 import { SWEEPS } from "./sweeps.ts";
 import { TARGET } from "./target.ts";
@@ -22,6 +23,7 @@ export const OPTIONS: readonly OptionDef[] = [
   ...TARGET,
   ...LOAD,
   ...MEASUREMENT,
+  ...SLO,
   ...SEQUENCES,
   ...INPUT_DATA,
   ...PROTOCOL,

@@ -11,6 +11,9 @@ import {
 import { formatGeneral } from "../../report/format.ts";
 import type { TraceSettings } from "../../protocol/types.ts";
 import type { LevelResult, LoadMode, WindowData } from "../../types/results.ts";
+import { describeSlos } from "../capacity.ts";
+import { evaluateSlos } from "../../measure/slo.ts";
+import { formatCapacity } from "../../report/capacity.ts";
 import type { ProfilePlan } from "../plan.ts";
 import type { ReportSink, RunEnd, RunTarget, SinkDef } from "./sink.ts";
 
@@ -91,6 +94,17 @@ class ConsoleSink implements ReportSink {
       sessionConcurrency: this.#plan.sessionConcurrency,
       metrics: result.metrics,
     }));
+    const { slos, thresholds, sloAttainment } = this.#plan;
+    if (slos.length > 0) this.#print(`  ${describeSlos(result, this.#plan)}\n`);
+    if (thresholds.length > 0) {
+      const verdicts = evaluateSlos(result, thresholds, { attainment: sloAttainment });
+      const broken = verdicts.filter((v) => !v.met);
+      this.#print(
+        `  Thresholds ${broken.length === 0 ? "held" : "breached"}: ${
+          (broken.length === 0 ? verdicts : broken).map((v) => v.text).join("; ")
+        }\n`,
+      );
+    }
   }
 
   warning(message: string): void {
@@ -103,6 +117,7 @@ class ConsoleSink implements ReportSink {
     if (end.note) this.#print(`${end.note}\n\n`);
     if (end.results.length === 0) return;
     this.#print(formatSummaryTable(end.results, { percentile: this.#plan.percentile }));
+    if (end.capacity) this.#print(`\n${formatCapacity(end.capacity)}`);
   }
 
   #settings(decoupled: boolean): Settings {

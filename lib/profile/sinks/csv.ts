@@ -2,6 +2,7 @@
 import { writeFileAtomic } from "../../report/output_file.ts";
 import { formatCsv } from "../../report/csv.ts";
 import { formatConfidenceCsv } from "../../report/confidence.ts";
+import { capacityCsv } from "../../report/capacity.ts";
 import type { LevelResult } from "../../types/results.ts";
 import type { SinkDef } from "./sink.ts";
 
@@ -21,7 +22,7 @@ export const csvSink: SinkDef = {
   histograms: false,
   open: (plan, { mode }) =>
     Promise.resolve({
-      finish: ({ results, target, runs }) => {
+      finish: ({ results, target, runs, capacity }) => {
         if (runs) return writeFileAtomic(plan.latencyReportFile!, formatConfidenceCsv(runs));
         if (results.length === 0) return;
         writeFileAtomic(
@@ -35,7 +36,7 @@ export const csvSink: SinkDef = {
             serverStats: (plan.serviceKind === "triton" || plan.serviceKind === "triton_c_api") &&
               (target?.server.extensions.includes("statistics") ?? false),
             ...(plan.collectMetrics ? { metrics: metricsByLevel(results) } : {}),
-          }),
+          }) + (capacity ? capacityCsv(capacity) : ""),
         );
       },
     }),

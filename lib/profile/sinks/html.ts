@@ -10,8 +10,9 @@ export const htmlSink: SinkDef = {
   histograms: true,
   async open(plan, { mode }) {
     const { renderHtmlReport } = await import("../../report/html.ts");
+    const { capacityHtml } = await import("../../report/capacity.ts");
     return {
-      finish: ({ results, note, target, runs }) => {
+      finish: ({ results, note, target, runs, capacity }) => {
         if (results.length === 0) return;
         writeFileAtomic(
           plan.reportHtml!,
@@ -23,6 +24,15 @@ export const htmlSink: SinkDef = {
             ...(plan.percentile === undefined ? {} : { percentile: plan.percentile }),
             ...(note ? { note } : {}),
             ...(runs ? { runs } : {}),
+            ...(capacity
+              ? {
+                capacity: capacityHtml(capacity, {
+                  results,
+                  slos: plan.slos,
+                  attainment: plan.sloAttainment,
+                }),
+              }
+              : {}),
           }),
         );
       },

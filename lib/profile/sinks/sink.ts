@@ -3,7 +3,7 @@ import type { TraceSettings } from "../../protocol/types.ts";
 import type { RequestTracer } from "../../report/export.ts";
 import type { OutputTarget } from "../../report/output_file.ts";
 import type { ModelInfo, ServerInfo } from "../../types/model.ts";
-import type { LevelResult, LoadMode, WindowData } from "../../types/results.ts";
+import type { CapacityReport, LevelResult, LoadMode, WindowData } from "../../types/results.ts";
 import type { RunsReport } from "../../report/confidence.ts";
 import type { ProfilePlan } from "../plan.ts";
 import type { RequestSink } from "../../types/timing.ts";
@@ -24,6 +24,8 @@ export interface RunEnd {
   target?: RunTarget;
   /** --num-profile-runs: the runs' confidence (`results` are then the last run's levels). */
   runs?: RunsReport;
+  /** --search-recipe: the capacity search's answer. */
+  capacity?: CapacityReport;
 }
 
 /**

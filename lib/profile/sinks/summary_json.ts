@@ -12,7 +12,7 @@ export const summaryJsonSink: SinkDef = {
   async open(plan, { mode }) {
     const { formatSummaryJson } = await import("../../report/summary_json.ts");
     return {
-      finish: ({ results, note, target, runs }) => {
+      finish: ({ results, note, target, runs, capacity }) => {
         if (results.length === 0) return;
         const server = target?.server;
         writeFileAtomic(
@@ -23,6 +23,8 @@ export const summaryJsonSink: SinkDef = {
             ...(server ? { server: { name: server.name, version: server.version } } : {}),
             settings: { ...plan, mode },
             ...(note ? { note } : {}),
+            ...(capacity ? { capacity } : {}),
+            slos: { slos: plan.slos, attainment: plan.sloAttainment },
             percentiles: withReported(plan.percentile === undefined ? [] : [plan.percentile]),
             ...(runs ? { runs } : {}),
           }),
