@@ -6,9 +6,9 @@
  * given, an open-loop level fell behind schedule), 3 the server failed
  * (unreachable, lost, failed requests, a window without a valid request, as
  * perf_analyzer's 3), 4 a CI gate breached (--threshold,
- * --failed-request-threshold), 99 anything else
- * (perf_analyzer's catch-all), 130 interrupted with the partial results
- * written.
+ * --failed-request-threshold), 5 `inferperf compare` found a significant
+ * regression beyond --fail-on-regression, 99 anything else (perf_analyzer's
+ * catch-all), 130 interrupted with the partial results written.
  */
 import denoConfig from "./deno.json" with { type: "json" };
 import { buildProfileConfig } from "./lib/cli/config.ts";
@@ -46,6 +46,8 @@ const EXIT_USAGE = 1;
 const EXIT_LOAD_NOT_HELD = 2;
 const EXIT_SERVER_FAILED = 3;
 const EXIT_GATE_BREACHED = 4;
+/** inferperf compare --fail-on-regression: a significant regression beyond the bound. */
+const EXIT_REGRESSION = 5;
 const EXIT_OTHER = 99;
 
 const EXIT_CODES: Record<Outcome, number> = {
@@ -54,6 +56,7 @@ const EXIT_CODES: Record<Outcome, number> = {
   send_lag: EXIT_LOAD_NOT_HELD,
   gate_breached: EXIT_GATE_BREACHED,
   interrupted: 130,
+  regression: EXIT_REGRESSION,
 };
 
 const CONTEXT: CommandContext = {
@@ -112,6 +115,16 @@ async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
     case "report": {
       const { searchReportCommand } = await import("./lib/commands/search.ts");
       return (await searchReportCommand(raw)) ?? reportCommand(buildReportConfig(raw));
+    }
+    case "compare": {
+      const { compareCommand } = await import("./lib/commands/compare.ts");
+      const failOnRegression = raw.get("fail-on-regression");
+      return await compareCommand({
+        files: parsed.operands,
+        html: raw.get("html") as string | undefined,
+        ...(failOnRegression === undefined ? {} : { failOnRegression: Number(failOnRegression) }),
+        confidenceLevel: Number(raw.get("confidence-level") ?? 0.95),
+      });
     }
     case "merge": {
       // Loaded for merges only, like the histogram library the merge reads.

@@ -15,14 +15,14 @@ export interface ParsedArgs {
   /** --help or --version was given: print that instead of running the command. */
   action?: "help" | "version";
   options: RawOptions;
-  /** The arguments that are not options: `inferperf merge`'s runs; other commands take none. */
+  /** The arguments that are not options: `inferperf merge`'s and `compare`'s files; others take none. */
   operands: string[];
   /** What was ignored, as perf_analyzer ignores it: one line each, for stderr. */
   warnings: string[];
 }
 
 /** The commands that take operands after their options. */
-const TAKES_OPERANDS: ReadonlySet<Command> = new Set(["merge"]);
+const TAKES_OPERANDS: ReadonlySet<Command> = new Set(["merge", "compare"]);
 
 /** Option types that may be given several times, their values collected in a list. */
 const REPEATABLE: ReadonlySet<OptionType> = new Set(["list", "comma-list", "dict"]);
@@ -32,6 +32,7 @@ const COMMANDS: readonly string[] = [
   "demo",
   "report",
   "merge",
+  "compare",
 ] satisfies Command[];
 
 /** `--flag=VALUE` of a boolean option (perf_analyzer's flags take no value; YAML's do). */

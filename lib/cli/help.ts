@@ -8,6 +8,7 @@ const USAGE = `Usage:
   inferperf profile --config sweep.yaml   sweep models x [sweep] options, with checkpoints
   inferperf report [options]              summary and CSV of a sweep's checkpoints
   inferperf merge -o OUT.json RUN.json... one run from runs made side by side (summaries or exports)
+  inferperf compare BASE.json NEW.json    is NEW better, worse, or no different (summary JSONs)
 
 Measures throughput and latency of an inference server. Each load level is
 measured in windows until three consecutive windows agree within

@@ -54,7 +54,7 @@ export interface OptionDef {
   variadic?: boolean;
 }
 
-export type Command = "profile" | "serve" | "demo" | "report" | "merge";
+export type Command = "profile" | "serve" | "demo" | "report" | "merge" | "compare";
 export const PROFILE_COMMANDS: readonly Command[] = ["profile", "demo"];
 
 export const GROUPS = [

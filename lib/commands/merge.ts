@@ -26,7 +26,11 @@ function checkArgs(args: MergeArgs): { out: string; inputs: readonly string[] } 
   return { out: args.output!, inputs: args.runs };
 }
 
-async function readRun(path: string): Promise<Doc> {
+/**
+ * A run's JSON file (a summary or an export); `exact` keeps numbers as
+ * written (merge.ts's parseExact), for files that are written back.
+ */
+export async function readRun(path: string, options = { exact: true }): Promise<Doc> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
@@ -34,6 +38,7 @@ async function readRun(path: string): Promise<Doc> {
     throw new UsageError([`Can not read "${path}": ${(error as Error).message}`]);
   }
   try {
+    if (!options.exact) return JSON.parse(text);
     const { parseExact } = await import("../report/merge.ts");
     return parseExact(text);
   } catch (error) {
@@ -43,7 +48,7 @@ async function readRun(path: string): Promise<Doc> {
 
 export async function mergeCommand(args: MergeArgs): Promise<Outcome> {
   const { out, inputs } = checkArgs(args);
-  const docs = await Promise.all(inputs.map(readRun));
+  const docs = await Promise.all(inputs.map((path) => readRun(path)));
   // The histogram library loads only for merges.
   const { mergeExports, MergeError, mergeKind, mergeSummaries } = await import(
     "../report/merge.ts"

@@ -7,6 +7,7 @@
  * @module
  */
 export * from "./outcome.ts";
+export * from "./compare.ts";
 export * from "./merge.ts";
 export * from "./profile.ts";
 export * from "./serve.ts";

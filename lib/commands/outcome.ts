@@ -14,7 +14,9 @@ export type Outcome =
   /** A CI gate breached (--threshold, --failed-request-threshold): reports were written. */
   | "gate_breached"
   /** Ctrl-C: what was measured was written, the rest was abandoned. */
-  | "interrupted";
+  | "interrupted"
+  /** inferperf compare --fail-on-regression: a significant regression beyond the bound. */
+  | "regression";
 
 export interface CommandContext {
   /** Ends the process at once (a hard interrupt); main.ts picks the exit code. */

@@ -148,6 +148,11 @@ function summarize(
   const percentiles = options.percentile === undefined ? [] : [options.percentile];
   const deltas = merged.map((w) => w.serverStats).filter((s) => s !== undefined);
   const llm = summarizeTokens(merged, { ...options.tokens, percentiles });
+  if (llm && merged.length > 1) {
+    for (const w of merged) {
+      w.llm = summarizeTokens([w], { ...options.tokens, percentiles, sliceMs: 0 });
+    }
+  }
   const client = summarizeClient(merged, { batchSize: options.batchSize, percentiles });
   // Figures come from the stable windows, but a failure in any window of the
   // level happened: an outage before the level settled must still be reported.

@@ -207,6 +207,7 @@ function windowJson(
     percentiles_us: Object.fromEntries(
       options.percentiles.map((p, i) => [String(p), f.percentilesNs[i] / 1000]),
     ),
+    ...(w.llm ? { llm: llmJson(w.llm) } : {}),
   };
 }
 

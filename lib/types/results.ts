@@ -57,6 +57,12 @@ export interface WindowData {
   histogram?: Histogram;
   /** Token-streaming (LLM) requests: their per-request token figures. */
   tokens?: TokenWindowData;
+  /**
+   * A reported window of a token-streaming level: its own LLM summary, made
+   * when the level is summarized (before `tokens` is released), so that the
+   * summary JSON gives each window's figures (what `inferperf compare` tests).
+   */
+  llm?: LlmSummary;
 }
 
 /**

@@ -136,7 +136,9 @@ export const MEASUREMENT: readonly OptionDef[] = [
     type: "float",
     default: 0.95,
     group: "Measurement",
-    help: "With --num-profile-runs: the confidence level of the intervals (0 < F < 1).",
+    commands: ["profile", "demo", "compare"],
+    help:
+      "With --num-profile-runs: the confidence level of the intervals (0 < F < 1); for compare, of its tests and intervals.",
   },
   {
     name: "convergence-threshold",

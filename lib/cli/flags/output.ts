@@ -99,6 +99,24 @@ export const OUTPUT: readonly OptionDef[] = [
     help: "Write every reported figure per level as JSON (schema: docs/summary.schema.json).",
   },
   {
+    name: "html",
+    type: "string",
+    group: "Output",
+    valueName: "FILE.html",
+    commands: ["compare"],
+    help:
+      "For inferperf compare: write a page with the two runs' curves overlaid and every figure.",
+  },
+  {
+    name: "fail-on-regression",
+    type: "float",
+    group: "Output",
+    valueName: "PCT",
+    commands: ["compare"],
+    help:
+      "For inferperf compare: exit 5 when a figure is significantly worse than the baseline by more than PCT percent.",
+  },
+  {
     name: "output",
     short: "o",
     type: "string",
