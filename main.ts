@@ -11,7 +11,7 @@
  * catch-all), 130 interrupted with the partial results written.
  */
 import denoConfig from "./deno.json" with { type: "json" };
-import { buildProfileConfig } from "./lib/cli/config.ts";
+import { buildProfileConfig, progressWanted } from "./lib/cli/config.ts";
 import { parseArgv, type ParsedArgs, withConfigFile } from "./lib/cli/args.ts";
 import type { RawOptions } from "./lib/cli/options.ts";
 import { UsageError } from "./lib/types/errors.ts";
@@ -59,7 +59,7 @@ const EXIT_CODES: Record<Outcome, number> = {
   regression: EXIT_REGRESSION,
 };
 
-const CONTEXT: CommandContext = {
+const EXIT_CONTEXT: CommandContext = {
   exitNow: (outcome) => Deno.exit(EXIT_CODES[outcome]),
 };
 
@@ -99,6 +99,7 @@ function printFailure(error: unknown): void {
 }
 
 async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
+  const CONTEXT: CommandContext = { ...EXIT_CONTEXT, progress: progressWanted(raw) };
   switch (parsed.command) {
     case "serve":
       return serveCommand(raw);

@@ -25,6 +25,11 @@ import { parseCapacity, parseSloPlan } from "./_slo_options.ts";
 import { checkMpi, checkSessions, checkWorkers } from "./_plan_checks.ts";
 import { optionDef, optionLabel, type RawOptions } from "./options.ts";
 
+/** --no-progress was not given (searches and sweeps read it before any plan). */
+export function progressWanted(raw: RawOptions): boolean {
+  return !new Reader(raw).flag("no-progress");
+}
+
 function parseSequenceIds(r: Reader): { start: number; end: number } {
   const text = r.string("sequence-id-range");
   if (text === undefined) return { start: 1, end: MAX_SEQUENCE_ID };
@@ -494,6 +499,7 @@ export function buildProfileConfig(
     llmCsv: r.string("llm-csv"),
     verboseCsv: r.flag("verbose-csv"),
     verbose: r.count("verbose"),
+    progress: !r.flag("no-progress"),
     trace: parseTrace(r, service.serviceKind),
     ...parseExports(r, url),
     ...parseMpi(r),

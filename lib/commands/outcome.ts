@@ -21,6 +21,8 @@ export type Outcome =
 export interface CommandContext {
   /** Ends the process at once (a hard interrupt); main.ts picks the exit code. */
   exitNow(outcome: Outcome): never;
+  /** Show where a long command is (lib/profile/progress.ts); false with --no-progress. */
+  progress?: boolean;
 }
 
 /** One line on stderr; a message may carry a server's text, so it is made printable. */

@@ -93,6 +93,7 @@ export async function profileRunsCommand(
       console.log(`*** Profile run ${k + 1} of ${config.numProfileRuns} ***`);
       const session = await ReportSession.open(runPlan(config), {
         histograms: outputs.histograms,
+        step: { noun: "run", index: k + 1, total: config.numProfileRuns, label: config.model },
       });
       const outcome = await runProfile(runPlan(config), { interrupt, events: session.events });
       session.finish(outcome.note);

@@ -37,6 +37,7 @@ import {
 } from "../search/mod.ts";
 import { CheckpointStore, formatPointResult, formatPointStart } from "../sweep/mod.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
+import { Progress } from "../profile/progress.ts";
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
 import { saveOnCtrlC } from "./sweep.ts";
 
@@ -179,6 +180,8 @@ export async function searchCommand(raw: RawOptions, context: CommandContext): P
   const ctrlC = saveOnCtrlC(store, {
     stop: () => void server.stop().finally(() => context.exitNow("interrupted")),
   });
+  const progress = new Progress({ enabled: context.progress ?? true });
+  const say = (text: string) => progress.print(text);
   try {
     const outcome = await runSearch(config, {
       plans,
@@ -190,30 +193,39 @@ export async function searchCommand(raw: RawOptions, context: CommandContext): P
           restart: async () => {
             await server.stop();
             server = await startServer(config);
-            console.log(`Server: ${server.description}`);
+            say(`Server: ${server.description}`);
             return server;
           },
         }
         : {}),
       events: {
-        variantStart: (v, info) =>
-          console.log(
+        variantStart: (v, info) => {
+          say(
             info.again ? `    more points of ${v.name}` : `[${info.index}/${info.total}] ${v.name}`,
-          ),
+          );
+          progress.step({
+            noun: "configuration",
+            index: info.index,
+            total: info.total,
+            label: v.name,
+          });
+        },
         pointStart: (point) =>
-          console.log(formatPointStart(point, { index: 0 }).replace(/^\[0\] /, "  ").trimEnd()),
-        point: (record) => console.log(formatPointResult(record, { percentile: 99 }).trimEnd()),
-        variantFailed: (_, message) => console.log(`    failed: ${message}`),
-        seriesEnd: (reason) => console.log(`    ${reason}`),
-        serverRestarted: (reason) => console.log(`    the server stopped (${reason}); restarted`),
+          say(formatPointStart(point, { index: 0 }).replace(/^\[0\] /, "  ").trimEnd()),
+        point: (record) => say(formatPointResult(record, { percentile: 99 }).trimEnd()),
+        variantFailed: (_, message) => say(`    failed: ${message}`),
+        seriesEnd: (reason) => say(`    ${reason}`),
+        serverRestarted: (reason) => say(`    the server stopped (${reason}); restarted`),
         optuna: (model, r) =>
-          console.log(
+          say(
             `Optuna search of ${model.name}: ${r.trials} trials (${r.bounds.min} to ${r.bounds.max} of a space of ${r.size} points), the best score at ${
               r.bestTrial === 0 ? "the baseline" : `trial ${r.bestTrial}`
             }`,
           ),
       },
+      pointEvents: progress.events(),
     });
+    progress.close();
     console.log(
       outcome.interrupted
         ? `\nInterrupted: measured points are in ${store.latest}; run the same command again to resume.\n`

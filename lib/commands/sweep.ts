@@ -19,6 +19,7 @@ import {
   type SweepConfig,
 } from "../sweep/mod.ts";
 import { checkOutputs, writeAll, writeFileAtomic } from "../report/output_file.ts";
+import { Progress } from "../profile/progress.ts";
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
 
 /** The sweep's CSV and HTML, checked before anything is measured. */
@@ -121,18 +122,29 @@ export async function sweepCommand(
       : `No checkpoint in "${config.checkpointDirectory}": starting a fresh sweep\n`,
   );
   const ctrlC = saveOnCtrlC(store, { stop: () => context.exitNow("interrupted") });
+  const progress = new Progress({ enabled: context.progress ?? true });
+  const say = (text: string) => progress.print(text);
   try {
     const outcome = await runSweep(config, {
       store,
       interrupt: ctrlC.interrupt,
       events: {
-        pointStart: (point, info) => console.log(formatPointStart(point, info).trimEnd()),
+        pointStart: (point, info) => {
+          say(formatPointStart(point, info).trimEnd());
+          progress.step({
+            ...info,
+            label: `${point.model}, batch size ${point.batchSize}`,
+            mode: point.mode,
+          });
+        },
         point: (record) =>
-          console.log(formatPointResult(record, { percentile: config.percentile }).trimEnd()),
-        pointFailed: (_, error) => console.log(`    failed: ${error.message}`),
-        seriesEnd: (_, reason) => console.log(`    ${reason}`),
+          say(formatPointResult(record, { percentile: config.percentile }).trimEnd()),
+        pointFailed: (_, error) => say(`    failed: ${error.message}`),
+        seriesEnd: (_, reason) => say(`    ${reason}`),
       },
+      pointEvents: progress.events(),
     });
+    progress.close();
     console.log(
       outcome.interrupted
         ? `\nInterrupted: measured points are in ${store.latest}; run the same command again to resume.\n`
@@ -154,6 +166,7 @@ export async function sweepCommand(
     });
     return outcome.interrupted ? "interrupted" : finished;
   } finally {
+    progress.close();
     ctrlC.remove();
   }
 }

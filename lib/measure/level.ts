@@ -79,6 +79,8 @@ export interface LevelOptions extends MeasurementOptions {
   boundary?: () => Promise<void>;
   /** Called after every window (verbose output, progress). */
   onWindow?: (window: WindowData, index: number) => void;
+  /** Called once, at the start: how many requests the current window completed so far. */
+  live?: (completed: () => number) => void;
   /** The profiled model's name: its server summary comes first. */
   model: string;
   interrupt: Interrupt;
@@ -261,6 +263,7 @@ async function runFor(load: LevelLoad, options: LevelOptions): Promise<void> {
  */
 export async function measureLevel(load: LevelLoad, options: LevelOptions): Promise<LevelResult> {
   const recorder = new Recorder({ sink: options.requestSink, newHistogram: options.newHistogram });
+  options.live?.(() => recorder.completed);
   const { interrupt, coordinator } = options;
   await coordinator?.begin();
   await load.prepare?.();

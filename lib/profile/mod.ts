@@ -3,8 +3,9 @@
  * together), the run itself (run.ts: discover, build requests, sweep the
  * levels; periodic.ts and sessions.ts: the modes measured as one
  * experiment), its inputs, shared memory and trace settings, the --workers
- * threads (workers/), and the report sinks (sinks/: one file each and a
- * registry) that ReportSession drives.
+ * threads (workers/), the report sinks (sinks/: one file each and a
+ * registry) that ReportSession drives, and the progress display of long
+ * commands (progress.ts).
  * May import every folder below it: lib/types, input, protocol, measure,
  * load and report; never lib/cli, which builds its plan.
  *
@@ -13,6 +14,7 @@
 export * from "./inputs.ts";
 export * from "./model.ts";
 export * from "./periodic.ts";
+export * from "./progress.ts";
 export * from "./sessions.ts";
 export type * from "./plan.ts";
 export * from "./report_session.ts";

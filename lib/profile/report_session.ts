@@ -7,6 +7,7 @@
 import { loadMode } from "../load/modes/mod.ts";
 import type { LevelResult } from "../types/results.ts";
 import type { ProfilePlan } from "./plan.ts";
+import type { ProgressStep } from "./progress.ts";
 import type { RunEvents } from "./run.ts";
 import { REPORT_SINKS, type ReportSink, type RunEnd, type RunTarget } from "./sinks/mod.ts";
 import { writeAll } from "../report/output_file.ts";
@@ -27,7 +28,7 @@ export class ReportSession {
    */
   static async open(
     plan: ProfilePlan,
-    options: { console?: boolean; histograms?: boolean } = {},
+    options: { console?: boolean; histograms?: boolean; step?: ProgressStep } = {},
   ): Promise<ReportSession> {
     const mode = loadMode(plan.loadMode).reportAs;
     const wanted = [...REPORT_SINKS].filter(([name, sink]) =>
@@ -37,7 +38,9 @@ export class ReportSession {
     // The histogram library costs about 20 ms of start-up: loaded for the outputs that carry them.
     const [histogram, ...sinks] = await Promise.all([
       histograms ? import("../measure/histogram.ts") : undefined,
-      ...wanted.map((sink) => sink.open(plan, { mode })),
+      ...wanted.map((sink) =>
+        sink.open(plan, { mode, ...(options.step ? { step: options.step } : {}) })
+      ),
     ]);
     return new ReportSession(sinks as ReportSink[], {
       ...(histogram ? { newHistogram: () => new histogram.LatencyHistogram() } : {}),
@@ -61,6 +64,7 @@ export class ReportSession {
         this.#each((sink) => sink.ready?.(target));
       },
       levelStart: (value) => this.#each((sink) => sink.levelStart?.(value)),
+      live: (completed) => this.#each((sink) => sink.live?.(completed)),
       window: (w, info) => this.#each((sink) => sink.window?.(w, info)),
       level: (result) => {
         this.results.push(result);

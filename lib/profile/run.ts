@@ -49,6 +49,8 @@ export interface RunEvents {
   level?(result: LevelResult): void;
   /** A load level starts (progress display). */
   levelStart?(value: number): void;
+  /** The level's requests completed so far in its current window, read by a progress timer. */
+  live?(completed: () => number): void;
   /** Something the user should know that does not stop the run. */
   warning?(message: string): void;
   /** Sees every request of the run (the profile export). */
@@ -291,6 +293,7 @@ export async function runProfile(
             const why = failedGate?.add(w);
             if (why && breaches.length === 0) breach(why, true);
           },
+          ...(events.live ? { live: events.live } : {}),
           onWarning: (message) => events.warning?.(message),
           requestSink: tracer,
           ...(load.requestCount === undefined ? {} : { requestCount: load.requestCount }),

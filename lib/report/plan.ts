@@ -19,4 +19,6 @@ export interface ReportPlan {
   llmCsv?: string;
   verboseCsv: boolean;
   verbose: number;
+  /** Where the run is, on stderr (a live line on a terminal); false with --no-progress. */
+  progress: boolean;
 }

@@ -9,6 +9,7 @@
  */
 import { buildProfileConfig } from "../cli/config.ts";
 import { Interrupt } from "../measure/interrupt.ts";
+import type { RunEvents } from "../profile/run.ts";
 import {
   type CheckpointStore,
   type MeasurePoint,
@@ -75,6 +76,8 @@ export async function runSearch(
     restart?: () => Promise<SearchServer>;
     events?: SearchEvents;
     measure?: MeasurePoint;
+    /** The run events of each point (a progress display). */
+    pointEvents?: RunEvents;
   },
 ): Promise<SearchOutcome> {
   const { store, interrupt, events = {}, measure = measureWithProfile } = options;
@@ -146,7 +149,10 @@ export async function runSearch(
                 events.pointStart?.(point);
                 measured = await measure(
                   planOf(config, { model, served: served!, batchSize, mode, value, server }),
-                  { interrupt: pointInterrupt },
+                  {
+                    interrupt: pointInterrupt,
+                    ...(options.pointEvents ? { events: options.pointEvents } : {}),
+                  },
                 );
                 if (measured.client.errorCount > 0 && await recover("requests failed")) {
                   measured = undefined;

@@ -13,7 +13,7 @@ import type { LevelResult } from "../types/results.ts";
 import { InputError } from "../input/errors.ts";
 import { Interrupt } from "../measure/interrupt.ts";
 import { stabilizingLatency } from "../measure/stability.ts";
-import { runProfile } from "../profile/run.ts";
+import { type RunEvents, runProfile } from "../profile/run.ts";
 import { InferError, ProtocolError, TimeoutError } from "../protocol/errors.ts";
 import type { CheckpointStore, PointRecord } from "./checkpoint.ts";
 import {
@@ -64,7 +64,7 @@ export interface SweepOutcome {
 /** Measures one point; the default runs a single-level profile. */
 export type MeasurePoint = (
   config: ProfilePlan,
-  options: { interrupt: Interrupt },
+  options: { interrupt: Interrupt; events?: RunEvents },
 ) => Promise<LevelResult>;
 
 /** Errors of one point (its model, batch size or data), as opposed to the whole sweep's. */
@@ -79,10 +79,13 @@ export const POINT_ERRORS = [
 /** One single-level profile run; an unstable level is a result too. */
 export async function measureWithProfile(
   config: ProfilePlan,
-  options: { interrupt: Interrupt },
+  options: { interrupt: Interrupt; events?: RunEvents },
 ): Promise<LevelResult> {
   try {
-    const outcome = await runProfile(config, { interrupt: options.interrupt });
+    const outcome = await runProfile(config, {
+      interrupt: options.interrupt,
+      ...(options.events ? { events: options.events } : {}),
+    });
     return outcome.results[0]!;
   } catch (error) {
     // An unstable point is a measurement too: kept and shown as unstable.
@@ -114,11 +117,17 @@ export async function runSweep(
     interrupt: Interrupt;
     events?: SweepEvents;
     measure?: MeasurePoint;
+    /** The run events of each point (a progress display). */
+    pointEvents?: RunEvents;
   },
 ): Promise<SweepOutcome> {
   const { store, interrupt, events = {}, measure = measureWithProfile } = options;
+  const measureOptions = {
+    interrupt: new Interrupt(),
+    ...(options.pointEvents ? { events: options.pointEvents } : {}),
+  };
   // The running point only stops early on a hard interrupt: a soft one lets it finish.
-  const pointInterrupt = new Interrupt();
+  const pointInterrupt = measureOptions.interrupt;
   void interrupt.race(new Promise<never>(() => {})).then(() => {
     pointInterrupt.trigger();
     pointInterrupt.trigger();
@@ -148,7 +157,7 @@ export async function runSweep(
         let result: LevelResult | undefined;
         let failure: Error | undefined;
         try {
-          result = await measure(pointConfig(series, value), { interrupt: pointInterrupt });
+          result = await measure(pointConfig(series, value), measureOptions);
         } catch (error) {
           if (!interrupt.hard && !POINT_ERRORS.some((type) => error instanceof type)) throw error;
           failure = error as Error;

@@ -10,6 +10,13 @@ export const GENERAL: readonly OptionDef[] = [
     help: "Print every measurement window (twice: also request errors as they happen).",
   },
   {
+    name: "no-progress",
+    type: "boolean",
+    group: "General",
+    help:
+      "Show no progress on stderr (by default: on a terminal a live line with the step, k of n, elapsed time, requests, throughput, p99 latency and SLO figures; elsewhere that line every 30 s of a long level).",
+  },
+  {
     name: "help",
     short: "h",
     type: "boolean",

@@ -8,51 +8,31 @@ import {
   formatTraceSettings,
   type Settings,
 } from "../../report/console.ts";
-import { formatGeneral } from "../../report/format.ts";
 import type { TraceSettings } from "../../protocol/types.ts";
 import type { LevelResult, LoadMode, WindowData } from "../../types/results.ts";
 import { describeSlos } from "../capacity.ts";
 import { evaluateSlos } from "../../measure/slo.ts";
 import { formatCapacity } from "../../report/capacity.ts";
 import type { ProfilePlan } from "../plan.ts";
+import { Progress, type ProgressStep } from "../progress.ts";
 import type { ReportSink, RunEnd, RunTarget, SinkDef } from "./sink.ts";
-
-const encoder = new TextEncoder();
-
-/** A one-line progress display on a terminal; silent when stderr is piped. */
-class ProgressLine {
-  readonly #enabled: boolean;
-  #text = "";
-  #shown = false;
-
-  constructor(enabled: boolean) {
-    this.#enabled = enabled && Deno.stderr.isTerminal();
-  }
-
-  show(text: string): void {
-    if (!this.#enabled) return;
-    this.#text = text;
-    this.#shown = true;
-    Deno.stderr.writeSync(encoder.encode(`\r\x1b[2K${this.#text}`));
-  }
-
-  clear(): void {
-    if (!this.#shown) return;
-    Deno.stderr.writeSync(encoder.encode("\r\x1b[2K"));
-    this.#shown = false;
-  }
-}
 
 class ConsoleSink implements ReportSink {
   readonly #plan: ProfilePlan;
   readonly #mode: LoadMode;
-  readonly #progress: ProgressLine;
+  readonly #progress: Progress;
   #decoupled = false;
 
-  constructor(plan: ProfilePlan, mode: LoadMode) {
+  constructor(plan: ProfilePlan, options: { mode: LoadMode; step?: ProgressStep }) {
+    const mode = options.mode;
     this.#plan = plan;
     this.#mode = mode;
-    this.#progress = new ProgressLine(plan.verbose === 0);
+    this.#progress = new Progress({
+      enabled: plan.progress,
+      batchSize: plan.batchSize,
+      mode,
+    });
+    if (options.step) this.#progress.step(options.step);
   }
 
   traceSettings(settings: TraceSettings): void {
@@ -65,16 +45,16 @@ class ConsoleSink implements ReportSink {
   }
 
   levelStart(value: number): void {
-    this.#progress.show(`Measuring ${this.#levelName(value)} ...`);
+    this.#progress.levelStart(value);
+  }
+
+  live(completed: () => number): void {
+    this.#progress.live(completed);
   }
 
   window(w: WindowData, info: { level: number; index: number }): void {
-    const { batchSize, percentile, maxTrials } = this.#plan;
-    this.#progress.show(
-      `Measuring ${this.#levelName(info.level)}: window ${
-        info.index + 1
-      }/${maxTrials}, ${w.latenciesUs.length} requests`,
-    );
+    const { batchSize, percentile } = this.#plan;
+    this.#progress.window(w);
     if (this.#plan.verbose === 0 || w.latenciesUs.length === 0) return;
     const client = summarizeClient([w], {
       batchSize,
@@ -113,7 +93,7 @@ class ConsoleSink implements ReportSink {
   }
 
   finish(end: RunEnd): void {
-    this.#progress.clear();
+    this.#progress.close();
     if (end.note) this.#print(`${end.note}\n\n`);
     if (end.results.length === 0) return;
     this.#print(formatSummaryTable(end.results, { percentile: this.#plan.percentile }));
@@ -131,12 +111,6 @@ class ConsoleSink implements ReportSink {
     };
   }
 
-  #levelName(value: number): string {
-    return this.#plan.loadMode === "concurrency"
-      ? `concurrency ${value}`
-      : `request rate ${formatGeneral(value)}`;
-  }
-
   /** Writes report text as formatted (blocks carry their own line ends). */
   #print(text: string): void {
     this.#progress.clear();
@@ -147,5 +121,5 @@ class ConsoleSink implements ReportSink {
 export const consoleSink: SinkDef = {
   wanted: () => true,
   histograms: false,
-  open: (plan, { mode }) => Promise.resolve(new ConsoleSink(plan, mode)),
+  open: (plan, { mode, step }) => Promise.resolve(new ConsoleSink(plan, { mode, step })),
 };

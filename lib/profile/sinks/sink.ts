@@ -7,6 +7,7 @@ import type { CapacityReport, LevelResult, LoadMode, WindowData } from "../../ty
 import type { RunsReport } from "../../report/confidence.ts";
 import type { ProfilePlan } from "../plan.ts";
 import type { RequestSink } from "../../types/timing.ts";
+import type { ProgressStep } from "../progress.ts";
 
 /** The server and model of a run, once discovered. */
 export interface RunTarget {
@@ -37,6 +38,8 @@ export interface ReportSink {
   traceSettings?(settings: TraceSettings): void;
   ready?(target: RunTarget): void;
   levelStart?(value: number): void;
+  /** The level's requests completed so far in its current window (a progress display reads it). */
+  live?(completed: () => number): void;
   window?(window: WindowData, info: { level: number; index: number }): void;
   level?(result: LevelResult): void;
   warning?(message: string): void;
@@ -54,8 +57,11 @@ export interface SinkDef {
   output?(plan: ProfilePlan): OutputTarget | undefined;
   /** The output carries the windows' latency histograms. */
   histograms: boolean;
-  /** Opens the sink; a report module loads here, for the runs that use it only. */
-  open(plan: ProfilePlan, options: { mode: LoadMode }): Promise<ReportSink>;
+  /**
+   * Opens the sink; a report module loads here, for the runs that use it
+   * only. `step`: the run is one of several (the console's progress says which).
+   */
+  open(plan: ProfilePlan, options: { mode: LoadMode; step?: ProgressStep }): Promise<ReportSink>;
 }
 
 /** The model as reports name it: as the server described it, else as -m and -x gave it. */
