@@ -1,20 +1,12 @@
 /**
  * genai-perf, unchanged, with this checkout's inferperf as its
- * `perf_analyzer`: a shim first on PATH runs `deno run main.ts`. genai-perf
- * comes from `../shared/genai-perf` beside the repository (or
- * `GENAI_PERF_DIR`), installed with its `install.sh` into a Python virtual
- * environment: `GENAI_PERF_VENV` when set (.ci/run sets it, installs there
- * and writes the same marker as here), else a cached one in the temporary
- * directory, installed on first use. Where it cannot be had,
- * `findGenaiPerf` says why.
+ * `perf_analyzer` (a shim first on PATH runs `deno run main.ts`): from
+ * `../shared/genai-perf` (or `GENAI_PERF_DIR`), installed into
+ * `GENAI_PERF_VENV` or a cached venv (tests/_python_tool.ts).
  */
-const FROM_ENV = Deno.env.get("GENAI_PERF_DIR");
-const DIR = (FROM_ENV ?? new URL("../../shared/genai-perf/", import.meta.url).pathname)
-  .replace(/\/+$/, "");
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
-/** Written into a venv once install.sh succeeded there. */
-const MARKER = ".inferperf-installed";
-const INSTALL_TIMEOUT_MS = 240_000;
+import { findTool } from "./_python_tool.ts";
+
+export { perfAnalyzerShim } from "./_python_tool.ts";
 
 export interface GenaiPerf {
   /** The genai-perf executable of the venv. */
@@ -23,73 +15,15 @@ export interface GenaiPerf {
   tokenizer: string;
 }
 
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Runs install.sh VENV, bounded in time; the last line of its output when it fails. */
-async function install(venv: string): Promise<string | undefined> {
-  const child = new Deno.Command("bash", {
-    args: [`${DIR}/install.sh`, venv],
-    // Without PyPI, pip gives up on it at once and uses the indexes its configuration adds.
-    env: { PIP_RETRIES: "0", PIP_TIMEOUT: "10" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const timer = setTimeout(() => child.kill("SIGKILL"), INSTALL_TIMEOUT_MS);
-  const { code, stdout, stderr } = await child.output();
-  clearTimeout(timer);
-  if (code === 0) return undefined;
-  const text = new TextDecoder().decode(stderr) + new TextDecoder().decode(stdout);
-  const last = text.trim().split("\n").filter((l) => !l.startsWith("WARNING")).at(-1);
-  return code === 137 || code === 9
-    ? `install.sh did not finish within ${INSTALL_TIMEOUT_MS / 1000} s`
-    : `install.sh failed: ${last ?? `exit code ${code}`}`;
-}
-
 /** genai-perf ready to run (installed first when needed), or why not. */
 export async function findGenaiPerf(): Promise<GenaiPerf | { reason: string }> {
-  if (!exists(`${DIR}/install.sh`)) {
-    const where = FROM_ENV === undefined ? "beside the repository" : "from GENAI_PERF_DIR";
-    return { reason: `no ${DIR}/install.sh (${where})` };
-  }
-  const given = Deno.env.get("GENAI_PERF_VENV");
-  const venv = given ?? `${Deno.env.get("TMPDIR") ?? "/tmp"}/inferperf-genai-perf-venv`;
-  const found = { bin: `${venv}/bin/genai-perf`, tokenizer: `${DIR}/tokenizer-llama-spm` };
-  if (exists(`${venv}/${MARKER}`)) return found;
-  if (given !== undefined) {
-    return {
-      reason: `GENAI_PERF_VENV=${given} holds no installed genai-perf (.ci/run installs it)`,
-    };
-  }
-  const failure = await install(venv);
-  if (failure !== undefined) return { reason: failure };
-  await Deno.writeTextFile(`${venv}/${MARKER}`, "");
-  return found;
-}
-
-/**
- * A directory holding `perf_analyzer`, which runs this checkout's main.ts with
- * Deno (with `extraArgs` after genai-perf's).
- */
-export async function perfAnalyzerShim(
-  dir: string,
-  extraArgs: readonly string[] = [],
-): Promise<void> {
-  const permissions = "--allow-net --allow-read --allow-write --allow-env --allow-sys";
-  const path = `${dir}/perf_analyzer`;
-  const extra = extraArgs.map((a) => ` '${a}'`).join("");
-  await Deno.writeTextFile(
-    path,
-    `#!/bin/sh\nexec '${Deno.execPath()}' run ${permissions} '${MAIN}' "$@"${extra}\n`,
-  );
-  await Deno.chmod(path, 0o755);
+  const found = await findTool({
+    folder: "genai-perf",
+    dirVariable: "GENAI_PERF_DIR",
+    venvVariable: "GENAI_PERF_VENV",
+  });
+  if ("reason" in found) return found;
+  return { bin: `${found.venv}/bin/genai-perf`, tokenizer: `${found.dir}/tokenizer-llama-spm` };
 }
 
 export interface GenaiPerfRun {

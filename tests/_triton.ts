@@ -78,11 +78,13 @@ async function readyOrExit(
 }
 
 /**
- * Starts tritonserver on free ports with fixtures/triton/models and `args`
- * (TLS, say) and waits until it is ready. A port taken between choosing and
+ * Starts tritonserver on free ports with fixtures/triton/models (or
+ * `repository`) and `args` (TLS, say) and waits until it is ready. A port taken between choosing and
  * binding makes Triton exit; the start is retried.
  */
-export async function startTriton(options: { args?: string[] } = {}): Promise<TritonServer> {
+export async function startTriton(
+  options: { args?: string[]; repository?: string } = {},
+): Promise<TritonServer> {
   if ("reason" in triton) throw new Error(triton.reason);
   for (let attempt = 1;; attempt++) {
     const logDir = await Deno.makeTempDir({ prefix: "inferperf_triton_" });
@@ -90,7 +92,7 @@ export async function startTriton(options: { args?: string[] } = {}): Promise<Tr
     const log = `${logDir}/triton.log`;
     const child = new Deno.Command(`${triton.dir}/bin/tritonserver`, {
       args: [
-        `--model-repository=${TRITON_MODELS}`,
+        `--model-repository=${options.repository ?? TRITON_MODELS}`,
         `--backend-directory=${triton.dir}/backends`,
         "--http-address=127.0.0.1",
         `--http-port=${httpPort}`,
