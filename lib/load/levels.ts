@@ -118,7 +118,11 @@ function checkSequences(config: LoadPlan, model: ModelInfo): void {
   if (!model.sequence) return;
   const { start, end } = config.sequences.idRange;
   const live = config.loadMode === "concurrency"
-    ? Math.max(config.concurrency.start, config.concurrency.end)
+    ? Math.max(
+      config.concurrency.start,
+      config.concurrency.end,
+      ...(config.stages ?? []).map((s) => s.target),
+    )
     : config.sequences.count;
   const needed = Math.max(live, config.workers);
   if (end - start + 1 < needed) {

@@ -12,7 +12,7 @@
  * requests is read from the level's recorder by the redraw timer.
  */
 import { evaluateSlos, type Slo, type SloVerdict } from "../measure/slo.ts";
-import { summarizeClient } from "../measure/stats.ts";
+import { percentile, summarizeClient } from "../measure/stats.ts";
 import { summarizeTokens } from "../measure/tokens.ts";
 import { formatGeneral } from "../report/format.ts";
 import type { LevelResult, LoadMode, WindowData } from "../types/results.ts";
@@ -81,11 +81,10 @@ function windowResult(
   };
 }
 
-/** The nearest-rank percentile of microsecond samples, in ms. */
+/** A percentile of microsecond samples as the reports take it (perf_analyzer's rank), in ms. */
 function percentileMs(samples: ArrayLike<number>, p: number): number | undefined {
   if (samples.length === 0) return undefined;
-  const sorted = Float64Array.from(samples).sort();
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p / 100 * sorted.length) - 1)] / 1000;
+  return percentile(Float64Array.from(samples).sort(), p) / 1000;
 }
 
 const seconds = (ms: number) => `${formatGeneral(Math.round(ms / 100) / 10)} s`;

@@ -114,3 +114,20 @@ Deno.test("--no-progress: nothing at all", () => {
   progress.close();
   assert.equal(out.text(), "");
 });
+
+Deno.test("the line's p99 is the reports' (perf_analyzer's rank), as its SLO figure", () => {
+  const progress = new Progress({
+    enabled: true,
+    output: output(false),
+    slos: parseSlos("request_latency:p99<=30"),
+  });
+  try {
+    progress.levelStart(1);
+    // 90 requests, one of them slow: the rank of p99 is the 89th, not the slowest.
+    const latencies = Array.from({ length: 90 }, (_, i) => (i === 3 ? 40 : 10));
+    progress.window(window(latencies, { startMs: 0, seconds: 1 }));
+    assert.match(progress.text(), /p99 10 ms, 1 failed, request_latency:p99 10 <= 30 msec ok$/);
+  } finally {
+    progress.close();
+  }
+});

@@ -63,6 +63,8 @@ export interface Settings {
   warmupDurationMs?: number;
   /** --request-count: one window of exactly this many requests, no stabilization. */
   requestCount?: number;
+  /** --benchmark-duration: one window of this many milliseconds of sends, no stabilization. */
+  benchmarkDurationMs?: number;
   /** --session-concurrency: every session once, measured whole (no request count, no stabilization). */
   sessionConcurrency?: number;
 }
@@ -112,6 +114,11 @@ export function formatSettings(settings: Settings): string {
     out.push(`  Running ${plural(settings.sessionConcurrency, "session")} at a time`);
   } else if (settings.requestCount) {
     out.push(`  Sending ${plural(settings.requestCount, "benchmark request")}`);
+  } else if (settings.benchmarkDurationMs || settings.stages) {
+    // Stages last their whole duration, measured as --benchmark-duration measures.
+    const ms = settings.benchmarkDurationMs ||
+      settings.stages!.reduce((sum, s) => sum + s.durationMs, 0);
+    out.push(`  Measuring one window of ${seconds(ms)} of sends, without stabilization`);
   } else {
     out.push(`  Using "${settings.measurementMode}" mode for stabilization`);
     // perf_analyzer stabilizes async runs on throughput (latency may lag behind the sends).

@@ -402,3 +402,32 @@ Deno.test("trace settings: one line, perf_analyzer's four settings first, the se
       'log_frequency=0 trace_file="" trace_mode=triton\n',
   );
 });
+
+Deno.test("formatSettings: load shapes, gamma arrivals, a warmup of a duration, one timed window", () => {
+  assert.equal(
+    formatSettings(settings({
+      mode: "request_rate",
+      requestDistribution: "gamma",
+      burstiness: 0.5,
+      ramp: { durationMs: 30_000, strategy: "exponential", start: 1 },
+      warmupDurationMs: 2000,
+      benchmarkDurationMs: 60_000,
+    })),
+    `*** Measurement Settings ***
+  Batch size: 1
+  Service Kind: TRITON
+  Warming up each level for 2 s
+  Measuring one window of 60 s of sends, without stabilization
+  Using gamma (burstiness 0.5) distribution on request generation
+  Ramping the request rate exponentially from 1 to each level over 30 s
+  Using synchronous calls for inference
+
+`,
+  );
+  assert.match(
+    formatSettings(settings({
+      stages: [{ durationMs: 1000, target: 4 }, { durationMs: 500, target: 1 }],
+    })),
+    /Measuring one window of 1\.5 s of sends, without stabilization\n {2}Stages of the concurrency: to 4 over 1 s, then to 1 over 0\.5 s\n/,
+  );
+});

@@ -31,6 +31,8 @@ class ConsoleSink implements ReportSink {
       enabled: plan.progress,
       batchSize: plan.batchSize,
       mode,
+      slos: plan.slos,
+      attainment: plan.sloAttainment,
     });
     if (options.step) this.#progress.step(options.step);
   }
