@@ -149,25 +149,42 @@ Deno.test("rate ramps and stages follow their line within 5 % in every second of
   });
 });
 
-Deno.test("a concurrency ramp keeps its line's requests in flight, second by second", async () => {
+/** Checks the requests in flight in each whole second against the line's mean, within 5 %. */
+function keepsInFlight(
+  requests: readonly { sent: number; end: number }[],
+  options: { seconds: number; line: (t: number) => number },
+): void {
+  for (let s = 0; s < options.seconds; s++) {
+    const [from, to] = [s * 1000, (s + 1) * 1000];
+    const busy = requests.reduce(
+      (sum, r) => sum + Math.max(0, Math.min(to, r.end) - Math.max(from, r.sent)),
+      0,
+    ) / 1000;
+    // The line's mean over the second, on 1 ms steps.
+    let mean = 0;
+    for (let t = from; t < to; t++) mean += options.line(t + 0.5) / 1000;
+    assert.ok(Math.abs(busy - mean) <= 0.05 * mean, `second ${s}: ${busy} in flight of ${mean}`);
+  }
+}
+
+Deno.test("a concurrency ramp and stages keep their line's requests in flight, second by second", async () => {
   await withServer(async (server) => {
-    const run = await exportedRun([
+    const ramp = await exportedRun([
       ...target(server, "slow"),
       ...["--concurrency-range", "16", "--concurrency-ramp-duration", "2"],
       ...["--benchmark-duration", "3"],
     ]);
-    const line = (t: number) => 1 + 15 * Math.min(1, t / 2000);
-    for (let s = 0; s < 3; s++) {
-      const [from, to] = [s * 1000, (s + 1) * 1000];
-      const busy = run.requests.reduce(
-        (sum, r) => sum + Math.max(0, Math.min(to, r.end) - Math.max(from, r.sent)),
-        0,
-      ) / 1000;
-      // The line's mean over the second, by the trapezoid rule on 1 ms steps.
-      let mean = 0;
-      for (let t = from; t < to; t++) mean += line(t + 0.5) / 1000;
-      assert.ok(Math.abs(busy - mean) <= 0.05 * mean, `second ${s}: ${busy} in flight of ${mean}`);
-    }
+    keepsInFlight(ramp.requests, { seconds: 3, line: (t) => 1 + 15 * Math.min(1, t / 2000) });
+    // k6's stages from 1: up to 8 in 1 s, held 1 s, down to 2 in 1 s.
+    const stages = await exportedRun([
+      ...target(server, "slow"),
+      ...["--concurrency-stages", "1s:8,1s:8,1s:2"],
+    ]);
+    assert.deepEqual(stages.experiment.experiment, { mode: "concurrency", value: 8 });
+    keepsInFlight(stages.requests, {
+      seconds: 3,
+      line: (t) => t < 1000 ? 1 + 7 * t / 1000 : t < 2000 ? 8 : 8 - 6 * (t - 2000) / 1000,
+    });
   });
 });
 
