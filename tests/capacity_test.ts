@@ -105,6 +105,24 @@ Deno.test("max-rate-under-sla: constant arrivals meet the SLO up to the rate the
   });
 });
 
+Deno.test("max-goodput-under-slo: the highest concurrency whose requests meet their bound for 90 %", async () => {
+  await withPair(async (addr, dir) => {
+    // Up to 4 in flight every request takes 10-20 ms; from 5 on some take 30 ms and more.
+    const cli = await runCli([
+      ...["-m", "pair", "-u", addr, "--search-recipe", "max-goodput-under-slo"],
+      ...["--slo", "request_latency<=27", "--slo-attainment", "0.9", "-p", "500"],
+      ...["--search-checkpoint", `${dir}/c.ckpt`, "--summary-json", `${dir}/s.json`],
+    ], { timeoutMs: 120_000 });
+    assert.equal(cli.code, 0, cli.stderr + cli.stdout);
+    assert.match(cli.stdout, /SLOs met: 100 % of requests within request_latency<=27 >= 90 %/);
+    const summary = JSON.parse(await Deno.readTextFile(`${dir}/s.json`));
+    assert.equal(summary.capacity.slo, "request_latency<=27 for 90 % of requests");
+    assert.ok([4, 5].includes(summary.capacity.value), JSON.stringify(summary.capacity));
+    const passing = summary.levels[summary.capacity.passing.level_index];
+    assert.ok(passing.client.good_count >= 0.9 * passing.client.request_count);
+  });
+});
+
 Deno.test("SLOs no load can meet are an answer; contradictions are one line each before any load", async () => {
   await withPair(async (addr, dir) => {
     const none = await runCli([

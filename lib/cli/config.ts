@@ -412,15 +412,15 @@ export function buildProfileConfig(
       `The end of the ${rangeOption} and -l/--latency-threshold can not both be 0: the sweep would never stop`,
     );
   }
-  if (
-    binarySearch &&
-    (load.loadMode === "custom_intervals" || swept.end === 0 || latencyThresholdMs === 0)
-  ) {
-    errors.push(
-      `Option --binary-search needs an end in ${rangeOption} and a -l/--latency-threshold`,
-    );
-  } else if (binarySearch && swept.end < swept.start) {
-    errors.push(`Option --binary-search needs the end of ${rangeOption} at or above its start`);
+  // A capacity search refuses --binary-search itself.
+  if (binarySearch && load.capacity === undefined) {
+    if (load.loadMode === "custom_intervals" || swept.end === 0 || latencyThresholdMs === 0) {
+      errors.push(
+        `Option --binary-search needs an end in ${rangeOption} and a -l/--latency-threshold`,
+      );
+    } else if (swept.end < swept.start) {
+      errors.push(`Option --binary-search needs the end of ${rangeOption} at or above its start`);
+    }
   }
   if (r.flag("async") && r.flag("sync")) {
     errors.push("Options -a/--async and --sync can not be used together");
