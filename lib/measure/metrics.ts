@@ -12,7 +12,7 @@ import { LLM_PERCENTILES } from "./tokens.ts";
 export interface LlmMetric {
   /** genai-perf's or AIPerf's metric name, e.g. "time_to_first_token"; inferperf's own otherwise. */
   name: string;
-  unit: "ms" | "tokens" | "tokens/sec" | "tokens/sec/user";
+  unit: "ms" | "tokens" | "tokens/sec" | "tokens/sec/user" | "%";
   /** The distribution in `unit`; undefined when the level has none. */
   of(l: LlmSummary): Distribution | undefined;
 }
@@ -53,6 +53,12 @@ export const LLM_METRICS: readonly LlmMetric[] = [
     unit: "tokens",
     of: (l) => l.serverInputSequenceLength,
   },
+  // The usage's cached prompt tokens (prompt_tokens_details.cached_tokens).
+  { name: "cached_prompt_token_count", unit: "tokens", of: (l) => l.cachedPromptTokens },
+  // AIPerf's client-vs-server and asked-vs-answered differences (usage_check.ts).
+  { name: "usage_prompt_tokens_diff", unit: "%", of: (l) => l.usagePromptDiffPct },
+  { name: "usage_completion_tokens_diff", unit: "%", of: (l) => l.usageCompletionDiffPct },
+  { name: "osl_mismatch_diff", unit: "%", of: (l) => l.oslMismatchDiffPct },
   {
     name: "corrected_time_to_first_token",
     unit: "ms",
@@ -86,7 +92,8 @@ export type MetricUnit =
   | "tokens"
   | "MB"
   | "requests"
-  | "fraction";
+  | "fraction"
+  | "%";
 
 /** Which levels have a figure: every level, token-streaming (LLM) levels, open-loop levels... */
 export type MetricScope = "every" | "llm" | "open_loop" | "server_ram";

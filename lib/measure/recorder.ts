@@ -55,6 +55,8 @@ function emptyTokens(): TokenWindowData {
     inputTokens: [],
     serverInputTokens: [],
     reasoningUsage: [],
+    cachedTokens: [],
+    requestedTokens: [],
     reasoningChunks: [],
     reasoningTexts: [],
     sendLagUs: [],
@@ -68,6 +70,14 @@ function emptyTokens(): TokenWindowData {
 
 /** Gaps by position beyond this are pooled in the last slot (the chart's bound). */
 const MAX_GAP_POSITIONS = 1000;
+
+/**
+ * Answers with usage keep their text for the tokenizer to count when the
+ * level ends, beside the server's count, among a window's first this many
+ * requests: a bound on the memory a long run keeps for the comparison
+ * (answers without usage keep theirs all).
+ */
+export const MAX_COMPARED_TEXTS = 500;
 
 /** A valid token-streaming request's raw figures; tokens.ts derives genai-perf's metrics. */
 function recordTokens(w: WindowData, timing: TokenTiming, intendedMs: number | undefined): void {
@@ -88,11 +98,15 @@ function recordTokens(w: WindowData, timing: TokenTiming, intendedMs: number | u
   t.streamUs.push(streamed && first !== undefined ? (last - first) * 1000 : NaN);
   t.chunks.push(timing.responses);
   t.usageTokens.push(timing.usage ? timing.outputTokens : -1);
-  t.texts.push(timing.usage ? undefined : timing.outputText);
+  // Read before this request's figures are pushed: the window's requests so far.
+  const kept = !timing.usage || t.texts.length < MAX_COMPARED_TEXTS;
+  t.texts.push(kept ? timing.outputText : undefined);
   t.inputTokens.push(timing.inputTokens);
   t.serverInputTokens.push(timing.serverInputTokens ?? -1);
   const reasoningUsage = timing.reasoningUsage ?? -1;
   t.reasoningUsage.push(reasoningUsage);
+  t.cachedTokens.push(timing.cachedTokens ?? -1);
+  t.requestedTokens.push(timing.requestedTokens ?? -1);
   t.reasoningChunks.push(timing.reasoningChunks ?? 0);
   t.reasoningTexts.push(reasoningUsage >= 0 ? undefined : timing.reasoningText || undefined);
   t.sendLagUs.push(intendedMs === undefined ? NaN : (start - intendedMs) * 1000);

@@ -13,6 +13,7 @@
  */
 import type { Tokenizer } from "../input/tokenizer.ts";
 import { interpolatedPercentile, mean, populationStdDev } from "./stats.ts";
+import { compareCounts, type CountFigures } from "./usage_check.ts";
 import type {
   Distribution,
   GoodputObjective,
@@ -82,6 +83,8 @@ interface Requests {
   inputSources: TokenSources;
   /** Requests whose answer carried reasoning. */
   reasoning: number;
+  /** What usage_check.ts compares: the client's and the server's counts, NaN where unknown. */
+  counts: CountFigures;
 }
 
 /** A request's reasoning tokens: the usage's, else the tokenizer's count, else its chunks. */
@@ -113,17 +116,35 @@ function perRequest(
     outputSources: { usage: 0, tokenizer: 0, none: 0 },
     inputSources: { usage: 0, tokenizer: 0, none: 0 },
     reasoning: 0,
+    counts: {
+      clientInput: new Float64Array(n),
+      serverInput: new Float64Array(n),
+      clientOutput: new Float64Array(n),
+      usageOutput: new Float64Array(n),
+      output: new Float64Array(n),
+      requested: new Float64Array(n),
+      cached: new Float64Array(n),
+    },
   };
+  const c = r.counts;
   let i = 0;
   for (const t of tokens) {
     for (let j = 0; j < t.latencyUs.length; j++, i++) {
       const text = t.texts[j];
+      const usage = t.usageTokens[j];
+      // The tokenizer's count of the answer: the output length without usage, beside it with a
+      // model's own tokenizer.
+      const counts = tokenizer !== undefined && text !== undefined &&
+        (usage < 0 || tokenizer.fromModel === true);
+      const counted = counts ? tokenizer.count(text) : NaN;
+      c.clientOutput[i] = usage >= 0 ? counted : NaN;
+      c.usageOutput[i] = usage >= 0 ? usage : NaN;
       let output: number;
-      if (t.usageTokens[j] >= 0) {
-        output = t.usageTokens[j];
+      if (usage >= 0) {
+        output = usage;
         r.outputSources.usage++;
-      } else if (tokenizer !== undefined && text !== undefined) {
-        output = tokenizer.count(text);
+      } else if (!Number.isNaN(counted)) {
+        output = counted;
         r.outputSources.tokenizer++;
       } else {
         output = t.chunks[j];
@@ -149,6 +170,12 @@ function perRequest(
       r.outputTokens[i] = output;
       r.inputTokens[i] = input < 0 ? NaN : input;
       r.serverInputTokens[i] = server < 0 ? NaN : server;
+      const own = t.inputTokens[j];
+      c.clientInput[i] = own < 0 ? NaN : own;
+      c.serverInput[i] = r.serverInputTokens[i];
+      c.output[i] = output;
+      c.requested[i] = t.requestedTokens[j] < 0 ? NaN : t.requestedTokens[j];
+      c.cached[i] = t.cachedTokens[j] < 0 ? NaN : t.cachedTokens[j];
       r.prefill[i] = input < 0 || !(ttft > 0) ? NaN : input / (ttft / 1e6);
       const reasoning = t.reasoningChunks[j] > 0 || t.reasoningUsage[j] > 0
         ? reasoningOf(t, j, tokenizer)
@@ -378,7 +405,7 @@ export function summarizeTokens(
     reasoningTokenCount: r.reasoning > 0 ? of(r.reasoningTokens) : undefined,
     ttftByInput: scatter(r),
   };
-  for (const [key, value] of Object.entries(optional)) {
+  for (const [key, value] of Object.entries({ ...optional, ...compareCounts(r.counts, of) })) {
     if (value !== undefined) Object.assign(summary, { [key]: value });
   }
   if (r.outputSources.tokenizer > 0 || r.inputSources.tokenizer > 0) {

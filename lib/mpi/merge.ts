@@ -59,6 +59,8 @@ function mergeTokens(parts: readonly (TokenWindowData | undefined)[]): TokenWind
     inputTokens: pool("inputTokens"),
     serverInputTokens: pool("serverInputTokens"),
     reasoningUsage: pool("reasoningUsage"),
+    cachedTokens: pool("cachedTokens"),
+    requestedTokens: pool("requestedTokens"),
     reasoningChunks: pool("reasoningChunks"),
     reasoningTexts: pool("reasoningTexts"),
     sendLagUs: pool("sendLagUs"),

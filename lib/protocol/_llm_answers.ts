@@ -41,6 +41,11 @@ function usage(t: TokenTiming, prompt: number, output: number, reasoning = -1): 
   if (reasoning >= 0) t.reasoningUsage = reasoning;
 }
 
+/** OpenAI's cached prompt tokens (prompt_tokens_details, input_tokens_details). */
+function cached(t: TokenTiming, details: unknown): void {
+  if (isObject(details) && count(details.cached_tokens)) t.cachedTokens = details.cached_tokens;
+}
+
 function addText(out: Reading, text: unknown, reasoning: boolean): void {
   if (!nonEmpty(text)) return;
   out.text += text;
@@ -80,6 +85,7 @@ function readOpenAi(body: JsonObject, out: Reading, t: TokenTiming): void {
       ? details.reasoning_tokens
       : -1;
     usage(t, u.prompt_tokens, count(u.completion_tokens) ? u.completion_tokens : 0, reasoning);
+    cached(t, u.prompt_tokens_details);
   }
 }
 
@@ -91,6 +97,7 @@ function responsesUsage(u: unknown, t: TokenTiming): void {
     ? details.reasoning_tokens
     : -1;
   usage(t, u.input_tokens, u.output_tokens, reasoning);
+  cached(t, u.input_tokens_details);
 }
 
 /**
@@ -140,7 +147,10 @@ function messagesUsage(u: unknown, t: TokenTiming): void {
   if (!isObject(u) || !count(u.output_tokens)) return;
   let prompt = count(u.input_tokens) ? u.input_tokens : t.serverInputTokens ?? -1;
   if (count(u.input_tokens)) {
-    if (count(u.cache_read_input_tokens)) prompt += u.cache_read_input_tokens;
+    if (count(u.cache_read_input_tokens)) {
+      prompt += u.cache_read_input_tokens;
+      t.cachedTokens = u.cache_read_input_tokens;
+    }
     if (count(u.cache_creation_input_tokens)) prompt += u.cache_creation_input_tokens;
   }
   usage(t, prompt, u.output_tokens);

@@ -199,9 +199,11 @@ class OpenAiSession implements InferSession {
     t.outputTokens = 0;
     if (request instanceof PreparedLlmRequest) {
       t.inputTokens = request.inputTokens;
+      t.requestedTokens = request.requestedTokens;
       t.model = request.model;
     } else {
       t.inputTokens = -1;
+      t.requestedTokens = -1;
     }
     t.usage = false;
     t.serverInputTokens = -1;
@@ -209,6 +211,7 @@ class OpenAiSession implements InferSession {
     t.lastResponse = undefined;
     t.reasoningChunks = 0;
     t.reasoningUsage = -1;
+    t.cachedTokens = -1;
     if (t.chunkTimes === undefined) t.chunkTimes = [];
     else t.chunkTimes.length = 0;
     t.outputText = this.#keepText ? "" : undefined;
@@ -333,14 +336,32 @@ class PreparedLlmRequest extends PreparedHttpRequest {
   constructor(
     bytes: Uint8Array,
     readonly inputTokens: number,
-    options: { model?: string; routes: readonly Uint8Array[] },
+    options: { model?: string; routes: readonly Uint8Array[]; requestedTokens: number },
   ) {
     super(bytes);
     this.model = options.model;
     this.routes = options.routes;
+    this.requestedTokens = options.requestedTokens;
   }
   readonly model: string | undefined;
   readonly routes: readonly Uint8Array[];
+  /** The output length the body asks for (AIPerf's requested OSL), else -1. */
+  readonly requestedTokens: number;
+}
+
+/**
+ * The output length a body asks for, where its API keeps it: OpenAI's
+ * max_tokens (max_completion_tokens, the Responses API's max_output_tokens),
+ * TGI's parameters and SGLang's sampling_params max_new_tokens; else -1.
+ */
+function requestedTokensOf(body: JsonObject): number {
+  const nested = (field: string) => {
+    const value = body[field];
+    return isObject(value) ? value.max_new_tokens : undefined;
+  };
+  const n = body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens ??
+    nested("parameters") ?? nested("sampling_params");
+  return typeof n === "number" && n >= 0 ? n : -1;
 }
 
 export class OpenAiClient implements InferenceClient {
@@ -413,11 +434,11 @@ export class OpenAiClient implements InferenceClient {
     const model = this.#perModel && isObject(json) && typeof json.model === "string"
       ? json.model
       : undefined;
-    return new PreparedLlmRequest(
-      bytes,
-      counted ? this.#inputTokens(json as JsonObject) : -1,
-      { ...(model === undefined ? {} : { model }), routes },
-    );
+    return new PreparedLlmRequest(bytes, counted ? this.#inputTokens(json as JsonObject) : -1, {
+      ...(model === undefined ? {} : { model }),
+      routes,
+      requestedTokens: isObject(json) ? requestedTokensOf(json) : -1,
+    });
   }
 
   /** The prompt's tokens: of the rendered chat template where applied, else of its own text. */

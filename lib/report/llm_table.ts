@@ -9,9 +9,14 @@ import type { LlmSummary } from "../types/results.ts";
 /** The statistics of a metric row, as genai-perf's CSV orders them (std after them). */
 export const LLM_STATISTICS = ["avg", "min", "max", "p99", "p95", "p90", "p75", "p50", "p25"];
 
+/** Words shown in capitals, as AIPerf shows them ("OSL Mismatch Diff"). */
+const ACRONYMS: Record<string, string> = { osl: "OSL", isl: "ISL" };
+
 /** genai-perf's display name: "Time To First Token (ms)". */
 export function metricTitle(name: string, unit: string): string {
-  const words = name.split("_").map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(" ");
+  const words = name.split("_")
+    .map((w) => ACRONYMS[w] ?? w.charAt(0).toUpperCase() + w.slice(1))
+    .join(" ");
   return `${words} (${unit})`;
 }
 
@@ -23,6 +28,19 @@ export function llmSystemMetrics(l: LlmSummary): Array<[string, string, number]>
   ];
   if (l.goodput) rows.push(["request_goodput", "per sec", l.goodput.requestGoodput]);
   rows.push(["request_count", "count", l.requestCount]);
+  const check = l.usageCheck;
+  for (
+    const [name, c] of [["usage_prompt_tokens", check?.prompt], [
+      "usage_completion_tokens",
+      check?.completion,
+    ]] as const
+  ) {
+    if (c === undefined) continue;
+    rows.push([`${name}_mismatch`, "count", c.mismatched]);
+    rows.push([`${name}_avg_diff`, "tokens", c.avgDiff]);
+  }
+  if (check) rows.push(["usage_discrepancy", "count", check.discrepancyCount]);
+  if (l.oslMismatch) rows.push(["osl_mismatch", "count", l.oslMismatch.count]);
   return rows;
 }
 

@@ -135,8 +135,9 @@ function gpuJson(m: GpuMetrics): Json {
   );
 }
 
-/** A unit as a key suffix: "ms", "tokens", "tokens_per_sec_per_user", "per_sec". */
-const unitKey = (unit: string) => unit.replaceAll("/sec", "_per_sec").replaceAll(/[^a-z]+/g, "_");
+/** A unit as a key suffix: "ms", "tokens", "tokens_per_sec_per_user", "per_sec", "pct", "count". */
+const unitKey = (unit: string) =>
+  unit === "%" ? "pct" : unit.replaceAll("/sec", "_per_sec").replaceAll(/[^a-z]+/g, "_");
 
 function statisticsJson(d: Distribution): Json {
   const keys = ["avg", "std", "min", "max", ...[...d.percentiles.keys()].map((p) => `p${p}`)];

@@ -84,7 +84,10 @@ export interface TokenWindowData {
   chunks: number[];
   /** The usage field's output tokens, else -1. */
   usageTokens: number[];
-  /** The output text when the tokenizer is to count it (no usage), else undefined. */
+  /**
+   * The output text when the tokenizer is to count it (no usage; with usage,
+   * to compare with it, among the window's first MAX_COMPARED_TEXTS), else undefined.
+   */
   texts: Array<string | undefined>;
   /** The prompt's own tokens (the tokenizer's count); -1 where unknown. */
   inputTokens: number[];
@@ -92,6 +95,10 @@ export interface TokenWindowData {
   serverInputTokens: number[];
   /** The usage field's reasoning tokens, else -1. */
   reasoningUsage: number[];
+  /** The usage field's cached prompt tokens, else -1. */
+  cachedTokens: number[];
+  /** The output length asked for (max_tokens), else -1. */
+  requestedTokens: number[];
   /** Chunks that carried reasoning. */
   reasoningChunks: number[];
   /** The reasoning text when the tokenizer is to count it, else undefined. */
@@ -266,6 +273,23 @@ export interface LlmSummary {
   prefillThroughput?: Distribution;
   /** Reasoning tokens of the answers that carried reasoning (`reasoning_content`). */
   reasoningTokenCount?: Distribution;
+  /** The usage field's cached prompt tokens (prompt_tokens_details.cached_tokens), where sent. */
+  cachedPromptTokens?: Distribution;
+  /**
+   * AIPerf's usage_prompt_tokens_diff_pct and usage_completion_tokens_diff_pct:
+   * |server - client| / client in percent, per request with both counts.
+   */
+  usagePromptDiffPct?: Distribution;
+  usageCompletionDiffPct?: Distribution;
+  /** AIPerf's osl_mismatch_diff_pct: (output - asked) / asked in percent, per request with max_tokens. */
+  oslMismatchDiffPct?: Distribution;
+  /** The client's counts against the server's usage, where both exist. */
+  usageCheck?: UsageCheck;
+  /**
+   * Answers that asked for max_tokens, and AIPerf's osl_mismatch_count: those
+   * whose length missed it by more than min(5 %, 50 tokens).
+   */
+  oslMismatch?: { asked: number; count: number };
   outputTokenSources: TokenSources;
   inputTokenSources: TokenSources;
   /** The tokenizer that counted where the server did not, if any. */
@@ -293,6 +317,26 @@ export interface LlmSummary {
   models?: Array<{ model: string; llm: LlmSummary }>;
   /** Multi-turn sessions: the metrics of each session (genai-perf's "sessions"). */
   sessions?: Array<{ sessionId: string; llm: LlmSummary }>;
+}
+
+/** Requests whose client-side count was compared with the server's, and how they differed. */
+export interface CountComparison {
+  compared: number;
+  /** Requests whose counts differ at all. */
+  mismatched: number;
+  /** Mean of server - client, tokens (positive: the server counts more). */
+  avgDiff: number;
+}
+
+export interface UsageCheck {
+  /** Input sequence length against usage's prompt tokens. */
+  prompt?: CountComparison;
+  /** The tokenizer's count of the answer text against usage's completion tokens. */
+  completion?: CountComparison;
+  /** AIPerf's usage_discrepancy_count: requests with either difference beyond the threshold. */
+  discrepancyCount: number;
+  /** That threshold, percent (AIPerf's USAGE_PCT_DIFF_THRESHOLD, 10). */
+  thresholdPct: number;
 }
 
 /** A --goodput objective: a request is good when `metric` is within `value`. */

@@ -47,6 +47,10 @@ export interface TokenTiming extends RequestTiming {
   reasoningChunks?: number;
   /** The usage field's reasoning tokens (completion_tokens_details), else -1. */
   reasoningUsage?: number;
+  /** The usage field's cached prompt tokens (prompt_tokens_details.cached_tokens), else -1. */
+  cachedTokens?: number;
+  /** The output length the request asked for (max_tokens), else -1. */
+  requestedTokens?: number;
   /** The reasoning text, kept for the tokenizer (like `outputText`). */
   reasoningText?: string;
   /** The model the request named, when a run sends to several (-m A,B). */

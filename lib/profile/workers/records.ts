@@ -43,7 +43,9 @@ const LAST_RESPONSE = 13;
 const SERVER_INPUT_TOKENS = 14;
 const REASONING_CHUNKS = 15;
 const REASONING_USAGE = 16;
-const COLUMNS = 17;
+const CACHED_TOKENS = 17;
+const REQUESTED_TOKENS = 18;
+const COLUMNS = 19;
 
 /** Rows a batch holds before it must leave. */
 const CAPACITY = 4096;
@@ -218,6 +220,8 @@ export class RecordBatch implements RequestRecorder {
       rows[row + SERVER_INPUT_TOKENS] = timing.serverInputTokens ?? -1;
       rows[row + REASONING_CHUNKS] = timing.reasoningChunks ?? 0;
       rows[row + REASONING_USAGE] = timing.reasoningUsage ?? -1;
+      rows[row + CACHED_TOKENS] = timing.cachedTokens ?? -1;
+      rows[row + REQUESTED_TOKENS] = timing.requestedTokens ?? -1;
     }
     this.#packer?.pack(this.#seen!(timing), { outputs: true });
     this.#added();
@@ -441,6 +445,8 @@ export function replay(
       tokenTiming.serverInputTokens = rows[row + SERVER_INPUT_TOKENS];
       tokenTiming.reasoningChunks = rows[row + REASONING_CHUNKS];
       tokenTiming.reasoningUsage = rows[row + REASONING_USAGE];
+      tokenTiming.cachedTokens = rows[row + CACHED_TOKENS];
+      tokenTiming.requestedTokens = rows[row + REQUESTED_TOKENS];
     }
     if (timed) remote?.next(t, offsetMs);
     if (kind === FAILED) {

@@ -31,6 +31,8 @@ Deno.test("records replay in order, on the main thread's clock", () => {
     serverInputTokens: 30,
     reasoningChunks: 1,
     reasoningUsage: -1,
+    cachedTokens: 24,
+    requestedTokens: 3,
     usage: false,
   };
   const batch = new RecordBatch(() => assert.fail("not full"));
@@ -60,6 +62,8 @@ Deno.test("records replay in order, on the main thread's clock", () => {
       serverInputTokens: 30,
       reasoningChunks: 1,
       reasoningUsage: -1,
+      cachedTokens: 24,
+      requestedTokens: 3,
       usage: false,
     }, undefined],
     ["error", "refused", undefined],
@@ -76,7 +80,7 @@ Deno.test("a full batch asks to be taken", () => {
     taken += batch.take().rows.length;
   });
   for (let i = 0; i < 5000; i++) batch.recordSend(i, i, false);
-  assert.equal(taken, 4096 * 17);
+  assert.equal(taken, 4096 * 19);
   assert.equal(batch.size, 5000 - 4096);
 });
 
