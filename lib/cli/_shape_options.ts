@@ -170,11 +170,18 @@ export function parseShapeOptions(r: Reader, raw: RawOptions): ShapeOptions {
   return options;
 }
 
-/** --warmup-duration, in milliseconds (0: none). */
-export function parseWarmupDuration(r: Reader): number {
-  return r.has("warmup-duration")
+/** --warmup-duration and --warmup-grace-period, in milliseconds. */
+export function parseWarmupDuration(
+  r: Reader,
+): Pick<ProfilePlan, "warmupDurationMs" | "warmupGraceMs"> {
+  const durationMs = r.has("warmup-duration")
     ? r.bounded("warmup-duration", (n) => n > 0, "a number of seconds > 0") * 1000
     : 0;
+  if (!r.has("warmup-grace-period")) return { warmupDurationMs: durationMs };
+  const graceMs = r.bounded("warmup-grace-period", (n) => n >= 0, "a number of seconds >= 0") *
+    1000;
+  if (durationMs === 0) r.errors.push("Option --warmup-grace-period needs --warmup-duration");
+  return { warmupDurationMs: durationMs, warmupGraceMs: graceMs };
 }
 
 /** What a shape can not be combined with, one line each. */

@@ -483,7 +483,7 @@ export function buildProfileConfig(
     requestCount: r.bounded("request-count", (n) => n >= 0, "an integer >= 0"),
     ...parseDuration(r),
     warmupRequestCount: r.bounded("warmup-request-count", (n) => n >= 0, "an integer >= 0"),
-    warmupDurationMs: parseWarmupDuration(r),
+    ...parseWarmupDuration(r),
     requestTimeoutMs: r.bounded("request-timeout", (n) => n >= 0, "an integer >= 0"),
     stallTimeoutMs: r.bounded("stall-timeout", (n) => n >= 0, "an integer >= 0"),
     inputData,

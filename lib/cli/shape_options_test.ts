@@ -131,6 +131,11 @@ Deno.test("shapes refuse what they can not go with, one line each, before any lo
   assert.deepEqual(errors("--prefill-concurrency", "2"), [
     "Option --prefill-concurrency needs --service-kind openai --streaming: it waits for first tokens",
   ]);
+  assert.deepEqual(errors("--warmup-grace-period", "5"), [
+    "Option --warmup-grace-period needs --warmup-duration",
+  ]);
+  const warm = config("-m", "m", "--warmup-duration", "10", "--warmup-grace-period", "2.5");
+  assert.deepEqual([warm.warmupDurationMs, warm.warmupGraceMs], [10_000, 2500]);
   assert.deepEqual(errors("--warmup-duration", "0"), [
     'Invalid value "0" for --warmup-duration: expected a number of seconds > 0',
   ]);

@@ -272,7 +272,14 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
   if (options.warmupRequestCount > 0 || warmupMs > 0) {
     const count = options.warmupRequestCount;
     load.start({ recorder, ...(count > 0 ? { limit: count } : {}) });
-    if (warmupMs > 0) {
+    if (warmupMs > 0 && options.warmupGraceMs !== undefined) {
+      // As a --benchmark-duration window: what the grace period leaves in flight is cancelled.
+      await runFor(load, {
+        ...options,
+        benchmarkDurationMs: warmupMs,
+        benchmarkGraceMs: options.warmupGraceMs,
+      });
+    } else if (warmupMs > 0) {
       // AIPerf's rule: whichever of the count and the duration ends the warmup first.
       let timer: ReturnType<typeof setTimeout> | undefined;
       const over = new Promise<void>((resolve) => timer = setTimeout(resolve, warmupMs));

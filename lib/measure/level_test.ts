@@ -240,3 +240,38 @@ Deno.test("async: a settled throughput with an unsettled latency is stable, with
     );
   }
 });
+
+Deno.test("--warmup-grace-period: the warmup's requests still in flight after it are cancelled", async () => {
+  let starts = 0;
+  let cancelled = 0;
+  let release: (() => void) | undefined;
+  // The warmup's one request never answers until cancelled; the measured one answers at once.
+  const warmupStopped = new Promise<void>((resolve) => release = resolve);
+  const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 1 };
+  const load: LevelLoad = {
+    start({ recorder }) {
+      if (++starts === 1) return;
+      timing.start = timing.sendEnd = performance.now();
+      timing.recvStart = timing.end = timing.start + 1;
+      recorder.record(timing);
+    },
+    stop: () => starts === 1 ? warmupStopped : Promise.resolve(),
+    drained: () => starts === 1 ? new Promise<void>(() => {}) : Promise.resolve(),
+    cancelInflight: () => {
+      cancelled++;
+      release!();
+    },
+  };
+  const startMs = performance.now();
+  const result = await measureLevel(load, {
+    ...OUTAGE_LEVEL,
+    interrupt: new Interrupt(),
+    requestCount: 1,
+    warmupDurationMs: 50,
+    warmupGraceMs: 20,
+  });
+  assert.equal(cancelled, 1);
+  assert.equal(starts, 2);
+  assert.equal(result.client.requestCount, 1);
+  assert.ok(performance.now() - startMs < 5000);
+});

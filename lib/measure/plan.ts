@@ -24,6 +24,12 @@ export interface MeasurementOptions {
   warmupRequestCount: number;
   /** AIPerf's --warmup-duration: the warmup ends after this many milliseconds (0 or absent: none). */
   warmupDurationMs?: number;
+  /**
+   * AIPerf's --warmup-grace-period: after --warmup-duration, how long the
+   * warmup's requests in flight may still take before they are cancelled
+   * (absent: until they end).
+   */
+  warmupGraceMs?: number;
   /** --stall-timeout: requests in flight are given up on when nothing completed for this long (0 = never). */
   stallTimeoutMs: number;
 }

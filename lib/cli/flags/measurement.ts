@@ -95,7 +95,15 @@ export const MEASUREMENT: readonly OptionDef[] = [
     group: "Measurement",
     valueName: "SECONDS",
     help:
-      "Warm each level up for this long before measuring it, not counted (AIPerf's option); with --warmup-request-count, whichever ends first. The warmup's requests in flight then complete.",
+      "Warm each level up for this long before measuring it, not counted (AIPerf's option); with --warmup-request-count, whichever ends first. The warmup's requests in flight then complete (see --warmup-grace-period).",
+  },
+  {
+    name: "warmup-grace-period",
+    type: "float",
+    group: "Measurement",
+    valueName: "SECONDS",
+    help:
+      "With --warmup-duration: how long the warmup's requests in flight may still take (AIPerf's option; default: until they end); those still in flight then are cancelled.",
   },
   {
     name: "request-timeout",
