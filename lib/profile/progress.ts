@@ -150,13 +150,14 @@ export class Progress {
     };
   }
 
-  /** A load level starts. */
-  levelStart(value: number): void {
+  /** A load level starts; `position`: which of a sweep's levels it is. */
+  levelStart(value: number, position?: { index: number; total: number }): void {
     if (!this.#enabled) return;
     this.#levelValue = value;
-    this.#level = this.#stepMode === "concurrency"
+    this.#level = (this.#stepMode === "concurrency"
       ? `concurrency ${value}`
-      : `request rate ${formatGeneral(value)}`;
+      : `request rate ${formatGeneral(value)}`) +
+      (position ? ` (level ${position.index} of ${position.total})` : "");
     this.#levelStartMs = this.#now();
     this.#lastPlainMs = this.#levelStartMs;
     this.#doneRequests = 0;

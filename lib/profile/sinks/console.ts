@@ -14,14 +14,31 @@ import { describeSlos } from "../capacity.ts";
 import { evaluateSlos } from "../../measure/slo.ts";
 import { formatCapacity } from "../../report/capacity.ts";
 import type { ProfilePlan } from "../plan.ts";
+import { rangeLevels } from "../../load/range.ts";
 import { Progress, type ProgressStep } from "../progress.ts";
 import type { ReportSink, RunEnd, RunTarget, SinkDef } from "./sink.ts";
+
+/** The levels a linear sweep of `plan` measures at most; 0 when that is not known ahead. */
+function sweepLength(plan: ProfilePlan): number {
+  const range = plan.loadMode === "concurrency"
+    ? plan.concurrency
+    : plan.loadMode === "request_rate"
+    ? plan.requestRate
+    : undefined;
+  if (!range || range.end === 0 || plan.binarySearch || plan.stages) return 0;
+  let n = 0;
+  for (const _ of rangeLevels(range)) n++;
+  return n;
+}
 
 class ConsoleSink implements ReportSink {
   readonly #plan: ProfilePlan;
   readonly #mode: LoadMode;
   readonly #progress: Progress;
   #decoupled = false;
+  /** Levels of a linear sweep (0: not known ahead, as with -l or --binary-search), and started. */
+  readonly #levels: number;
+  #started = 0;
 
   constructor(plan: ProfilePlan, options: { mode: LoadMode; step?: ProgressStep }) {
     const mode = options.mode;
@@ -35,6 +52,7 @@ class ConsoleSink implements ReportSink {
       attainment: plan.sloAttainment,
     });
     if (options.step) this.#progress.step(options.step);
+    this.#levels = sweepLength(plan);
   }
 
   traceSettings(settings: TraceSettings): void {
@@ -47,7 +65,12 @@ class ConsoleSink implements ReportSink {
   }
 
   levelStart(value: number): void {
-    this.#progress.levelStart(value);
+    this.#started++;
+    const total = this.#levels;
+    this.#progress.levelStart(
+      value,
+      total > 1 && this.#started <= total ? { index: this.#started, total } : undefined,
+    );
   }
 
   live(completed: () => number): void {
