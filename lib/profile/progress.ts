@@ -154,9 +154,10 @@ export class Progress {
   levelStart(value: number, position?: { index: number; total: number }): void {
     if (!this.#enabled) return;
     this.#levelValue = value;
-    this.#level = (this.#stepMode === "concurrency"
-      ? `concurrency ${value}`
-      : `request rate ${formatGeneral(value)}`) +
+    this.#level =
+      (this.#stepMode === "concurrency"
+        ? `concurrency ${value}`
+        : `request rate ${formatGeneral(value)}`) +
       (position ? ` (level ${position.index} of ${position.total})` : "");
     this.#levelStartMs = this.#now();
     this.#lastPlainMs = this.#levelStartMs;
