@@ -132,7 +132,7 @@ Deno.test("SLOs no load can meet are an answer; contradictions are one line each
     assert.equal(none.code, 0, none.stderr);
     assert.match(
       none.stdout,
-      /Capacity search \(max-concurrency-under-sla\): none: the SLOs are broken at the lowest level/,
+      /Capacity search \(max-concurrency-under-sla\): none: no level meets every SLO/,
     );
     assert.match(none.stdout, /Stopped: the SLOs are broken at the lowest concurrency 1/);
 

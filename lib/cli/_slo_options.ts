@@ -80,6 +80,13 @@ export function parseSloPlan(
     r.errors.push("Option --abort-on-fail needs --threshold");
   }
   const failedRequestThreshold = parseFailedThreshold(r);
+  const gates = ["threshold", "failed-request-threshold"].filter((n) => r.has(n));
+  if (gates.length > 0 && Number(r.string("num-profile-runs") ?? 1) > 1) {
+    r.errors.push(
+      `Options ${gates.map((n) => `--${n}`).join(", ")} judge one run's levels: they can not ` +
+        "be used with --num-profile-runs",
+    );
+  }
   return {
     slos,
     sloAttainment: r.has("slo-attainment")
@@ -147,6 +154,14 @@ export function parseCapacity(
     ? "--session-concurrency"
     : undefined;
   if (other !== undefined) refuse(`can not be used with ${other}: they send one fixed load`);
+  if (r.flag("enable-mpi")) {
+    refuse("can not be used with --enable-mpi: each rank would choose its own levels");
+  }
+  if (raw.has("num-profile-runs") && Number(raw.get("num-profile-runs")) > 1) {
+    refuse(
+      "can not be used with --num-profile-runs: the search measures its boundary again itself",
+    );
+  }
   const rate = recipe === "max-rate-under-sla" ||
     (recipe === "max-goodput-under-slo" && raw.has("request-rate-range"));
   if (recipe === "max-concurrency-under-sla" && raw.has("request-rate-range")) {

@@ -68,3 +68,18 @@ Deno.test("contradictory SLO options are one line each", () => {
     ],
   );
 });
+
+Deno.test("a search or a gate is refused with repeat runs and MPI", () => {
+  assert.deepEqual(
+    usageErrors(() =>
+      config(
+        ...["-m", "simple", "--search-recipe", "max-concurrency-under-sla", "--slo"],
+        ...["latency:p99<=5", "--num-profile-runs", "3", "--threshold", "throughput>=1"],
+      )
+    ),
+    [
+      "Options --threshold judge one run's levels: they can not be used with --num-profile-runs",
+      "Option --search-recipe max-concurrency-under-sla can not be used with --num-profile-runs: the search measures its boundary again itself",
+    ],
+  );
+});

@@ -11,6 +11,7 @@
  * @module
  */
 export * from "./alarm.ts";
+export * from "./capacity.ts";
 export * from "./concurrency.ts";
 export * from "./feed.ts";
 export * from "./levels.ts";

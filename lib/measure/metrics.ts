@@ -121,6 +121,8 @@ export interface MetricDef {
     | "output_token_throughput_per_user";
   /** What users read when it is not the name with spaces. */
   label?: string;
+  /** A rate that grows with the load until the server saturates (throughputs, goodput). */
+  growsWithLoad?: boolean;
 }
 
 /** A statistic in msec of latencies kept as an average, deviation and percentiles in us. */
@@ -248,6 +250,7 @@ export const METRICS: readonly MetricDef[] = [
   llmDistribution("corrected_time_to_first_token", { aliases: [], scope: "llm" }),
   {
     name: "throughput",
+    growsWithLoad: true,
     aliases: ["perf_throughput", "inferences_per_second", "infer_per_sec"],
     unit: "infer/sec",
     higherIsBetter: true,
@@ -256,6 +259,7 @@ export const METRICS: readonly MetricDef[] = [
   },
   {
     name: "request_throughput",
+    growsWithLoad: true,
     aliases: ["requests_per_second", "rps"],
     unit: "req/sec",
     higherIsBetter: true,
@@ -265,6 +269,7 @@ export const METRICS: readonly MetricDef[] = [
   },
   {
     name: "response_throughput",
+    growsWithLoad: true,
     aliases: [],
     unit: "req/sec",
     higherIsBetter: true,
@@ -273,6 +278,7 @@ export const METRICS: readonly MetricDef[] = [
   },
   {
     name: "output_token_throughput",
+    growsWithLoad: true,
     aliases: ["tokens_per_second"],
     unit: "tokens/sec",
     higherIsBetter: true,
@@ -281,6 +287,7 @@ export const METRICS: readonly MetricDef[] = [
   },
   {
     name: "request_goodput",
+    growsWithLoad: true,
     aliases: ["goodput"],
     unit: "req/sec",
     higherIsBetter: true,

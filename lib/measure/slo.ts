@@ -22,7 +22,8 @@
  * - `sloObjectives(slos)`: the per-request bounds as --goodput objectives.
  * - `evaluateSlos(result, slos, { attainment })`: SloVerdict[], one per
  *   statistic SLO and one for the per-request SLOs together.
- * - `slosMet(verdicts)`, `formatSlo(slo)`, `formatVerdict(verdict)`.
+ * - `slosMet(verdicts)`, `formatSlos(slos)`, `isFloor(slo)` (a lower bound on a
+ *   throughput, which the capacity search checks at its answer).
  *
  * @module
  */
@@ -280,6 +281,15 @@ export function evaluateSlos(
     });
   }
   return verdicts;
+}
+
+/**
+ * A lower bound on a rate that grows with the load (`throughput>=100`): it
+ * breaks at low loads, not high ones, so a capacity search checks it at its
+ * answer instead of bisecting on it.
+ */
+export function isFloor(slo: Slo): boolean {
+  return slo.metric.def.growsWithLoad === true && slo.op.startsWith(">");
 }
 
 /** True when every verdict holds. */

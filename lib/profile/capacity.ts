@@ -6,7 +6,7 @@
  * --failed-request-threshold).
  */
 import type { CapacityOutcome, CapacityPoint, Judgement } from "../load/capacity.ts";
-import { evaluateSlos, formatSlos, slosMet } from "../measure/slo.ts";
+import { evaluateSlos, formatSlos, isFloor, slosMet } from "../measure/slo.ts";
 import { resultReplacer, resultReviver } from "../report/result_json.ts";
 import { writeFileAtomic } from "../report/output_file.ts";
 import { UsageError } from "../types/errors.ts";
@@ -21,7 +21,9 @@ type SloSettings = Pick<ProfilePlan, "slos" | "sloAttainment" | "sendLagFails">;
  * --max-send-lag was given (otherwise late sends are a warning, as in a sweep).
  */
 export function judgeLevel(result: LevelResult, plan: SloSettings): Judgement {
-  const verdicts = evaluateSlos(result, plan.slos, { attainment: plan.sloAttainment });
+  // Lower bounds on throughput break at low loads: the report checks them at the answer.
+  const bisected = plan.slos.filter((s) => !isFloor(s));
+  const verdicts = evaluateSlos(result, bisected, { attainment: plan.sloAttainment });
   // An unstable level is judged on its last windows, as reported: an overloaded open loop's
   // latency grows there, while a loaded client's noise alone must not fail a level.
   const reasons = verdicts.filter((v) => !v.met).map((v) => v.text);
@@ -55,16 +57,28 @@ export function capacityReport(
       .concat(p.result.stable ? [] : ["unstable"]);
     return { value: p.value, index: options.index(p.result), verdicts: [...slos, ...other] };
   };
+  // A throughput floor the answer misses is missed below it too: no level meets every SLO.
+  const floors = outcome.passing
+    ? evaluateSlos(outcome.passing.result, plan.slos.filter(isFloor)).filter((v) => !v.met)
+    : [];
+  const missed = floors.length > 0
+    ? {
+      stopped: `the highest level within the other SLOs, ${outcome.passing!.value}, breaks ${
+        floors.map((v) => v.text).join("; ")
+      }: no level meets every SLO`,
+    }
+    : {};
   return {
     recipe: plan.capacity!.recipe,
     mode: plan.loadMode === "concurrency" ? "concurrency" : "request_rate",
-    ...(outcome.value === undefined ? {} : { value: outcome.value }),
+    ...(outcome.value === undefined || floors.length > 0 ? {} : { value: outcome.value }),
     slo: formatSlos(plan.slos, { attainment: plan.sloAttainment }),
     ...(outcome.passing ? { passing: level(outcome.passing) } : {}),
     ...(outcome.failing ? { failing: level(outcome.failing) } : {}),
     points: outcome.points.length,
     stopped: outcome.stopped,
     notes: outcome.notes,
+    ...missed,
   };
 }
 

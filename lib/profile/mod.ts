@@ -1,7 +1,8 @@
 /**
  * One profiling run end to end: the plan (plan.ts, the stages' parts put
  * together), the run itself (run.ts: discover, build requests, sweep the
- * levels; periodic.ts and sessions.ts: the modes measured as one
+ * levels, or search them under SLOs with capacity.ts's judge, checkpoint
+ * and CI gates; periodic.ts and sessions.ts: the modes measured as one
  * experiment), its inputs, shared memory and trace settings, the --workers
  * threads (workers/), the report sinks (sinks/: one file each and a
  * registry) that ReportSession drives, and the progress display of long
@@ -11,6 +12,7 @@
  *
  * @module
  */
+export * from "./capacity.ts";
 export * from "./inputs.ts";
 export * from "./model.ts";
 export * from "./periodic.ts";

@@ -13,10 +13,10 @@ import { escapeHtml } from "./html_template.ts";
 const levelName = (report: CapacityReport, value: number) =>
   `${report.mode === "concurrency" ? "concurrency" : "request rate"} ${formatGeneral(value)}`;
 
-/** "concurrency 6", or what it means that no level passed. */
+/** "concurrency 6", or "none" (why: `stopped`). */
 export function capacityAnswer(report: CapacityReport): string {
   return report.value === undefined
-    ? "none: the SLOs are broken at the lowest level"
+    ? "none: no level meets every SLO"
     : levelName(report, report.value);
 }
 
@@ -97,6 +97,11 @@ function sloChart(
     `${i === 0 ? "M" : "L"}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`
   )
     .join(" ");
+  const ticks = [...new Set(xs)].map((x) =>
+    `<text x="${sx(x).toFixed(1)}" y="${HEIGHT - PAD.bottom + 14}" text-anchor="middle">${
+      escapeHtml(formatGeneral(x))
+    }</text>`
+  ).join("");
   const marks = points.map((p) =>
     `<circle data-point="${p.met ? "met" : "broken"}" cx="${sx(p.x).toFixed(1)}" ` +
     `cy="${sy(p.y).toFixed(1)}" r="4" fill="${p.met ? "#2e7d32" : "#c62828"}"/>`
@@ -126,7 +131,7 @@ function sloChart(
     `stroke-dasharray="6 4" stroke-width="2"/><text x="${WIDTH - PAD.right - 120}" y="${
       (sy(bound) - 4).toFixed(1)
     }">SLO ${escapeHtml(formatGeneral(bound))}</text>` +
-    `<path d="${path}" fill="none" stroke="#5b6b7c"/>${marks}${answer}</svg>\n`;
+    `<path d="${path}" fill="none" stroke="#5b6b7c"/>${ticks}${marks}${answer}</svg>\n`;
 }
 
 /** The HTML report's section: the answer and a curve per SLO. */

@@ -9,6 +9,7 @@
  *
  * @module
  */
+export * from "./capacity.ts";
 export * from "./console.ts";
 export * from "./csv.ts";
 export * from "./format.ts";
