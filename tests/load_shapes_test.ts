@@ -210,13 +210,22 @@ Deno.test("gamma arrivals: the exported gaps have the coefficient of variation 1
   });
 });
 
-/** The most requests of a run that were sent and had no first response yet at one time. */
-function maxPrefilling(requests: readonly { sent: number; first: number }[]): number {
+/**
+ * The most requests of a run that were sent and had no first response yet
+ * at one time (between `fromMs` and `toMs` when given).
+ */
+function maxPrefilling(
+  requests: readonly { sent: number; first: number }[],
+  window: { fromMs: number; toMs: number } = { fromMs: -Infinity, toMs: Infinity },
+): number {
   const edges = requests.flatMap((r) => [{ at: r.sent, d: 1 }, { at: r.first, d: -1 }])
     .sort((a, b) => a.at - b.at || a.d - b.d);
   let now = 0;
   let max = 0;
-  for (const e of edges) max = Math.max(max, now += e.d);
+  for (const e of edges) {
+    now += e.d;
+    if (e.at >= window.fromMs && e.at < window.toMs) max = Math.max(max, now);
+  }
   return max;
 }
 
@@ -226,18 +235,26 @@ Deno.test("--prefill-concurrency: at most N streamed requests wait for their fir
       ...target(server, "llm"),
       ...["--service-kind", "openai", "--endpoint", "v1/chat/completions", "--streaming"],
       ...["--synthetic-input-tokens-mean", "8", "--output-tokens-mean", "6"],
-      ...["--prefill-concurrency", "2", "--request-count", "24"],
     ];
+    const gated = [...llm, "--prefill-concurrency", "2", "--request-count", "24"];
     // Closed loop of 6: each request waits 60 ms for its first token, then streams 50 ms more.
-    const closed = await exportedRun([...llm, "--concurrency-range", "6"]);
+    const closed = await exportedRun([...gated, "--concurrency-range", "6"]);
     assert.equal(closed.requests.length, 24);
     assert.equal(maxPrefilling(closed.requests), 2);
     const inFlight = maxPrefilling(closed.requests.map((r) => ({ sent: r.sent, first: r.end })));
     assert.ok(inFlight > 2, `${inFlight} in flight: decoding goes on beside the prefills`);
     // Open loop at 100/s: sends wait for a permit, and are counted as held back.
-    const open = await exportedRun([...llm, "--request-rate-range", "100"]);
+    const open = await exportedRun([...gated, "--request-rate-range", "100"]);
     assert.equal(maxPrefilling(open.requests), 2);
     assert.match(open.stdout, /Sends held back by the in-flight limit: [1-9]\d*/);
+    // AIPerf's ramp of the limit: 1 at first, 4 from 1.67 s on (2 from 0.33 s, 3 from 1 s).
+    const ramped = await exportedRun([
+      ...llm,
+      ...["--prefill-concurrency", "4", "--prefill-concurrency-ramp-duration", "2"],
+      ...["--request-rate-range", "100", "--benchmark-duration", "3"],
+    ]);
+    assert.equal(maxPrefilling(ramped.requests, { fromMs: 0, toMs: 300 }), 1);
+    assert.equal(maxPrefilling(ramped.requests, { fromMs: 1800, toMs: 3000 }), 4);
   });
 });
 

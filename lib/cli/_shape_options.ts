@@ -14,7 +14,7 @@ import type { Reader } from "./_reader.ts";
 
 type ShapeOptions = Pick<
   LoadPlan,
-  "requestDistribution" | "burstiness" | "ramp" | "stages" | "prefillConcurrency"
+  "requestDistribution" | "burstiness" | "ramp" | "stages" | "prefillConcurrency" | "prefillRampMs"
 >;
 
 const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -158,6 +158,11 @@ export function parseShapeOptions(r: Reader, raw: RawOptions): ShapeOptions {
     r.errors.push(
       `Option --burstiness shapes gamma gaps: not with --request-distribution ${distribution}`,
     );
+  } else if (burstinessGiven && !raw.has("request-rate-range") && !raw.has("request-rate-stages")) {
+    r.errors.push(
+      "Option --burstiness shapes the gaps of an open loop: it needs --request-rate-range or " +
+        "--request-rate-stages",
+    );
   }
   const ramp = parseRamp(r, raw);
   const stages = parseStagesOption(r, raw);
@@ -166,6 +171,13 @@ export function parseShapeOptions(r: Reader, raw: RawOptions): ShapeOptions {
   if (stages) options.stages = stages;
   if (raw.has("prefill-concurrency")) {
     options.prefillConcurrency = r.bounded("prefill-concurrency", (n) => n >= 1, "an integer >= 1");
+  }
+  if (raw.has("prefill-concurrency-ramp-duration")) {
+    const name = "prefill-concurrency-ramp-duration";
+    options.prefillRampMs = r.bounded(name, (n) => n > 0, "a number of seconds > 0") * 1000;
+    if (!raw.has("prefill-concurrency")) {
+      r.errors.push(`Option --${name} needs --prefill-concurrency: it ramps that limit`);
+    }
   }
   return options;
 }

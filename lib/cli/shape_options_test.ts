@@ -106,6 +106,9 @@ Deno.test("shapes refuse what they can not go with, one line each, before any lo
       "Option --burstiness shapes gamma gaps: not with --request-distribution poisson",
     ],
   );
+  assert.deepEqual(errors("--concurrency-range", "4", "--burstiness", "0.5"), [
+    "Option --burstiness shapes the gaps of an open loop: it needs --request-rate-range or --request-rate-stages",
+  ]);
   assert.deepEqual(errors("--request-rate-stages", "10s:5", "--concurrency-range", "2"), [
     "Options --concurrency-range, --request-rate-stages can not be used together: each chooses a load mode",
   ]);
@@ -130,6 +133,9 @@ Deno.test("shapes refuse what they can not go with, one line each, before any lo
   );
   assert.deepEqual(errors("--prefill-concurrency", "2"), [
     "Option --prefill-concurrency needs --service-kind openai --streaming: it waits for first tokens",
+  ]);
+  assert.deepEqual(errors("--prefill-concurrency-ramp-duration", "5"), [
+    "Option --prefill-concurrency-ramp-duration needs --prefill-concurrency: it ramps that limit",
   ]);
   assert.deepEqual(errors("--warmup-grace-period", "5"), [
     "Option --warmup-grace-period needs --warmup-duration",

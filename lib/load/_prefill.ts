@@ -4,17 +4,70 @@
  * its first response (InferOptions.onResponse), or at its end when none came.
  */
 import type { InferOptions } from "../protocol/types.ts";
+import { type ConcurrencySteps, concurrencySteps, rampShape } from "./shape.ts";
 
 export class PrefillGate {
-  readonly #limit: number;
+  #limit: number;
+  /** --prefill-concurrency-ramp-duration: the limit's steps from each start, and their timer. */
+  readonly #steps: ConcurrencySteps | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
   #taken = 0;
   /** Closed-loop lanes waiting for a permit, in order. */
   readonly #waiting: (() => void)[] = [];
   /** A permit came back with nobody waiting (the open loop resumes its pacer). */
   onFree: (() => void) | undefined;
 
-  constructor(limit: number) {
+  constructor(limit: number, options: { rampMs?: number } = {}) {
     this.#limit = limit;
+    if (options.rampMs !== undefined) {
+      // AIPerf's ramp: from 1, one more at even intervals, reaching the limit at the end.
+      this.#steps = concurrencySteps(
+        rampShape(limit, { durationMs: options.rampMs, strategy: "linear", start: 1 }),
+      );
+    }
+  }
+
+  /** A start of the load: a ramped limit starts over from 1. */
+  begin(): void {
+    const steps = this.#steps;
+    if (steps === undefined) return;
+    this.end();
+    this.#limit = steps.initial;
+    const startMs = performance.now();
+    let i = 0;
+    const next = () => {
+      for (; i < steps.steps.length && startMs + steps.steps[i].atMs <= performance.now(); i++) {
+        this.#raise(steps.steps[i].value);
+      }
+      if (i < steps.steps.length) {
+        this.#timer = setTimeout(
+          next,
+          Math.max(0, startMs + steps.steps[i].atMs - performance.now()),
+        );
+      }
+    };
+    next();
+  }
+
+  /** The load stops: a ramp's timer too. */
+  end(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** The limit grows to `n`: waiting lanes take the new permits, then the open loop resumes. */
+  #raise(n: number): void {
+    this.#limit = n;
+    for (
+      let next = this.#waiting[0];
+      next !== undefined && this.#taken < n;
+      next = this.#waiting[0]
+    ) {
+      this.#waiting.shift();
+      this.#taken++;
+      next();
+    }
+    if (this.#taken < n) this.onFree?.();
   }
 
   /** No permit left: an open-loop send holds back. */

@@ -40,6 +40,8 @@ export interface ConcurrencyLoadOptions {
   cancellation?: CancellationPlan;
   /** --prefill-concurrency: at most this many requests waiting for their first response. */
   prefill?: number;
+  /** --prefill-concurrency-ramp-duration: that limit ramps up from 1 over this long. */
+  prefillRampMs?: number;
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
@@ -82,7 +84,9 @@ export class ConcurrencyLoad {
     this.#stallMs = options.stallMs ?? 0;
     this.#abandonment = new Abandonment(this.#stallMs);
     this.#cancellation = options.cancellation && new Cancellation(options.cancellation);
-    this.#prefill = options.prefill === undefined ? undefined : new PrefillGate(options.prefill);
+    this.#prefill = options.prefill === undefined
+      ? undefined
+      : new PrefillGate(options.prefill, { rampMs: options.prefillRampMs });
   }
 
   /**
@@ -106,6 +110,7 @@ export class ConcurrencyLoad {
     this.#cancels = new Array(lanes);
     this.#live = new Uint8Array(lanes);
     this.#workers = [];
+    this.#prefill?.begin();
     for (let lane = 0; lane < this.#limit; lane++) this.#spawn(lane);
     if (steps) this.#workers.push(this.#drive(steps));
   }
@@ -148,6 +153,7 @@ export class ConcurrencyLoad {
     clearTimeout(this.#stepTimer);
     this.#stepsDone?.();
     this.#stepsDone = undefined;
+    this.#prefill?.end();
     this.#prefill?.releaseWaiting();
   }
 

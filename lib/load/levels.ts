@@ -184,7 +184,10 @@ export async function planLoad(
   }
   const feed = createFeed(client, options);
   const schedule = pattern.schedule;
-  const prefill = plan.prefillConcurrency === undefined ? {} : { prefill: plan.prefillConcurrency };
+  const prefill = plan.prefillConcurrency === undefined ? {} : {
+    prefill: plan.prefillConcurrency,
+    ...(plan.prefillRampMs === undefined ? {} : { prefillRampMs: plan.prefillRampMs }),
+  };
   if (schedule === undefined) {
     const load = new ConcurrencyLoad(client, {
       feed,

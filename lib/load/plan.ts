@@ -50,6 +50,8 @@ export interface LoadPlan {
    * their first token; a send waits for one of them to get it.
    */
   prefillConcurrency?: number;
+  /** --prefill-concurrency-ramp-duration: that limit ramps from 1 over this many milliseconds. */
+  prefillRampMs?: number;
   /** --request-intervals file; loadMode is then "custom_intervals". */
   requestIntervals?: string;
   /**

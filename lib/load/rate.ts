@@ -49,6 +49,8 @@ export interface RateLoadOptions {
    * response; a due send waits (counted as blocked) until one gets it.
    */
   prefill?: number;
+  /** --prefill-concurrency-ramp-duration: that limit ramps up from 1 over this long. */
+  prefillRampMs?: number;
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
@@ -160,7 +162,7 @@ export class RateLoad {
     this.#batchMs = options.batchMs ?? 0;
     this.#cancellation = options.cancellation && new Cancellation(options.cancellation);
     if (options.prefill !== undefined) {
-      this.#prefill = new PrefillGate(options.prefill);
+      this.#prefill = new PrefillGate(options.prefill, { rampMs: options.prefillRampMs });
       // Not from inside the answer that handed the permit back: its parser is still running.
       this.#prefill.onFree = () => queueMicrotask(() => this.#resume());
     }
@@ -189,6 +191,7 @@ export class RateLoad {
       batchMs: this.#batchMs,
     });
     this.#ensureSpare();
+    this.#prefill?.begin();
     if (!this.#exhausted) this.#pacer.start();
     this.#checkSettled();
   }
@@ -204,6 +207,7 @@ export class RateLoad {
    * flag, and that is waited for too.
    */
   async stop(): Promise<void> {
+    this.#prefill?.end();
     this.#pacer?.stop();
     this.#exhausted = true;
     this.#checkSettled();

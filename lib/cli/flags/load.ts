@@ -104,6 +104,14 @@ export const LOAD: readonly OptionDef[] = [
       "Streamed LLM requests (--service-kind openai --streaming): at most N waiting for their first token (AIPerf's option); a send waits until one gets it.",
   },
   {
+    name: "prefill-concurrency-ramp-duration",
+    type: "float",
+    group: "Load",
+    valueName: "SECONDS",
+    help:
+      "With --prefill-concurrency N: the limit starts at 1 and grows by one at even intervals to N over SECONDS, at each level (AIPerf's option).",
+  },
+  {
     name: "request-intervals",
     perfAnalyzer: true,
     type: "string",
