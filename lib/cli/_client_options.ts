@@ -389,7 +389,7 @@ export function parseService(
     : undefined;
   // A length mix or a file's lengths (a trace, ShareGPT) may be made exact without a mean.
   const lengthsGiven = raw.has("sequence-distribution") ||
-    ["mooncake_trace", "sharegpt"].includes(
+    ["mooncake_trace", "burstgpt_trace", "azure_trace", "sharegpt"].includes(
       String(raw.get("custom-dataset-type") ?? raw.get("public-dataset")),
     );
   const exactLengths = outputTokens === undefined && lengthsGiven &&
@@ -400,7 +400,7 @@ export function parseService(
         `Option --${name} needs --output-tokens-mean` +
           (name === "output-tokens-stddev"
             ? ""
-            : " (or lengths of --sequence-distribution, a mooncake_trace or ShareGPT)"),
+            : " (or lengths of --sequence-distribution, a trace or ShareGPT)"),
       );
     }
   }

@@ -27,6 +27,9 @@ export const WORKLOAD_OPTIONS = [
   "fixed-schedule-auto-offset",
   "fixed-schedule-start-offset",
   "fixed-schedule-end-offset",
+  "replay-speedup",
+  "replay-max-gap",
+  "replay-ignore-timestamps",
 ];
 
 type Workload = Omit<
@@ -109,6 +112,33 @@ function parseTraceWindow(r: Reader, raw: RawOptions): Workload["traceWindow"] {
   };
 }
 
+/** --replay-speedup, --replay-max-gap, --replay-ignore-timestamps over a timed --input-file. */
+function parseReplay(r: Reader, raw: RawOptions): Workload["replay"] {
+  const given = ["replay-speedup", "replay-max-gap", "replay-ignore-timestamps"]
+    .filter((name) => raw.has(name));
+  if (given.length === 0) return undefined;
+  if (!raw.has("input-file")) {
+    r.errors.push(
+      `Options ${given.map((n) => `--${n}`).join(", ")} apply to a timed --input-file (a trace)`,
+    );
+  }
+  const ignoreTimestamps = r.flag("replay-ignore-timestamps");
+  if (ignoreTimestamps && r.flag("fixed-schedule")) {
+    r.errors.push(
+      "Options --replay-ignore-timestamps and --fixed-schedule exclude each other: one drops " +
+        "the timestamps the other sends at",
+    );
+  }
+  const maxGap = raw.has("replay-max-gap")
+    ? r.bounded("replay-max-gap", (n) => n >= 0, "a number of ms >= 0")
+    : undefined;
+  return {
+    speedup: r.bounded("replay-speedup", (n) => n > 0, "a number > 0"),
+    ...(maxGap === undefined ? {} : { maxGapMs: maxGap }),
+    ignoreTimestamps,
+  };
+}
+
 /**
  * The workload options given; problems go to the reader's errors. A file's
  * own conversations and the made-up ones' shape exclude each other.
@@ -148,6 +178,8 @@ export function parseWorkload(r: Reader, raw: RawOptions): Workload {
   }
   const window = parseTraceWindow(r, raw);
   if (window !== undefined) workload.traceWindow = window;
+  const replay = parseReplay(r, raw);
+  if (replay !== undefined) workload.replay = replay;
   if (raw.has("synthetic-input-tokens-block-size")) {
     workload.blockSize = r.bounded(
       "synthetic-input-tokens-block-size",

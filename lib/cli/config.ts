@@ -90,13 +90,18 @@ const LOAD_MODE_OPTIONS = [
 ];
 
 /**
- * A Mooncake trace whose first record has a "timestamp" replays at its
- * timestamps when no load mode is given, as AIPerf does: --fixed-schedule.
+ * A trace (BurstGPT's, Azure's, a Mooncake trace whose first record has a
+ * "timestamp") replays at its timestamps when no load mode is given, as
+ * AIPerf does: --fixed-schedule.
  */
 function timedTrace(r: Reader, raw: RawOptions): boolean {
   const file = r.string("input-file");
-  if (r.string("custom-dataset-type") !== "mooncake_trace" || file === undefined) return false;
+  const type = r.string("custom-dataset-type");
+  if (file === undefined || r.flag("replay-ignore-timestamps")) return false;
   if ([...LOAD_MODE_OPTIONS, ...OLDER_CONCURRENCY].some((name) => raw.has(name))) return false;
+  // BurstGPT's and Azure's traces time every row.
+  if (type === "burstgpt_trace" || type === "azure_trace") return true;
+  if (type !== "mooncake_trace") return false;
   try {
     // Up to the first record is enough: traces run to gigabytes.
     using f = Deno.openSync(file);

@@ -159,6 +159,6 @@ Deno.test("--output-tokens-mean-deterministic makes a mix's or a file's lengths 
   assert.equal(trace.syntheticPrompts.exactLengths, true);
   assert.deepEqual(usageErrors(() => config(...OPENAI, "--output-tokens-mean-deterministic")), [
     "Option --output-tokens-mean-deterministic needs --output-tokens-mean (or lengths of " +
-    "--sequence-distribution, a mooncake_trace or ShareGPT)",
+    "--sequence-distribution, a trace or ShareGPT)",
   ]);
 });

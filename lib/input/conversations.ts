@@ -19,6 +19,7 @@ import {
   sampleLengthMix,
 } from "./prompts.ts";
 import type { ChatTemplate, Tokenizer } from "./tokenizer.ts";
+import { replayed, type ReplayOptions } from "./traces.ts";
 
 /** AIPerf's default tokens per hash block of a Mooncake trace. */
 export const DEFAULT_BLOCK_SIZE = 512;
@@ -49,6 +50,8 @@ export interface ConversationOptions {
    * timestamp (autoOffset), at startMs, or at 0.
    */
   traceWindow?: { autoOffset: boolean; startMs?: number; endMs?: number };
+  /** --replay-speedup, --replay-max-gap, --replay-ignore-timestamps over a timed file. */
+  replay?: ReplayOptions;
 }
 
 /** The conversations whose turns fall in the window, their timestamps from its start. */
@@ -141,6 +144,7 @@ export async function makeConversations(
   if (conversations.length === 0) {
     throw new InputError(`"${options.inputFile}": no record within the --fixed-schedule-* offsets`);
   }
+  if (options.replay) conversations = replayed(conversations, options.replay);
   const output = options.outputTokens;
   if (output === undefined) return conversations;
   // --output-tokens-mean overrides the file's lengths, as in AIPerf.

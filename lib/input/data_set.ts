@@ -99,6 +99,16 @@ export async function readDataFile(path: string): Promise<Uint8Array> {
   }
 }
 
+/** A data file's JSON; an InputError naming the file when it cannot be read or parsed. */
+export async function readJsonFile(path: string): Promise<unknown> {
+  const text = new TextDecoder().decode(await readDataFile(path));
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InputError(`"${path}": invalid JSON: ${(error as Error).message}`);
+  }
+}
+
 /** Elements in tensor data; undefined when fixed-size data is not a whole number of elements. */
 function countElements(spec: TensorSpec, data: Uint8Array): number | undefined {
   const size = elementSize(spec.datatype);

@@ -8,45 +8,22 @@
  * pool per file and each conversation takes one entry of each),
  * mooncake_trace (a line per request: "timestamp", "input_length",
  * "output_length" and "hash_ids", prompts made of one shared block per hash
- * id) and ShareGPT (a JSON array of {"conversations": [{"value"}, ...]}:
- * the first message is the prompt, the second's length the output length).
+ * id), ShareGPT (a JSON array of {"conversations": [{"value"}, ...]}:
+ * the first message is the prompt, the second's length the output length),
+ * and the production traces and replayed payloads of traces.ts.
  */
-import { locate, readDataFile } from "./data_set.ts";
+import { locate, readDataFile, readJsonFile } from "./data_set.ts";
 import { InputError } from "./errors.ts";
 import type { Rng } from "./generate.ts";
 import { show } from "./json_data.ts";
 import type { PromptMaker } from "./prompts.ts";
 import type { Tokenizer } from "./tokenizer.ts";
+import { aiperfInputs, azureTrace, burstGpt, rawPayloads } from "./traces.ts";
+import type { Conversation, DatasetType, TurnSpec } from "./conversation.ts";
 
-export const DATASET_TYPES = [
-  "single_turn",
-  "multi_turn",
-  "random_pool",
-  "mooncake_trace",
-  "sharegpt",
-] as const;
-export type DatasetType = typeof DATASET_TYPES[number];
+export { DATASET_TYPES, type DatasetType } from "./conversation.ts";
 
-/** A user turn of a conversation, before it becomes a request body. */
-export interface TurnSpec {
-  /** The user message: one text, or several (sent as content parts). */
-  texts: string[];
-  /** AIPerf's "delay": the ms to wait before this turn goes (after the previous answer). */
-  delayBeforeMs?: number;
-  /** When the turn is due (--fixed-schedule), ms. */
-  timestampMs?: number;
-  /** The answer's length asked for (max_tokens). */
-  maxTokens?: number;
-  /** The chat message's role (a file's "role"); default "user". */
-  role?: string;
-  /** Where it comes from, for messages. */
-  where: string;
-}
-
-export interface Conversation {
-  sessionId: string;
-  turns: TurnSpec[];
-}
+export type { Conversation, TurnSpec } from "./conversation.ts";
 
 export interface DatasetOptions {
   type: DatasetType;
@@ -241,13 +218,7 @@ async function shareGpt(
   options: DatasetOptions & { outputLengthGiven: boolean },
 ): Promise<Conversation[]> {
   const { path } = options;
-  let root: unknown;
-  try {
-    root = JSON.parse(new TextDecoder().decode(await readDataFile(path)));
-  } catch (error) {
-    if (error instanceof InputError) throw error;
-    throw new InputError(`"${path}": invalid JSON: ${(error as Error).message}`);
-  }
+  const root = await readJsonFile(path);
   if (!Array.isArray(root)) {
     throw new InputError(`"${path}": a ShareGPT file is a JSON array of {"conversations": [...]}`);
   }
@@ -290,6 +261,14 @@ export function loadDataset(
       return randomPool(options);
     case "mooncake_trace":
       return mooncakeTrace(options);
+    case "burstgpt_trace":
+      return burstGpt(options);
+    case "azure_trace":
+      return azureTrace(options);
+    case "raw_payload":
+      return rawPayloads(options.path);
+    case "aiperf_inputs":
+      return aiperfInputs(options.path);
     case "sharegpt":
       return shareGpt(options);
   }

@@ -227,7 +227,8 @@ async function syntheticSteps(options: LlmDataOptions): Promise<DataStep[]> {
         ...(media.has(turn) ? { media: media.get(turn) } : {}),
         ...(ranking ? { passages: passagesOf(c) } : {}),
       };
-      const step = stepOf(bodyOf(body, { type, synthetic }), turn.where);
+      // A replayed payload goes as written.
+      const step = stepOf(turn.body ?? bodyOf(body, { type, synthetic }), turn.where);
       step.sessionId = sessionId;
       if (t + 1 < turns.length) step.delayMs = turns[t + 1].delayBeforeMs ?? 0;
       if (turn.timestampMs !== undefined) step.timestampMs = turn.timestampMs;

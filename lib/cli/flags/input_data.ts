@@ -1,4 +1,5 @@
 /** The Input data section of --help: What the requests carry. */
+import { DATASET_TYPES } from "../../input/conversation.ts";
 import { DEFAULT_TOKENIZER, TOKENIZER_NAMES } from "../../input/tokenizer.ts";
 import type { OptionDef } from "../option_types.ts";
 
@@ -134,9 +135,10 @@ export const INPUT_DATA: readonly OptionDef[] = [
     name: "custom-dataset-type",
     type: "string",
     group: "Input data",
-    choices: ["single_turn", "multi_turn", "random_pool", "mooncake_trace"],
+    // ShareGPT is a public dataset (--public-dataset), not a custom one.
+    choices: DATASET_TYPES.filter((type) => type !== "sharegpt"),
     help:
-      'How --input-file reads (AIPerf\'s formats, JSONL): single_turn ({"text"} per line; "timestamp" for --fixed-schedule), multi_turn ({"session_id", "turns": [...]}, each turn\'s "delay"), random_pool (--conversation-num lines drawn at random; a directory: one pool per file) or mooncake_trace ("timestamp", "input_length", "output_length", "hash_ids": blocks of --synthetic-input-tokens-block-size shared by hash id; replayed at its timestamps). Default: single_turn.',
+      'How --input-file reads (AIPerf\'s formats, JSONL): single_turn ({"text"} per line; "timestamp" for --fixed-schedule), multi_turn ({"session_id", "turns": [...]}, each turn\'s "delay"), random_pool (--conversation-num lines drawn at random; a directory: one pool per file), mooncake_trace ("timestamp", "input_length", "output_length", "hash_ids": blocks of --synthetic-input-tokens-block-size shared by hash id; replayed at its timestamps), burstgpt_trace (BurstGPT\'s CSV: Timestamp, Request tokens, Response tokens), azure_trace (the Azure LLM inference traces\' CSV: TIMESTAMP, ContextTokens, GeneratedTokens), both replayed at their times, raw_payload (a request body per line, sent as written) or aiperf_inputs (AIPerf\'s inputs.json). Default: single_turn.',
   },
   {
     name: "public-dataset",
@@ -258,6 +260,31 @@ export const INPUT_DATA: readonly OptionDef[] = [
     group: "Input data",
     valueName: "MS",
     help: "Leave out the records of a timed --input-file after this timestamp (AIPerf's).",
+  },
+  {
+    name: "replay-speedup",
+    aliases: ["fixed-schedule-speedup"],
+    type: "float",
+    default: 1,
+    group: "Input data",
+    valueName: "F",
+    help:
+      "Replay a timed --input-file (a trace) F times faster: every timestamp divided by F (AIPerf's --fixed-schedule-speedup); 0.5 replays at half speed.",
+  },
+  {
+    name: "replay-max-gap",
+    type: "float",
+    group: "Input data",
+    valueName: "MS",
+    help:
+      "Cap every idle gap between consecutive requests of a timed --input-file at MS (after --replay-speedup): a trace's quiet hours replay in moments.",
+  },
+  {
+    name: "replay-ignore-timestamps",
+    type: "boolean",
+    group: "Input data",
+    help:
+      "Drop a timed --input-file's timestamps: its requests (lengths, prompts) go at the pace of the load mode given (--concurrency-range, --request-rate-range).",
   },
   {
     name: "random-seed",
