@@ -338,10 +338,17 @@ export const METRICS: readonly MetricDef[] = [
   },
 ];
 
-/** The metric named `name` or one of its aliases (`-` read as `_`), or undefined. */
+/** The unit suffixes of the summary JSON's keys (`time_to_first_token_ms`, `request_throughput_per_sec`). */
+const UNIT_SUFFIX = /_(ms|tokens(_per_sec(_per_user)?)?|per_sec)$/;
+
+/**
+ * The metric named `name`, one of its aliases or its summary JSON key (`-`
+ * read as `_`), or undefined.
+ */
 export function findMetric(name: string): MetricDef | undefined {
   const key = name.trim().toLowerCase().replaceAll("-", "_");
-  return METRICS.find((m) => m.name === key || m.aliases.includes(key));
+  const named = (k: string) => METRICS.find((m) => m.name === k || m.aliases.includes(k));
+  return named(key) ?? named(key.replace(UNIT_SUFFIX, ""));
 }
 
 /** A figure of a level: a metric with its statistic (none for single figures). */

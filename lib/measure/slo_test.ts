@@ -53,6 +53,11 @@ Deno.test("SLOs: metric:statistic op value, comma-separated or repeated, printed
     ["latency:p95<=5", "latency:p99<=6", "throughput>10", "time_to_first_token:avg<=9"],
   );
   assert.equal(parseSlos("inter_token_latency:mean<=20")[0].text, "inter_token_latency:avg<=20");
+  // The summary JSON's keys, unit and all.
+  assert.deepEqual(
+    parseSlos("time_to_first_token_ms:p90<=200,request_throughput_per_sec>=5").map((s) => s.text),
+    ["time_to_first_token:p90<=200", "request_throughput>=5"],
+  );
 });
 
 Deno.test("SLOs: an unknown metric or statistic is one line listing the valid ones", () => {
