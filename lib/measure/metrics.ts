@@ -58,6 +58,7 @@ export const LLM_METRICS: readonly LlmMetric[] = [
   // AIPerf's client-vs-server and asked-vs-answered differences (usage_check.ts).
   { name: "usage_prompt_tokens_diff", unit: "%", of: (l) => l.usagePromptDiffPct },
   { name: "usage_completion_tokens_diff", unit: "%", of: (l) => l.usageCompletionDiffPct },
+  { name: "usage_reasoning_tokens_diff", unit: "%", of: (l) => l.usageReasoningDiffPct },
   { name: "osl_mismatch_diff", unit: "%", of: (l) => l.oslMismatchDiffPct },
   {
     name: "corrected_time_to_first_token",

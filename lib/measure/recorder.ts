@@ -108,7 +108,7 @@ function recordTokens(w: WindowData, timing: TokenTiming, intendedMs: number | u
   t.cachedTokens.push(timing.cachedTokens ?? -1);
   t.requestedTokens.push(timing.requestedTokens ?? -1);
   t.reasoningChunks.push(timing.reasoningChunks ?? 0);
-  t.reasoningTexts.push(reasoningUsage >= 0 ? undefined : timing.reasoningText || undefined);
+  t.reasoningTexts.push(reasoningUsage < 0 || kept ? timing.reasoningText || undefined : undefined);
   t.sendLagUs.push(intendedMs === undefined ? NaN : (start - intendedMs) * 1000);
   t.sendEpochMs.push(performance.timeOrigin + start);
   if (timing.model !== undefined) (t.models ??= []).push(timing.model);

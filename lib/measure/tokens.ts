@@ -121,6 +121,8 @@ function perRequest(
       serverInput: new Float64Array(n),
       clientOutput: new Float64Array(n),
       usageOutput: new Float64Array(n),
+      clientReasoning: new Float64Array(n),
+      usageReasoning: new Float64Array(n),
       output: new Float64Array(n),
       requested: new Float64Array(n),
       cached: new Float64Array(n),
@@ -181,6 +183,13 @@ function perRequest(
         ? reasoningOf(t, j, tokenizer)
         : NaN;
       r.reasoningTokens[i] = reasoning;
+      const reasoningText = t.reasoningTexts[j];
+      const usageReasoning = t.reasoningUsage[j];
+      c.usageReasoning[i] = usageReasoning >= 0 ? usageReasoning : NaN;
+      c.clientReasoning[i] = usageReasoning >= 0 && tokenizer?.fromModel === true &&
+          reasoningText !== undefined
+        ? tokenizer.count(reasoningText)
+        : NaN;
       if (!Number.isNaN(reasoning)) r.reasoning++;
       r.sendLagUs[i] = t.sendLagUs[j];
     }

@@ -2,8 +2,9 @@
  * The client's token counts against the server's `usage`, as AIPerf
  * compares them (aiperf/metrics/types/usage_diff_metrics.py,
  * osl_mismatch_metrics.py): per request the percent difference of the
- * prompt's and the answer's counts (usage_prompt_tokens_diff_pct,
- * usage_completion_tokens_diff_pct), the requests beyond 10 %
+ * prompt's, the answer's and its reasoning's counts
+ * (usage_prompt_tokens_diff_pct, usage_completion_tokens_diff_pct,
+ * usage_reasoning_tokens_diff_pct), the requests beyond 10 %
  * (usage_discrepancy_count), the answers whose length missed the max_tokens
  * asked by more than min(5 %, 50 tokens) (osl_mismatch_diff_pct,
  * osl_mismatch_count); beside them inferperf's count of requests whose
@@ -34,6 +35,10 @@ export interface CountFigures {
   clientOutput: Float64Array;
   /** usage's completion tokens. */
   usageOutput: Float64Array;
+  /** The tokenizer's count of the reasoning text of an answer whose usage gives its reasoning tokens. */
+  clientReasoning: Float64Array;
+  /** usage's reasoning tokens (completion_tokens_details). */
+  usageReasoning: Float64Array;
   /** The output sequence length reported (usage, else the tokenizer's, else the chunks). */
   output: Float64Array;
   /** max_tokens asked. */
@@ -74,17 +79,18 @@ export function compareCounts(
 ): Partial<LlmSummary> {
   const prompt = compare(c.clientInput, c.serverInput);
   const completion = compare(c.clientOutput, c.usageOutput);
+  const reasoning = compare(c.clientReasoning, c.usageReasoning);
   const out: Partial<LlmSummary> = {
     cachedPromptTokens: of(c.cached),
     usagePromptDiffPct: of(prompt.pct),
     usageCompletionDiffPct: of(completion.pct),
+    usageReasoningDiffPct: of(reasoning.pct),
   };
   if (prompt.comparison || completion.comparison) {
     let discrepancies = 0;
+    const beyond = (pct: Float64Array, i: number) => pct[i] > USAGE_DIFF_THRESHOLD_PCT;
     for (let i = 0; i < prompt.pct.length; i++) {
-      if (
-        prompt.pct[i] > USAGE_DIFF_THRESHOLD_PCT || completion.pct[i] > USAGE_DIFF_THRESHOLD_PCT
-      ) {
+      if (beyond(prompt.pct, i) || beyond(completion.pct, i) || beyond(reasoning.pct, i)) {
         discrepancies++;
       }
     }
@@ -94,6 +100,7 @@ export function compareCounts(
     };
     if (prompt.comparison) check.prompt = prompt.comparison;
     if (completion.comparison) check.completion = completion.comparison;
+    if (reasoning.comparison) check.reasoning = reasoning.comparison;
     out.usageCheck = check;
   }
   const osl = new Float64Array(c.output.length).fill(NaN);

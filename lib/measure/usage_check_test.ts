@@ -12,6 +12,8 @@ function figures(rows: Array<Partial<Record<keyof CountFigures, number>>>): Coun
     serverInput: column("serverInput"),
     clientOutput: column("clientOutput"),
     usageOutput: column("usageOutput"),
+    clientReasoning: column("clientReasoning"),
+    usageReasoning: column("usageReasoning"),
     output: column("output"),
     requested: column("requested"),
     cached: column("cached"),
@@ -57,8 +59,23 @@ Deno.test("usage_discrepancy_count: AIPerf's six records at 10 %", () => {
     of,
   );
   assert.equal(out.usageCheck!.discrepancyCount, 3);
+  assert.equal(out.usageReasoningDiffPct, undefined);
   assert.equal(out.usageCheck!.prompt!.avgDiff, (5 + 15 + 5 + 0 + 20 + 3) / 6);
   assert.equal(out.usageCheck!.completion!.avgDiff, -(3 + 3 + 12 + 0 + 15 + 2) / 6);
+});
+
+Deno.test("usage_reasoning_tokens_diff: AIPerf's 52 and 48 against 50; counted as discrepancies", () => {
+  const out = compareCounts(
+    figures([
+      { clientInput: 10, serverInput: 10, clientReasoning: 50, usageReasoning: 52 },
+      { clientInput: 10, serverInput: 10, clientReasoning: 50, usageReasoning: 48 },
+      { clientInput: 10, serverInput: 10, clientReasoning: 50, usageReasoning: 60 },
+    ]),
+    of,
+  );
+  assert.deepEqual([out.usageReasoningDiffPct!.min, out.usageReasoningDiffPct!.max], [4, 20]);
+  assert.deepEqual(out.usageCheck!.reasoning, { compared: 3, mismatched: 3, avgDiff: 10 / 3 });
+  assert.equal(out.usageCheck!.discrepancyCount, 1, "20 % is beyond 10 %");
 });
 
 Deno.test("osl_mismatch: signed percent, counted beyond min(5 %, 50 tokens)", () => {

@@ -29,12 +29,12 @@ export function llmSystemMetrics(l: LlmSummary): Array<[string, string, number]>
   if (l.goodput) rows.push(["request_goodput", "per sec", l.goodput.requestGoodput]);
   rows.push(["request_count", "count", l.requestCount]);
   const check = l.usageCheck;
-  for (
-    const [name, c] of [["usage_prompt_tokens", check?.prompt], [
-      "usage_completion_tokens",
-      check?.completion,
-    ]] as const
-  ) {
+  const compared = [
+    ["usage_prompt_tokens", check?.prompt],
+    ["usage_completion_tokens", check?.completion],
+    ["usage_reasoning_tokens", check?.reasoning],
+  ] as const;
+  for (const [name, c] of compared) {
     if (c === undefined) continue;
     rows.push([`${name}_mismatch`, "count", c.mismatched]);
     rows.push([`${name}_avg_diff`, "tokens", c.avgDiff]);

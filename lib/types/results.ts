@@ -101,7 +101,7 @@ export interface TokenWindowData {
   requestedTokens: number[];
   /** Chunks that carried reasoning. */
   reasoningChunks: number[];
-  /** The reasoning text when the tokenizer is to count it, else undefined. */
+  /** The reasoning text when the tokenizer is to count it (as `texts`), else undefined. */
   reasoningTexts: Array<string | undefined>;
   /** Open-loop modes: send minus intended send time, microseconds; NaN in closed loops. */
   sendLagUs: number[];
@@ -281,6 +281,8 @@ export interface LlmSummary {
    */
   usagePromptDiffPct?: Distribution;
   usageCompletionDiffPct?: Distribution;
+  /** AIPerf's usage_reasoning_tokens_diff_pct: the reasoning text's count against usage's. */
+  usageReasoningDiffPct?: Distribution;
   /** AIPerf's osl_mismatch_diff_pct: (output - asked) / asked in percent, per request with max_tokens. */
   oslMismatchDiffPct?: Distribution;
   /** The client's counts against the server's usage, where both exist. */
@@ -333,6 +335,8 @@ export interface UsageCheck {
   prompt?: CountComparison;
   /** The tokenizer's count of the answer text against usage's completion tokens. */
   completion?: CountComparison;
+  /** The tokenizer's count of the reasoning text against usage's reasoning tokens. */
+  reasoning?: CountComparison;
   /** AIPerf's usage_discrepancy_count: requests with either difference beyond the threshold. */
   discrepancyCount: number;
   /** That threshold, percent (AIPerf's USAGE_PCT_DIFF_THRESHOLD, 10). */
