@@ -70,8 +70,12 @@ async function profileRank(
   const { context, mpi, onLevel } = options;
   if (mpi && !mpi.reports) return await shardRank(config, mpi);
   if (config.numProfileRuns > 1) return await profileRunsCommand(config, context);
-  checkOutputs(reportTargets(config));
-  const checkpoint = config.capacity && CapacityCheckpoint.open(config);
+  const search = config.capacity;
+  checkOutputs([
+    ...reportTargets(config),
+    ...(search ? [{ path: search.checkpoint, flag: "--search-checkpoint" }] : []),
+  ]);
+  const checkpoint = search && CapacityCheckpoint.open(config);
   if (checkpoint && checkpoint.stored > 0) {
     console.log(
       `Resuming the capacity search from ${checkpoint.file} (levels measured: ${checkpoint.stored})\n`,

@@ -27,7 +27,7 @@ export const SLO: readonly OptionDef[] = [
     group: GROUP,
     choices: CAPACITY_RECIPES,
     help:
-      "Find the highest concurrency (max-concurrency-under-sla), request rate (max-rate-under-sla) or concurrency whose per-request SLOs hold for --slo-attainment of the requests (max-goodput-under-slo) at which every --slo holds: within --concurrency-range/--request-rate-range when given, else doubling from 1 until an SLO breaks, then bisection; the boundary levels are measured again.",
+      "Find the highest load at which every --slo holds: a concurrency (max-concurrency-under-sla), a request rate (max-rate-under-sla), or a concurrency whose requests meet the per-request SLOs for --slo-attainment of them (max-goodput-under-slo). Within --concurrency-range/--request-rate-range START:END, else doubling from 1 (or START of START:0) until an SLO breaks, then bisection; the boundary levels are measured again.",
   },
   {
     name: "search-resolution",
