@@ -130,7 +130,8 @@ async function profileRank(
   // A search's late levels fail (judged so); its answer stands.
   const lagFails = config.sendLagFails && !searched;
   if (lagging) (lagFails ? printError : printWarning)(lagging);
-  for (const warning of countWarnings(report.results)) printWarning(warning);
+  const chatTemplate = config.applyChatTemplate;
+  for (const warning of countWarnings(report.results, { chatTemplate })) printWarning(warning);
   for (const breach of breaches) printError(breach);
   if (breaches.length > 0) return "gate_breached";
   if (interrupt.soft) return "interrupted";

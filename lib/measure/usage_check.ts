@@ -128,7 +128,10 @@ const signed = (n: number) => `${n >= 0 ? "+" : ""}${Number(n.toFixed(1))}`;
  * client's counts beyond the threshold in some request, and answers
  * shorter or longer than the max_tokens asked (AIPerf's end-of-run panel).
  */
-export function countWarnings(results: readonly LevelResult[]): string[] {
+export function countWarnings(
+  results: readonly LevelResult[],
+  options: { chatTemplate: boolean },
+): string[] {
   let discrepancies = 0;
   let checked = 0;
   const diffs = { prompt: { sum: 0, n: 0 }, completion: { sum: 0, n: 0 } };
@@ -153,17 +156,21 @@ export function countWarnings(results: readonly LevelResult[]): string[] {
   }
   const warnings: string[] = [];
   if (discrepancies > 0) {
-    const avg = (kind: "prompt" | "completion") =>
-      diffs[kind].n > 0 ? diffs[kind].sum / diffs[kind].n : 0;
-    const prompt = avg("prompt");
-    const hint = prompt > 0
-      ? " (its chat template? --tokenizer DIR --apply-chat-template counts it)"
-      : "";
+    // A server that counts more prompt tokens than the prompt's own applies a chat template.
+    const hint = options.chatTemplate
+      ? " (does it apply another template than the model directory's?)"
+      : " (its chat template? --tokenizer DIR --apply-chat-template counts it)";
+    const parts: string[] = [];
+    for (const kind of ["prompt", "completion"] as const) {
+      const { sum, n } = diffs[kind];
+      if (n === 0) continue;
+      const what = kind === "prompt" ? "prompt" : "output";
+      parts.push(`${signed(sum / n)} ${what} tokens${kind === "prompt" && sum > 0 ? hint : ""}`);
+    }
     warnings.push(
       `The server's usage differs from the client's token counts by more than ` +
         `${USAGE_DIFF_THRESHOLD_PCT} % in ${discrepancies} of ${checked} requests: per request ` +
-        `the server counts ${signed(prompt)} prompt tokens${hint} and ` +
-        `${signed(avg("completion"))} output tokens on average`,
+        `the server counts ${parts.join(" and ")} on average`,
     );
   }
   if (oslMismatches > 0) {

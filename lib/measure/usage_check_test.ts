@@ -116,12 +116,26 @@ Deno.test("one warning per kind over the run's levels", () => {
       oslMismatch: { asked: 30, count: 4 },
     }),
   ];
-  assert.deepEqual(countWarnings(results), [
+  assert.deepEqual(countWarnings(results, { chatTemplate: false }), [
     "The server's usage differs from the client's token counts by more than 10 % in 40 of 40 " +
     "requests: per request the server counts +8 prompt tokens (its chat template? --tokenizer " +
     "DIR --apply-chat-template counts it) and -1 output tokens on average",
     "4 of 40 answers missed the max_tokens asked by more than min(5 %, 50 tokens) " +
     "(--output-tokens-mean-deterministic asks for exact lengths: min_tokens, ignore_eos)",
   ]);
-  assert.deepEqual(countWarnings([level({ oslMismatch: { asked: 3, count: 0 } })]), []);
+  const none = [level({ oslMismatch: { asked: 3, count: 0 } })];
+  assert.deepEqual(countWarnings(none, { chatTemplate: false }), []);
+  // Only what was compared is named; with the template applied the hint is another one.
+  const prompts = [level({
+    usageCheck: {
+      prompt: { compared: 4, mismatched: 4, avgDiff: 20 },
+      discrepancyCount: 4,
+      thresholdPct: 10,
+    },
+  })];
+  assert.deepEqual(countWarnings(prompts, { chatTemplate: true }), [
+    "The server's usage differs from the client's token counts by more than 10 % in 4 of 4 " +
+    "requests: per request the server counts +20 prompt tokens (does it apply another template " +
+    "than the model directory's?) on average",
+  ]);
 });
