@@ -151,3 +151,54 @@ num_top_model_configs: 2
     }
   },
 );
+
+tritonTest(
+  "two models measured together: every combination, each model's configuration and figures",
+  async () => {
+    // `fast` sleeps half as long: 1 instance x max batch 4 serves 400/s, `delay` 200/s.
+    const root = repository({ fast: MODEL.replace(`"${DELAY_MS}"`, `"${DELAY_MS / 2}"`) });
+    try {
+      const run = await runCli([
+        ...local(root),
+        "--profile-models",
+        "delay,fast",
+        "--run-config-profile-models-concurrently-enable",
+        "--run-config-search-min-model-batch-size",
+        "4",
+        "--run-config-search-max-model-batch-size",
+        "4",
+        "--run-config-search-max-instance-count",
+        "2",
+        "--run-config-search-max-concurrency",
+        "8",
+      ], { permissions: PERMISSIONS, timeoutMs: 300_000 });
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      const { csv } = bestOf(
+        root,
+        "",
+        "Model,Batch,Concurrency,Model Config Path,Combination,Instance Group,Max Batch Size,Satisfies Constraints,Throughput (infer/sec),p99 Latency (ms)",
+      );
+      const rows = parseCsv(csv).slice(1);
+      // 3 x 3 combinations of the models' own and 1, 2 instances x max batch 4; a row per model.
+      assert.equal(new Set(rows.map((r) => r[4])).size, 9, csv);
+      // The best: 2 instances each, at 8 in flight. With exactly 2 x 4 in flight the batches do not
+      // always fill (a single-model search peaks at 16): delay serves more than 1 instance's 200/s.
+      const [first, second] = rows;
+      assert.equal(first![4], "delay_config_1+fast_config_1", csv);
+      assert.deepEqual([first![0], second![0]], ["delay", "fast"]);
+      assert.equal(first![2], second![2], "both models at the same concurrency");
+      assert.ok(Number(first![8]) > 200 && Number(first![8]) <= 420, csv);
+      assert.ok(Number(second![8]) > Number(first![8]), csv);
+      assert.match(
+        run.stdout,
+        /Best delay_config_1\+fast_config_1 at concurrency 8:\n +delay: delay_config_1 \(2:CPU, max batch 4\): /,
+      );
+      assert.match(run.stdout, /Best configuration of fast \(fast_config_1\) written to /);
+      console.log(
+        run.stdout.split("\n").filter((l) => /^(Models| {2}Best| {2}#| {8})/.test(l)).join("\n"),
+      );
+    } finally {
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+);

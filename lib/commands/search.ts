@@ -25,6 +25,7 @@ import {
   remoteServer,
   renderDetailedHtml,
   renderSearchHtml,
+  runConcurrentSearch,
   runSearch,
   type SearchConfig,
   type SearchOutcome,
@@ -40,6 +41,7 @@ import denoConfig from "../../deno.json" with { type: "json" };
 import { Progress } from "../profile/progress.ts";
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
 import { saveOnCtrlC } from "./sweep.ts";
+import { CONCURRENT_EVENTS, finishConcurrent } from "./_concurrent.ts";
 
 /** Each model's variants: its own configuration, then the brute or manual search's. */
 function planVariants(config: SearchConfig): ModelPlan[] {
@@ -120,6 +122,16 @@ function finishSearch(
   return failed > 0 ? "failed" : "ok";
 }
 
+/** How a search ended: interrupted (where its points are), or complete with its counts. */
+function searchEnd(
+  outcome: { interrupted: boolean; measured: number; resumed: number },
+  store: CheckpointStore,
+): string {
+  return outcome.interrupted
+    ? `\nInterrupted: measured points are in ${store.latest}; run the same command again to resume.\n`
+    : `\nSearch complete (points measured now: ${outcome.measured}, from the checkpoint: ${outcome.resumed}).\n`;
+}
+
 /**
  * A model configuration search with checkpoints. Ctrl-C once: the running
  * point finishes, is saved, and the search stops; three times: save and
@@ -183,6 +195,18 @@ export async function searchCommand(raw: RawOptions, context: CommandContext): P
   const progress = new Progress({ enabled: context.progress ?? true });
   const say = (text: string) => progress.print(text);
   try {
+    if (config.concurrent) {
+      const together = await runConcurrentSearch(config, {
+        plans,
+        store,
+        interrupt: ctrlC.interrupt,
+        server,
+        events: CONCURRENT_EVENTS,
+      });
+      console.log(searchEnd(together, store));
+      const finished = finishConcurrent(config, together, { bestDirectories: true });
+      return together.interrupted ? "interrupted" : finished;
+    }
     const outcome = await runSearch(config, {
       plans,
       store,
@@ -226,11 +250,7 @@ export async function searchCommand(raw: RawOptions, context: CommandContext): P
       pointEvents: progress.events(),
     });
     progress.close();
-    console.log(
-      outcome.interrupted
-        ? `\nInterrupted: measured points are in ${store.latest}; run the same command again to resume.\n`
-        : `\nSearch complete (points measured now: ${outcome.measured}, from the checkpoint: ${outcome.resumed}).\n`,
-    );
+    console.log(searchEnd(outcome, store));
     const finished = finishSearch(config, outcome, { bestDirectories: true });
     return outcome.interrupted ? "interrupted" : finished;
   } finally {
@@ -255,6 +275,16 @@ export async function searchReportCommand(raw: RawOptions): Promise<Outcome | un
   // Once: the replay stops at the first point the checkpoint lacks.
   const interrupt = new Interrupt();
   interrupt.trigger();
+  if (config.concurrent) {
+    const together = await runConcurrentSearch(config, {
+      plans: planVariants(config),
+      store,
+      interrupt,
+      server: inProcessServer(),
+    });
+    console.log(`Checkpoint ${store.loaded}\n`);
+    return finishConcurrent(config, together, { bestDirectories: false });
+  }
   const outcome = await runSearch(config, {
     plans: planVariants(config),
     store,

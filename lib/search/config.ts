@@ -34,6 +34,8 @@ export interface SearchModel {
   environment?: Record<string, string>;
   /** cpu_only: the variants' instances are KIND_CPU whatever the model's configuration says. */
   cpuOnly?: boolean;
+  /** weighting: the model's share when a concurrent search combines the models' scores (1). */
+  weighting?: number;
   objectives: Objectives;
   goals: Goals;
 }
@@ -69,6 +71,8 @@ export interface SearchConfig {
     http: string;
     grpc: string;
   };
+  /** run_config_profile_models_concurrently_enable: the models measured together. */
+  concurrent: boolean;
   /** --run-config-search-mode: every variant, hill climbing, or TPE-sampled points. */
   searchMode: "brute" | "quick" | "optuna";
   optuna: OptunaSettings;
@@ -128,6 +132,7 @@ const MODEL_KEYS = [
   "perf_analyzer_flags",
   "triton_server_environment",
   "cpu_only",
+  "weighting",
 ];
 
 /** The options of a model's points: the search's, with the model's perf_analyzer_flags over them. */
@@ -284,6 +289,9 @@ function parseModels(
     if (s.cpu_only !== undefined && typeof s.cpu_only !== "boolean") {
       errors.push(`Invalid cpu_only${where}: expected true or false`);
     }
+    const weighting = s.weighting === undefined
+      ? undefined
+      : integers(s.weighting, `weighting${where}`, errors)?.[0];
     const flags = parseFlags(s.perf_analyzer_flags, where, errors) ?? defaults.flags;
     const environment = parseEnvironment(s.triton_server_environment, where, errors) ??
       defaults.environment;
@@ -340,6 +348,7 @@ function parseModels(
       ...(flags ? { flags } : {}),
       ...(environment ? { environment } : {}),
       cpuOnly: s.cpu_only === true,
+      ...(weighting ? { weighting } : {}),
     });
   }
   if (models.length === 0 && errors.length === 0) {
@@ -451,6 +460,12 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
   const [minRate, maxRate] = range(raw, "request-rate", errors);
   const binarySearchSteps = int(raw, "run-config-search-max-binary-search-steps", errors);
   const optuna = optunaSettings(raw, errors);
+  const concurrent = raw.get("run-config-profile-models-concurrently-enable") === true;
+  if (concurrent && text(raw, "run-config-search-mode") === "optuna") {
+    errors.push(
+      "--run-config-search-mode optuna does not search models concurrently: use brute or quick",
+    );
+  }
   const numTopConfigs = Number(raw.get("num-top-model-configs") ?? 0);
   if (!Number.isInteger(numTopConfigs) || numTopConfigs < 0) {
     errors.push(
@@ -530,6 +545,7 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
       grpc: text(raw, "triton-grpc-endpoint"),
     },
     searchMode: text(raw, "run-config-search-mode") as SearchConfig["searchMode"],
+    concurrent,
     optuna,
     disabled: raw.get("run-config-search-disable") === true,
     instanceCounts: Array.from(

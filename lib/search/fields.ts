@@ -16,6 +16,8 @@ export interface FieldRow {
   config: ModelConfig;
   record: PointRecord;
   satisfies: boolean;
+  /** A concurrent search's combination (the configurations measured together). */
+  combination?: string;
 }
 
 interface Field {
@@ -52,6 +54,7 @@ const INFERENCE: Record<string, Field> = {
     value: (row) => row.record.point.mode === "request_rate" ? String(row.record.point.value) : "",
   },
   model_config_path: { header: "Model Config Path", value: (row) => row.variant },
+  combination: { header: "Combination", value: (row) => row.combination ?? "" },
   instance_group: { header: "Instance Group", value: (row) => instanceGroupText(row.config) },
   max_batch_size: {
     header: "Max Batch Size",

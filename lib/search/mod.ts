@@ -17,6 +17,8 @@ export * from "./run.ts";
 export * from "./server.ts";
 export * from "./variants.ts";
 export * from "./walks.ts";
+export * from "./concurrent.ts";
+export * from "./concurrent_report.ts";
 export * from "./optuna.ts";
 export * from "./tpe.ts";
 export * from "./html.ts";

@@ -56,9 +56,22 @@ export interface SearchEvents {
 }
 
 /** The input data every point uses, as sweep points name it. */
-function inputDataOf(config: SearchConfig): string {
+export function inputDataOf(config: SearchConfig): string {
   const data = config.pointOptions.get("input-data");
   return Array.isArray(data) ? data[0] ?? "random" : "random";
+}
+
+/**
+ * The running point's interrupt: a soft interrupt of the search lets the
+ * point finish; a hard one (the third Ctrl-C) abandons it.
+ */
+export function pointInterruptOf(interrupt: Interrupt): Interrupt {
+  const point = new Interrupt();
+  void interrupt.race(new Promise<never>(() => {})).then(() => {
+    point.trigger();
+    point.trigger();
+  });
+  return point;
 }
 
 /**
@@ -83,11 +96,7 @@ export async function runSearch(
   const { store, interrupt, events = {}, measure = measureWithProfile } = options;
   let server = options.server;
   let restarted = false;
-  const pointInterrupt = new Interrupt();
-  void interrupt.race(new Promise<never>(() => {})).then(() => {
-    pointInterrupt.trigger();
-    pointInterrupt.trigger();
-  });
+  const pointInterrupt = pointInterruptOf(interrupt);
   const outcome: SearchOutcome = { models: [], measured: 0, resumed: 0, interrupted: false };
   const total = options.plans.reduce((n, p) => n + p.variants.length, 0);
   let index = 0;
@@ -403,7 +412,7 @@ async function finalSweep(
 }
 
 /** The profile plan of one point: the served model at one concurrency. */
-function planOf(
+export function planOf(
   config: SearchConfig,
   point: {
     model: SearchModel;

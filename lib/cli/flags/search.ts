@@ -208,6 +208,14 @@ export const SEARCH: readonly OptionDef[] = [
     help: "Optuna search: no concurrency sweep of the best configurations after the trials.",
   },
   {
+    name: "run-config-profile-models-concurrently-enable",
+    type: "boolean",
+    group: GROUP,
+    commands: ["profile"],
+    help:
+      "Load the models of --profile-models together and measure them at the same time (one load per model, levels started and ended together): the search runs over combinations of their configurations (brute: every one; quick: a climb over every model's coordinates), ranked by the models' objectives combined with their weighting.",
+  },
+  {
     name: "request-rate-search-enable",
     type: "boolean",
     group: GROUP,
@@ -256,7 +264,7 @@ export const SEARCH: readonly OptionDef[] = [
     valueName: "FIELD,...",
     commands: ["profile", "report"],
     help:
-      "The columns of metrics-model-inference.csv, Model Analyzer's names: model_name, batch_size, concurrency, request_rate, model_config_path, instance_group, max_batch_size, satisfies_constraints, perf_throughput, perf_latency_avg/p90/p95/p99, perf_client_send_recv, perf_client_response_wait, perf_server_queue, perf_server_compute_input/infer/output, cpu_used_ram.",
+      "The columns of metrics-model-inference.csv, Model Analyzer's names: model_name, batch_size, concurrency, request_rate, model_config_path, combination (a concurrent search's, always shown there), instance_group, max_batch_size, satisfies_constraints, perf_throughput, perf_latency_avg/p90/p95/p99, perf_client_send_recv, perf_client_response_wait, perf_server_queue, perf_server_compute_input/infer/output, cpu_used_ram.",
   },
   {
     name: "server-output-fields",
