@@ -188,6 +188,27 @@ Deno.test("a concurrency ramp and stages keep their line's requests in flight, s
   });
 });
 
+/** The most requests in flight at once between `fromMs` and `toMs` (from each send to its end). */
+function maxInFlight(
+  requests: readonly { sent: number; end: number }[],
+  window: { fromMs: number; toMs: number },
+): number {
+  return maxPrefilling(requests.map((r) => ({ sent: r.sent, first: r.end })), window);
+}
+
+Deno.test("AIPerf's --concurrency-ramp-duration with --request-rate --concurrency: the cap ramps from 1", async () => {
+  await withServer(async (server) => {
+    // 400/s of 20 ms requests want 8 in flight; the cap goes 1 -> 8 over 2 s (2 from 143 ms).
+    const run = await exportedRun([
+      ...target(server, "slow"),
+      ...["--request-rate-range", "400", "--concurrency-range", "8"],
+      ...["--concurrency-ramp-duration", "2", "--benchmark-duration", "3"],
+    ]);
+    assert.equal(maxInFlight(run.requests, { fromMs: 0, toMs: 100 }), 1);
+    assert.equal(maxInFlight(run.requests, { fromMs: 1900, toMs: 3000 }), 8);
+  });
+});
+
 Deno.test("gamma arrivals: the exported gaps have the coefficient of variation 1 / sqrt(burstiness)", async () => {
   await withServer(async (server) => {
     const run = await exportedRun([

@@ -14,7 +14,13 @@ import type { Reader } from "./_reader.ts";
 
 type ShapeOptions = Pick<
   LoadPlan,
-  "requestDistribution" | "burstiness" | "ramp" | "stages" | "prefillConcurrency" | "prefillRampMs"
+  | "requestDistribution"
+  | "burstiness"
+  | "ramp"
+  | "capRampMs"
+  | "stages"
+  | "prefillConcurrency"
+  | "prefillRampMs"
 >;
 
 const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -85,48 +91,53 @@ export function parseStages(text: string, option: string): Stage[] {
   return stagesOf(list, `${option} file "${trimmed}"`);
 }
 
-function parseRamp(r: Reader, raw: RawOptions): LoadPlan["ramp"] {
-  const given = ["request-rate-ramp-duration", "concurrency-ramp-duration"].filter((n) =>
-    raw.has(n)
-  );
-  if (given.length === 0) {
+/**
+ * The ramp of the load mode's value, and AIPerf's --concurrency-ramp-duration
+ * with --request-rate R --concurrency C: the open loop's cap on requests in
+ * flight ramped (from 1), beside or without the rate's own ramp.
+ */
+function parseRamp(r: Reader, raw: RawOptions): Pick<LoadPlan, "ramp" | "capRampMs"> {
+  const rateRamp = raw.has("request-rate-ramp-duration");
+  const concurrencyRamp = raw.has("concurrency-ramp-duration");
+  if (!rateRamp && !concurrencyRamp) {
     for (const name of ["ramp-up-strategy", "ramp-up-start"].filter((n) => raw.has(n))) {
       r.errors.push(
         `Option --${name} needs --request-rate-ramp-duration or --concurrency-ramp-duration`,
       );
     }
-    return undefined;
+    return {};
   }
-  const name = given[0];
-  if (given.length > 1) {
+  const openLoop = raw.has("request-rate-range");
+  if (rateRamp && !openLoop) {
+    r.errors.push("Option --request-rate-ramp-duration needs --request-rate-range");
+  }
+  const capRamp = concurrencyRamp && openLoop;
+  if (capRamp && !raw.has("concurrency-range")) {
     r.errors.push(
-      "Options --request-rate-ramp-duration and --concurrency-ramp-duration can not be used " +
-        "together: the first ramps an open loop, the second a closed one",
+      "Option --concurrency-ramp-duration with --request-rate-range ramps the cap on requests " +
+        "in flight: it needs that cap, --concurrency-range C",
     );
   }
-  const rate = name === "request-rate-ramp-duration";
-  const mode = raw.has("request-rate-range") ? "request-rate-range" : undefined;
-  if (rate !== (mode !== undefined)) {
-    r.errors.push(
-      `Option --${name} needs ${
-        rate ? "--request-rate-range" : "a closed loop (--concurrency-range)"
-      }`,
-    );
-  }
-  const durationS = r.bounded(name, (n) => n > 0, "a number of seconds > 0");
+  const seconds = (name: string) => r.bounded(name, (n) => n > 0, "a number of seconds > 0");
+  const out: Pick<LoadPlan, "ramp" | "capRampMs"> = {};
+  if (capRamp) out.capRampMs = seconds("concurrency-ramp-duration") * 1000;
+  if (!rateRamp && capRamp) return out;
+  const name = rateRamp ? "request-rate-ramp-duration" : "concurrency-ramp-duration";
+  const durationS = seconds(name);
   const strategy = r.string("ramp-up-strategy") as RampStrategy;
   const start = raw.has("ramp-up-start")
     ? r.bounded("ramp-up-start", (n) => n >= 0, "a number >= 0")
-    : rate && strategy === "linear"
+    : rateRamp && strategy === "linear"
     ? 0
     : 1;
   if (strategy === "exponential" && start === 0) {
     r.errors.push("An exponential ramp needs --ramp-up-start above 0: it grows by a factor");
   }
-  if (!rate && !Number.isInteger(start)) {
+  if (!rateRamp && !Number.isInteger(start)) {
     r.errors.push(`Invalid value "${start}" for --ramp-up-start: a concurrency is an integer`);
   }
-  return { durationMs: durationS * 1000, strategy, start };
+  out.ramp = { durationMs: durationS * 1000, strategy, start };
+  return out;
 }
 
 function parseStagesOption(r: Reader, raw: RawOptions): Stage[] | undefined {
@@ -164,10 +175,12 @@ export function parseShapeOptions(r: Reader, raw: RawOptions): ShapeOptions {
         "--request-rate-stages",
     );
   }
-  const ramp = parseRamp(r, raw);
   const stages = parseStagesOption(r, raw);
-  const options: ShapeOptions = { requestDistribution: distribution, burstiness };
-  if (ramp) options.ramp = ramp;
+  const options: ShapeOptions = {
+    requestDistribution: distribution,
+    burstiness,
+    ...parseRamp(r, raw),
+  };
   if (stages) options.stages = stages;
   if (raw.has("prefill-concurrency")) {
     options.prefillConcurrency = r.bounded("prefill-concurrency", (n) => n >= 1, "an integer >= 1");
@@ -202,6 +215,8 @@ export function checkShapes(errors: string[], config: ProfilePlan): void {
     ? `--${config.loadMode === "concurrency" ? "concurrency" : "request-rate"}-stages`
     : config.ramp
     ? `--${config.loadMode === "concurrency" ? "concurrency" : "request-rate"}-ramp-duration`
+    : config.capRampMs !== undefined
+    ? "--concurrency-ramp-duration"
     : undefined;
   if (
     shaped && (config.loadMode === "custom_intervals" || config.periodic !== undefined ||
@@ -224,7 +239,9 @@ export function checkShapes(errors: string[], config: ProfilePlan): void {
     : config.mpi?.shard
     ? "--shard"
     : undefined;
-  if (threads && (config.stages || (config.ramp && config.loadMode === "concurrency"))) {
+  const stepped = config.stages || config.capRampMs !== undefined ||
+    (config.ramp && config.loadMode === "concurrency");
+  if (threads && stepped) {
     errors.push(`Option ${shaped} can not be used with ${threads}: one thread drives the shape`);
   }
   if (config.prefillConcurrency !== undefined) {

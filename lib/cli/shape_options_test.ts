@@ -88,8 +88,20 @@ Deno.test("shapes refuse what they can not go with, one line each, before any lo
     "Option --request-rate-ramp-duration needs --request-rate-range",
   ]);
   assert.deepEqual(errors("--request-rate-range", "5", "--concurrency-ramp-duration", "5"), [
-    "Option --concurrency-ramp-duration needs a closed loop (--concurrency-range)",
+    "Option --concurrency-ramp-duration with --request-rate-range ramps the cap on requests in flight: it needs that cap, --concurrency-range C",
   ]);
+  // AIPerf's --request-rate R --concurrency C: the cap ramps, beside the rate or alone.
+  const capped = config(
+    ...["-m", "m", "--request-rate-range", "100", "--concurrency-range", "8"],
+    ...["--concurrency-ramp-duration", "2", "--request-rate-ramp-duration", "4"],
+  );
+  assert.equal(capped.capRampMs, 2000);
+  assert.deepEqual(capped.ramp, { durationMs: 4000, strategy: "linear", start: 0 });
+  const capOnly = config(
+    ...["-m", "m", "--request-rate-range", "100", "--concurrency-range", "8"],
+    ...["--concurrency-ramp-duration", "2"],
+  );
+  assert.deepEqual([capOnly.capRampMs, capOnly.ramp], [2000, undefined]);
   assert.deepEqual(errors("--ramp-up-strategy", "exponential"), [
     "Option --ramp-up-strategy needs --request-rate-ramp-duration or --concurrency-ramp-duration",
   ]);

@@ -5,12 +5,13 @@
  */
 import type { InferOptions } from "../protocol/types.ts";
 import { type ConcurrencySteps, concurrencySteps, rampShape } from "./shape.ts";
+import { StepTimer } from "./_steps.ts";
 
 export class PrefillGate {
   #limit: number;
   /** --prefill-concurrency-ramp-duration: the limit's steps from each start, and their timer. */
   readonly #steps: ConcurrencySteps | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #timer = new StepTimer();
   #taken = 0;
   /** Closed-loop lanes waiting for a permit, in order. */
   readonly #waiting: (() => void)[] = [];
@@ -31,28 +32,13 @@ export class PrefillGate {
   begin(): void {
     const steps = this.#steps;
     if (steps === undefined) return;
-    this.end();
     this.#limit = steps.initial;
-    const startMs = performance.now();
-    let i = 0;
-    const next = () => {
-      for (; i < steps.steps.length && startMs + steps.steps[i].atMs <= performance.now(); i++) {
-        this.#raise(steps.steps[i].value);
-      }
-      if (i < steps.steps.length) {
-        this.#timer = setTimeout(
-          next,
-          Math.max(0, startMs + steps.steps[i].atMs - performance.now()),
-        );
-      }
-    };
-    next();
+    void this.#timer.follow(steps, (n) => this.#raise(n));
   }
 
   /** The load stops: a ramp's timer too. */
   end(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#timer.stop();
   }
 
   /** The limit grows to `n`: waiting lanes take the new permits, then the open loop resumes. */

@@ -13,6 +13,7 @@ import { Cancellation } from "./_cancel.ts";
 import type { CancellationPlan } from "./plan.ts";
 import { Abandonment, drain } from "./_drain.ts";
 import { PrefillGate, PrefillHold } from "./_prefill.ts";
+import { StepTimer } from "./_steps.ts";
 import type { ConcurrencySteps } from "./shape.ts";
 
 /**
@@ -63,9 +64,8 @@ export class ConcurrencyLoad {
   #limit = 0;
   /** 1 while a lane's worker runs. */
   #live = new Uint8Array(0);
-  /** A concurrency shape's next change, and how its driver learns of a stop. */
-  #stepTimer: ReturnType<typeof setTimeout> | undefined;
-  #stepsDone: (() => void) | undefined;
+  /** A concurrency shape's changes. */
+  readonly #steps = new StepTimer();
   #budget = Infinity;
   /** The abandonment epoch when the load started: another one at its stop means it gave up. */
   #startEpoch = 0;
@@ -112,31 +112,12 @@ export class ConcurrencyLoad {
     this.#workers = [];
     this.#prefill?.begin();
     for (let lane = 0; lane < this.#limit; lane++) this.#spawn(lane);
-    if (steps) this.#workers.push(this.#drive(steps));
+    if (steps) this.#workers.push(this.#steps.follow(steps, (n) => this.#setLanes(n)));
   }
 
   #spawn(lane: number): void {
     this.#live[lane] = 1;
     this.#workers.push(this.#work(this.#idle.pop(), lane));
-  }
-
-  /** Follows a concurrency shape until its last change or a stop. */
-  #drive(steps: ConcurrencySteps): Promise<void> {
-    const startMs = performance.now();
-    const list = steps.steps;
-    let i = 0;
-    return new Promise((resolve) => {
-      this.#stepsDone = resolve;
-      const next = () => {
-        if (!this.#running) return resolve();
-        for (; i < list.length && startMs + list[i].atMs <= performance.now(); i++) {
-          this.#setLanes(list[i].value);
-        }
-        if (i === list.length) return resolve();
-        this.#stepTimer = setTimeout(next, Math.max(0, startMs + list[i].atMs - performance.now()));
-      };
-      next();
-    });
   }
 
   /** The concurrency becomes `n`: lanes without a worker start; lanes above `n` end after their request. */
@@ -150,9 +131,7 @@ export class ConcurrencyLoad {
   #halt(): void {
     this.#running = false;
     this.#limit = 0;
-    clearTimeout(this.#stepTimer);
-    this.#stepsDone?.();
-    this.#stepsDone = undefined;
+    this.#steps.stop();
     this.#prefill?.end();
     this.#prefill?.releaseWaiting();
   }

@@ -215,6 +215,7 @@ export async function planLoad(
     batchMs: plan.sendBatchMs,
     ...(plan.cancellation ? { cancellation: plan.cancellation } : {}),
     ...prefill,
+    ...(plan.capRampMs === undefined ? {} : { capRampMs: plan.capRampMs }),
   });
   const rng = mulberry32(SCHEDULE_SEED);
   return {

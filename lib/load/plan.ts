@@ -81,6 +81,11 @@ export interface LoadPlan {
    * for it are the blocked ones.
    */
   concurrencyCap?: number;
+  /**
+   * AIPerf's --concurrency-ramp-duration with that cap: the cap ramps from 1
+   * to it over this many milliseconds at each level.
+   */
+  capRampMs?: number;
   /** --send-batching: open-loop wake-ups at least this many milliseconds apart. */
   sendBatchMs: number;
   /** --workers: threads that drive the load (1: the main thread alone). */

@@ -16,6 +16,8 @@ import { Cancellation } from "./_cancel.ts";
 import type { CancellationPlan } from "./plan.ts";
 import { Abandonment, drain } from "./_drain.ts";
 import { PrefillGate, PrefillHold } from "./_prefill.ts";
+import { StepTimer } from "./_steps.ts";
+import { type ConcurrencySteps, concurrencySteps, rampShape } from "./shape.ts";
 import { Alarm, type AlarmOptions } from "./alarm.ts";
 import { Pacer } from "./pacer.ts";
 import type { Schedule } from "./schedule.ts";
@@ -51,6 +53,11 @@ export interface RateLoadOptions {
   prefill?: number;
   /** --prefill-concurrency-ramp-duration: that limit ramps up from 1 over this long. */
   prefillRampMs?: number;
+  /**
+   * AIPerf's --concurrency-ramp-duration with a cap: the in-flight limit
+   * ramps from 1, one more at even intervals (AIPerf's steps), over this long.
+   */
+  capRampMs?: number;
 }
 
 const DECODE: InferOptions = { decodeOutputs: true };
@@ -102,6 +109,10 @@ export class RateLoad {
   readonly #client: InferenceClient;
   readonly #feed: RequestFeed;
   readonly #maxInflight: number;
+  /** Requests in flight at most now: --max-inflight, or a ramp's step towards it. */
+  #cap: number;
+  readonly #capSteps: ConcurrencySteps | undefined;
+  readonly #capTimer = new StepTimer();
   readonly #serial: boolean;
   readonly #alarmOptions: AlarmOptions | undefined;
   readonly #stallMs: number;
@@ -154,6 +165,11 @@ export class RateLoad {
     this.#client = client;
     this.#feed = options.feed;
     this.#maxInflight = options.maxInflight;
+    this.#cap = options.maxInflight;
+    const rampMs = options.capRampMs;
+    this.#capSteps = rampMs === undefined ? undefined : concurrencySteps(
+      rampShape(options.maxInflight, { durationMs: rampMs, strategy: "linear", start: 1 }),
+    );
     this.#serial = (options.serialSequences ?? false) && options.feed.sequences;
     this.#laneBusy = new Uint8Array(options.feed.lanes);
     this.#alarmOptions = options.alarm;
@@ -192,6 +208,14 @@ export class RateLoad {
     });
     this.#ensureSpare();
     this.#prefill?.begin();
+    const capSteps = this.#capSteps;
+    if (capSteps !== undefined) {
+      this.#cap = capSteps.initial;
+      void this.#capTimer.follow(capSteps, (n) => {
+        this.#cap = n;
+        this.#resume();
+      });
+    }
     if (!this.#exhausted) this.#pacer.start();
     this.#checkSettled();
   }
@@ -208,6 +232,7 @@ export class RateLoad {
    */
   async stop(): Promise<void> {
     this.#prefill?.end();
+    this.#capTimer.stop();
     this.#pacer?.stop();
     this.#exhausted = true;
     this.#checkSettled();
@@ -297,12 +322,8 @@ export class RateLoad {
   }
 
   #send(intendedMs: number): boolean {
-    if (
-      this.#idle.length === 0 && this.#spare === undefined &&
-      this.#slots.length === this.#maxInflight
-    ) {
-      return false;
-    }
+    // Every slot busy: the requests in flight are the slots in use (at most --max-inflight).
+    if (this.#inflight >= this.#cap) return false;
     if (this.#prefill?.full) return false;
     const lane = this.#takeLane();
     if (lane < 0) return false;

@@ -55,6 +55,9 @@ export interface Settings {
   burstiness?: number;
   /** --*-ramp-duration: each level ramps up to its value. */
   ramp?: { durationMs: number; strategy: string; start: number };
+  /** AIPerf's --concurrency-ramp-duration with --request-rate R --concurrency C: the cap ramps. */
+  capRampMs?: number;
+  concurrencyCap?: number;
   /** --*-stages: one level whose load goes from target to target. */
   stages?: readonly { durationMs: number; target: number }[];
   binarySearch?: boolean;
@@ -157,6 +160,13 @@ export function formatSettings(settings: Settings): string {
   }
   const shape = shapeLine(settings);
   if (shape) out.push(`  ${shape}`);
+  if (settings.capRampMs !== undefined) {
+    out.push(
+      `  Ramping the cap on requests in flight from 1 to ${settings.concurrencyCap} over ${
+        seconds(settings.capRampMs)
+      }`,
+    );
+  }
   if (settings.binarySearch) out.push("  Using Binary Search algorithm");
   out.push(`  Using ${settings.async ? "asynchronous" : "synchronous"} calls for inference`);
   if (settings.decoupled) {
