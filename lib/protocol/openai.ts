@@ -123,6 +123,7 @@ function errorOfEvent(data: string): string {
 interface SessionOptions {
   /** Which of the client's URLs the session's connection goes to (the request bytes for it). */
   route: number;
+  /** Answers keep their text for the tokenizer, which counts it when the level ends. */
   tokenizer: Tokenizer | undefined;
   /** What a stream must end with, for the error when it does not. */
   lastEvent: string | undefined;
@@ -166,7 +167,6 @@ class OpenAiSession implements InferSession {
   readonly #keepText: boolean;
   readonly #lastEvent: string | undefined;
   readonly #embeddings: boolean;
-  readonly #tokenizer: Tokenizer | undefined;
   readonly #read: AnswerReader;
   readonly #route: number;
   readonly #reading: Reading = { text: "", reasoning: "", output: false, end: false, sofar: "" };
@@ -174,7 +174,6 @@ class OpenAiSession implements InferSession {
   constructor(connection: Http1Connection, sessions: HttpSessions, options: SessionOptions) {
     this.#connection = connection;
     this.#sessions = sessions;
-    this.#tokenizer = options.tokenizer;
     this.#keepText = options.tokenizer !== undefined && !options.embeddings;
     this.#lastEvent = options.lastEvent;
     this.#embeddings = options.embeddings;
@@ -216,10 +215,6 @@ class OpenAiSession implements InferSession {
     else t.chunkTimes.length = 0;
     t.outputText = this.#keepText ? "" : undefined;
     t.reasoningText = t.outputText;
-    if (options?.decodeOutputs === true) {
-      if (t.chunkTokens === undefined) t.chunkTokens = [];
-      else t.chunkTokens.length = 0;
-    } else t.chunkTokens = undefined;
     this.#timing = t;
     this.#options = options;
     this.#events = options?.decodeOutputs === true ? [] : undefined;
@@ -320,7 +315,6 @@ class OpenAiSession implements InferSession {
         t.reasoningChunks!++;
         if (t.reasoningText !== undefined) t.reasoningText += out.reasoning;
       }
-      t.chunkTokens?.push(this.#tokenizer === undefined ? 1 : this.#tokenizer.count(out.text));
       this.#options?.onResponse?.();
     }
     if (out.end) this.#done = true;

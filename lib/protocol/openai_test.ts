@@ -207,3 +207,49 @@ Deno.test("a stream cut right after [DONE], before the chunked body ends, is com
     listener.close();
   }
 });
+
+Deno.test("the tokenizer counts prompts when requests are prepared, never while they run", async () => {
+  const server = await startServer({ models: MODELS });
+  let counted = 0;
+  const tokenizer = {
+    name: "words",
+    count: (text: string) => (counted++, text.split(" ").length),
+    encode: () => [],
+    decode: () => "",
+    fromModel: true,
+  };
+  const rendered: unknown[] = [];
+  const chatTemplate = {
+    file: "tokenizer_config.json",
+    render: (messages: readonly unknown[]) => (rendered.push(messages), "<s> three word prompt"),
+  };
+  const client = new OpenAiClient({
+    url: server.addr,
+    endpoint: "v1/chat/completions",
+    tokenizer,
+    chatTemplate,
+  });
+  try {
+    const body = chat({ stream: true, stream_options: { include_usage: true }, max_tokens: 5 });
+    const requests = [client.prepare(payload(body)), client.prepare(payload(chat()))];
+    assert.deepEqual([counted, rendered.length], [2, 2], "one count and render per request");
+    const session = await client.openSession();
+    for (const decodeOutputs of [false, true]) {
+      for (const request of requests) {
+        const timing = newTiming();
+        await session.infer(request, timing, { decodeOutputs, onOutputs: () => {} });
+        // The rendered template's count; the asked length; the usage's cached tokens (none).
+        assert.deepEqual(
+          [timing.inputTokens, timing.requestedTokens, timing.cachedTokens],
+          [4, request === requests[0] ? 5 : -1, -1],
+        );
+        assert.ok(timing.outputText!.length > 0, "the text is kept for the level's end");
+      }
+    }
+    assert.deepEqual([counted, rendered.length], [2, 2], "nothing counted in the loop");
+    session.close();
+  } finally {
+    await client.close();
+    await server.close();
+  }
+});

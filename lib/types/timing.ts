@@ -62,11 +62,6 @@ export interface TokenTiming extends RequestTiming {
   chunkTimes?: number[];
   /** The output text, kept for the tokenizer when the server sent no usage. */
   outputText?: string;
-  /**
-   * Tokens of each chunk with output (the tokenizer's count of its text, else
-   * 1), noted only when outputs are decoded for the profile export.
-   */
-  chunkTokens?: number[];
   /** False for an answer that came in one piece (no stream): no first-token figures. */
   streamed?: boolean;
   /** --session-concurrency: the session and the turn (from 0) the request was. */
