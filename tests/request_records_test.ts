@@ -74,6 +74,7 @@ Deno.test("request records: each streamed request's figures, failures with their
       assert.equal(metric(line, "output_sequence_length").value, 6);
       assert.equal(metric(line, "server_output_sequence_length").value, 6);
       assert.equal(metric(line, "client_output_sequence_length").value, 6);
+      assert.equal(metric(line, "requested_output_sequence_length").value, 6);
       const gaps = (line.metrics as Record<string, { value: number[] }>).inter_chunk_latency.value;
       assert.equal(gaps.length, 5);
       const stats = (line.metrics as Record<string, { value: Json }>).inter_chunk_latency_stats;

@@ -45,6 +45,8 @@ interface Raw {
     serverInputTokens: number;
     reasoningUsage: number;
     reasoningChunks: number;
+    cachedTokens: number;
+    requestedTokens: number;
     outputText: string | undefined;
     reasoningText: string | undefined;
     model: string | undefined;
@@ -84,6 +86,8 @@ function rawOf(c: CompletedRequest, options: { index: number; level: number }): 
       serverInputTokens: t.serverInputTokens ?? -1,
       reasoningUsage: t.reasoningUsage ?? -1,
       reasoningChunks: t.reasoningChunks ?? 0,
+      cachedTokens: t.cachedTokens ?? -1,
+      requestedTokens: t.requestedTokens ?? -1,
       outputText: t.outputText,
       reasoningText: t.reasoningText,
       model: t.model,
@@ -162,6 +166,10 @@ function llmMetrics(
     ? tokenizer.count(llm.reasoningText)
     : llm.reasoningChunks;
   if (reasoning > 0) m.reasoning_token_count = value(reasoning, "tokens");
+  if (llm.cachedTokens >= 0) m.cached_prompt_token_count = value(llm.cachedTokens, "tokens");
+  if (llm.requestedTokens >= 0) {
+    m.requested_output_sequence_length = value(llm.requestedTokens, "tokens");
+  }
   return m;
 }
 
