@@ -137,9 +137,15 @@ function peersOf(requests: ReturnType<typeof parseProfileExport>["experiments"][
   return { ...out, itl, perUser, prefill };
 }
 
-function close(actual: number, expected: number, what: string, tolerance: number): void {
+function close(
+  actual: number,
+  expected: number,
+  what: string,
+  tolerance: number,
+  slack = 0,
+): void {
   assert.ok(
-    Math.abs(actual - expected) <= tolerance * Math.abs(expected),
+    Math.abs(actual - expected) <= tolerance * Math.abs(expected) + slack,
     `${what}: ${actual} vs ${expected}`,
   );
 }
@@ -279,8 +285,10 @@ function genaiPerfAgrees(name: string, options: { streamed: boolean }): void {
         for (const [their, our, scale] of keys) {
           const t = theirs![their] as Record<string, number>;
           for (const statistic of ["avg", "std", "min", "max", "p25", "p50", "p75", "p90", "p99"]) {
-            // genai-perf reads the export's whole nanoseconds (and rounds its ITL to them).
-            close(ours[our][statistic] * scale, t[statistic], `${their} ${statistic}`, 1e-5);
+            // genai-perf reads the export's whole nanoseconds (and rounds its ITL to them): up
+            // to 1 ns (1e-6 ms) apart, which is more than 1e-5 of an ITL of two tokens read
+            // together (tens of microseconds).
+            close(ours[our][statistic] * scale, t[statistic], `${their} ${statistic}`, 1e-5, 1e-6);
           }
         }
       } finally {
