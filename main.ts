@@ -127,6 +127,12 @@ async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
         confidenceLevel: Number(raw.get("confidence-level") ?? 0.95),
       });
     }
+    case "input-template": {
+      const { inputTemplateCommand } = await import("./lib/commands/input_template.ts");
+      return await inputTemplateCommand(buildProfileConfig(raw, { warn: printWarning }), {
+        output: raw.get("output") as string | undefined,
+      });
+    }
     case "merge": {
       // Loaded for merges only, like the histogram library the merge reads.
       const { mergeCommand } = await import("./lib/commands/merge.ts");

@@ -33,6 +33,7 @@ const COMMANDS: readonly string[] = [
   "report",
   "merge",
   "compare",
+  "input-template",
 ] satisfies Command[];
 
 /** `--flag=VALUE` of a boolean option (perf_analyzer's flags take no value; YAML's do). */

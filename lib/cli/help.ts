@@ -9,6 +9,7 @@ const USAGE = `Usage:
   inferperf report [options]              summary and CSV of a sweep's checkpoints
   inferperf merge -o OUT.json RUN.json... one run from runs made side by side (summaries or exports)
   inferperf compare BASE.json NEW.json    is NEW better, worse, or no different (summary JSONs)
+  inferperf input-template -m MODEL       an input-data JSON for the model, from its metadata
 
 Measures throughput and latency of an inference server. Each load level is
 measured in windows until three consecutive windows agree within

@@ -54,8 +54,16 @@ export interface OptionDef {
   variadic?: boolean;
 }
 
-export type Command = "profile" | "serve" | "demo" | "report" | "merge" | "compare";
-export const PROFILE_COMMANDS: readonly Command[] = ["profile", "demo"];
+export type Command =
+  | "profile"
+  | "serve"
+  | "demo"
+  | "report"
+  | "merge"
+  | "compare"
+  | "input-template";
+/** The commands that take the profile's options (input-template: those naming the model and server). */
+export const PROFILE_COMMANDS: readonly Command[] = ["profile", "demo", "input-template"];
 
 export const GROUPS = [
   "Target",

@@ -33,7 +33,8 @@ export interface JsonDataFile {
 
 type Role = "input" | "output";
 
-const TOP_FIELDS = new Set(["data", "validation_data"]);
+/** `model_inputs`: what `inferperf input-template` writes about each input, read by people only. */
+const TOP_FIELDS = new Set(["data", "validation_data", "model_inputs"]);
 const TENSOR_FIELDS = new Set(["content", "shape", "b64"]);
 /** Step fields that are not tensors: "model" (perf_analyzer ignores it) and "timestamp" (ms). */
 const STEP_FIELDS = new Set(["model", "timestamp"]);
@@ -239,7 +240,7 @@ export function parseJsonData(
   for (const key of Object.keys(root)) {
     if (!TOP_FIELDS.has(key)) {
       throw new InputError(
-        `"${source}": unknown field "${key}" (expected "data" or "validation_data")`,
+        `"${source}": unknown field "${key}" (expected "data", "validation_data" or "model_inputs")`,
       );
     }
   }

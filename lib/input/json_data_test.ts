@@ -212,7 +212,7 @@ Deno.test("each data problem is one line saying where", () => {
     [{ data: [] }, '"d.json": "data" is empty'],
     [
       { data: [step], validation: [] },
-      '"d.json": unknown field "validation" (expected "data" or "validation_data")',
+      '"d.json": unknown field "validation" (expected "data", "validation_data" or "model_inputs")',
     ],
     [
       { data: [{ ...step, INPUT0: { content: ones, shape: [4, 4], b64: "" } }] },

@@ -1,7 +1,8 @@
 /**
  * What requests carry: the tensor codec, generated data, data files and
  * directories, LLM payloads and prompts, chat sessions, output validation,
- * the requests of a run (requests.ts) and the input part of a plan (plan.ts).
+ * the requests of a run (requests.ts), the input part of a plan (plan.ts) and
+ * the input-data template of a model (template.ts, `inferperf input-template`).
  * May import lib/types only.
  *
  * @module

@@ -21,7 +21,7 @@ export const GENERAL: readonly OptionDef[] = [
     short: "h",
     type: "boolean",
     group: "General",
-    commands: ["profile", "demo", "serve", "report", "merge"],
+    commands: ["profile", "demo", "serve", "report", "merge", "input-template"],
     help: "Show this help.",
   },
   {
@@ -29,7 +29,7 @@ export const GENERAL: readonly OptionDef[] = [
     perfAnalyzer: true,
     type: "boolean",
     group: "General",
-    commands: ["profile", "demo", "serve", "report", "merge"],
+    commands: ["profile", "demo", "serve", "report", "merge", "input-template"],
     help: "Show the version.",
   },
   {
@@ -37,7 +37,7 @@ export const GENERAL: readonly OptionDef[] = [
     type: "string",
     group: "General",
     valueName: "FILE.yaml",
-    commands: ["profile", "demo", "serve", "report"],
+    commands: ["profile", "demo", "serve", "report", "input-template"],
     help:
       "Read options from a YAML file, each under its long name (e.g. batch-size: 4); options on the command line override it.",
   },

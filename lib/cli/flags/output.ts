@@ -122,8 +122,8 @@ export const OUTPUT: readonly OptionDef[] = [
     type: "string",
     group: "Output",
     valueName: "OUT.json",
-    commands: ["merge"],
+    commands: ["merge", "input-template"],
     help:
-      "The file inferperf merge writes: a summary JSON or a profile export, as the merged runs are.",
+      "The file inferperf merge writes (a summary JSON or a profile export, as the merged runs are), or inferperf input-template's input data (default: stdout).",
   },
 ];
