@@ -139,6 +139,11 @@ Deno.test("endpoint types: paths follow the type, refusals name what is missing"
       "response_field:x",
     ]);
     assert.match(stray.stderr, /response_field applies to --endpoint-type template only/);
+    const sessions = await runCli([
+      ...base,
+      ...["--endpoint-type", "messages", "--session-concurrency", "1"],
+    ]);
+    assert.match(sessions.stderr, /--session-concurrency needs --endpoint-type chat/);
   } finally {
     await server.close();
   }

@@ -352,6 +352,13 @@ export function parseService(
   }
   const endpoint = llm?.endpoint ?? "";
   const endpointType = llm?.endpointType;
+  if (endpointType !== undefined && endpointType !== "chat" && raw.has("session-concurrency")) {
+    // A session's next turn carries the history with the answer's assistant message, read as chat's.
+    errors.push(
+      `Option --session-concurrency needs --endpoint-type chat (its turns carry the chat history), ` +
+        `not ${endpointType}`,
+    );
+  }
   if (raw.has("model-signature-name") && kind !== "tfserving") {
     r.ignored("Option --model-signature-name applies to --service-kind tfserving only");
   }
