@@ -25,7 +25,7 @@ function sweepLength(plan: ProfilePlan): number {
     : plan.loadMode === "request_rate"
     ? plan.requestRate
     : undefined;
-  if (!range || range.end === 0 || plan.binarySearch || plan.stages) return 0;
+  if (!range || range.end === 0 || plan.binarySearch || plan.stages || plan.capacity) return 0;
   let n = 0;
   for (const _ of rangeLevels(range)) n++;
   return n;
@@ -36,7 +36,7 @@ class ConsoleSink implements ReportSink {
   readonly #mode: LoadMode;
   readonly #progress: Progress;
   #decoupled = false;
-  /** Levels of a linear sweep (0: not known ahead, as with -l or --binary-search), and started. */
+  /** Levels of a linear sweep (0: not known ahead, as with -l, --binary-search or a search), and started. */
   readonly #levels: number;
   #started = 0;
 
