@@ -39,7 +39,7 @@ import {
 import { OutputError, WriteError } from "./lib/report/output_file.ts";
 import { buildReportConfig, buildSweepConfig, CheckpointError } from "./lib/sweep/mod.ts";
 // Only the check: the search (protobuf for config.pbtxt) loads when a search runs.
-import { isSearch } from "./lib/search/config.ts";
+import { isEngineSearch, isSearch } from "./lib/search/config.ts";
 
 const EXIT_OK = 0;
 const EXIT_USAGE = 1;
@@ -106,6 +106,10 @@ async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
     case "demo":
       return demoCommand(raw, CONTEXT);
     case "profile":
+      if (isEngineSearch(raw)) {
+        const { engineSearchCommand } = await import("./lib/commands/engine_search.ts");
+        return await engineSearchCommand(raw, CONTEXT);
+      }
       if (isSearch(raw)) {
         const { searchCommand } = await import("./lib/commands/search.ts");
         return await searchCommand(raw, CONTEXT);

@@ -80,7 +80,9 @@ async function search(
   const dir = Deno.makeTempDirSync({ prefix: "inferperf_optuna_" });
   // Every variant is served from the start: nothing to load, as in c_api mode.
   const server: SearchServer = {
-    ...inProcessServer(),
+    ...inProcessServer(config.outputRepository),
+    // Not c_api: the points measure the reference server over the network.
+    preparePoint: () => Promise.resolve({}),
     description: "the reference server",
     url: (protocol) => protocol === "grpc" ? reference.grpcAddr : reference.addr,
   };

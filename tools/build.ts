@@ -21,17 +21,22 @@ const DIST = new URL("dist/", ROOT);
 
 /**
  * What the compiled binary may do: reach any inference server, read input
- * data, model configs and certificates, write reports, and load native
- * code for two modes only (ffi): the system's MPI library with
- * --enable-mpi, and Triton's libtritonserver.so with --service-kind
- * triton_c_api. Nothing else (no env, sys, run or import), so the binary
- * cannot start programs or fetch code.
+ * data, model configs and certificates, write reports, load native code
+ * for two modes only (ffi): the system's MPI library with --enable-mpi, and
+ * Triton's libtritonserver.so with --service-kind triton_c_api; and run two
+ * programs (run): `sh`, the wrapper that starts the server of a search (an
+ * engine's command, tritonserver in local mode) and stops it by its PID
+ * when inferperf ends, and `cat`, which reads that server's resident memory
+ * from /proc (Deno reads /proc only with --allow-all). Nothing else (no env,
+ * sys or import): the binary starts no other program itself and fetches
+ * no code.
  */
 const COMPILE_PERMISSIONS: readonly string[] = [
   "--allow-net",
   "--allow-read",
   "--allow-write",
   "--allow-ffi",
+  "--allow-run=sh,cat",
 ];
 
 /**

@@ -77,6 +77,7 @@ export const GROUPS = [
   "Reference server (inferperf serve)",
   "Sweeps (--profile-models)",
   "Model config search (--profile-models with --model-repository)",
+  "Engine search (--config with engine)",
   "perf_analyzer's older options",
   "General",
 ] as const;

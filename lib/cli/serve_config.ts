@@ -2,6 +2,7 @@
 import { UsageError } from "../types/errors.ts";
 import type { RawOptions } from "./options.ts";
 import { Reader } from "./_reader.ts";
+import type { EngineSettings } from "../server/engine.ts";
 
 export interface ServeConfig {
   models?: string;
@@ -15,6 +16,8 @@ export interface ServeConfig {
   grpcCertificateFile?: string;
   grpcPrivateKeyFile?: string;
   grpcClientCaFile?: string;
+  /** --llm-slots and the engine's other flags: the tunable LLM engine. */
+  engine?: EngineSettings;
 }
 
 export function buildServeConfig(raw: RawOptions): ServeConfig {
@@ -42,7 +45,29 @@ export function buildServeConfig(raw: RawOptions): ServeConfig {
   if (config.grpcClientCaFile !== undefined && config.grpcCertificateFile === undefined) {
     r.errors.push("Option --grpc-client-ca-file needs --grpc-certificate-file (mutual TLS is TLS)");
   }
+  const engine = r.has("llm-slots") ? engineSettings(r) : undefined;
   if (r.errors.length > 0) throw new UsageError(r.errors);
   const { tfservingPort, ...rest } = config;
-  return tfservingPort === -1 ? rest : { ...rest, tfservingPort };
+  return {
+    ...rest,
+    ...(tfservingPort === -1 ? {} : { tfservingPort }),
+    ...(engine ? { engine } : {}),
+  };
+}
+
+function engineSettings(r: Reader): EngineSettings {
+  const positive = (name: string, integer: boolean) =>
+    r.bounded(
+      name,
+      (n) => n > 0 && (!integer || Number.isInteger(n)),
+      integer ? "an integer >= 1" : "a number > 0",
+    );
+  return {
+    slots: positive("llm-slots", true),
+    ctxSize: positive("llm-ctx-size", true),
+    prefillMsPerToken: r.bounded("llm-prefill-ms-per-token", (n) => n >= 0, "a number >= 0"),
+    stepMs: positive("llm-step-ms", false),
+    stepMsPerSlot: r.bounded("llm-step-ms-per-slot", (n) => n >= 0, "a number >= 0"),
+    outputTokens: positive("llm-output-tokens", true),
+  };
 }

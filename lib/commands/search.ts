@@ -72,7 +72,7 @@ async function startServer(config: SearchConfig): Promise<SearchServer> {
       await checkRemote(config.launch.http);
       return remoteServer(config.launch);
     case "c_api":
-      return inProcessServer();
+      return inProcessServer(config.outputRepository);
   }
 }
 
@@ -280,7 +280,7 @@ export async function searchReportCommand(raw: RawOptions): Promise<Outcome | un
       plans: planVariants(config),
       store,
       interrupt,
-      server: inProcessServer(),
+      server: inProcessServer(config.outputRepository),
     });
     console.log(`Checkpoint ${store.loaded}\n`);
     return finishConcurrent(config, together, { bestDirectories: false });
@@ -289,7 +289,7 @@ export async function searchReportCommand(raw: RawOptions): Promise<Outcome | un
     plans: planVariants(config),
     store,
     interrupt,
-    server: inProcessServer(),
+    server: inProcessServer(config.outputRepository),
   });
   console.log(`Checkpoint ${store.loaded}\n`);
   if (outcome.interrupted) {

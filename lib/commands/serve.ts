@@ -3,10 +3,14 @@ import { buildServeConfig } from "../cli/serve_config.ts";
 import type { RawOptions } from "../cli/options.ts";
 import { UsageError } from "../types/errors.ts";
 import type { Outcome } from "./outcome.ts";
+import { engineProblem, engineStepMs } from "../server/engine.ts";
 
 /** Runs the reference server until SIGINT or SIGTERM. */
 export async function serveCommand(raw: RawOptions): Promise<Outcome> {
   const config = buildServeConfig(raw);
+  const problem = config.engine && engineProblem(config.engine);
+  // An engine refuses settings it can not run, at start: a configuration search reports the line.
+  if (problem) throw new UsageError([`The LLM engine can not start: ${problem}`]);
   // The reference server (YAML, protobuf, HTTP/2) loads only for the commands that run it.
   const { loadModelConfig, startServer } = await import("../server/mod.ts");
   const models = config.models ? await loadModelConfig(config.models) : undefined;
@@ -41,13 +45,19 @@ export async function serveCommand(raw: RawOptions): Promise<Outcome> {
     grpcPort: config.grpcPort,
     ...(config.tfservingPort === undefined ? {} : { tfservingPort: config.tfservingPort }),
     ...(grpcTls ? { grpcTls } : {}),
+    ...(config.engine ? { engine: config.engine } : {}),
   });
   const grpcKind = grpcTls === undefined ? "" : ca === undefined ? " (TLS)" : " (mutual TLS)";
   const tfserving = server.tfservingPort === undefined
     ? ""
     : `, TF Serving gRPC on ${config.host}:${server.tfservingPort}`;
+  const engine = config.engine
+    ? `; the LLM engine "engine" with ${config.engine.slots} slots, a ${
+      engineStepMs(config.engine)
+    } ms decode step, its /metrics on the HTTP port`
+    : "";
   console.log(
-    `Serving KServe v2, TorchServe and OpenAI-compatible HTTP on ${server.addr}, gRPC on ${server.grpcAddr}${grpcKind}${tfserving}, metrics on ${config.host}:${server.metricsPort}/metrics (Ctrl-C to stop)`,
+    `Serving KServe v2, TorchServe and OpenAI-compatible HTTP on ${server.addr}, gRPC on ${server.grpcAddr}${grpcKind}${tfserving}, metrics on ${config.host}:${server.metricsPort}/metrics${engine} (Ctrl-C to stop)`,
   );
   await new Promise<void>((resolve) => {
     Deno.addSignalListener("SIGINT", resolve);

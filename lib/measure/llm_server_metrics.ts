@@ -2,8 +2,8 @@
  * What an LLM server's Prometheus endpoint says about a level (inferperf's
  * own figures): its generated and prompt token counters over the level, to
  * check against the client's counts, and its running and waiting requests
- * and KV-cache usage while the level ran. llama.cpp (`--metrics`), vLLM and
- * SGLang name them differently; each figure takes the first family a scrape
+ * and KV-cache usage while the level ran. llama.cpp (`--metrics`), vLLM,
+ * SGLang and TGI name them differently; each figure takes the first family a scrape
  * has, summed over label sets (one per model).
  */
 import type { LlmServerMetrics } from "../types/results.ts";
@@ -27,6 +27,8 @@ const FAMILIES: Record<keyof LlmServerSample, readonly string[]> = {
     "llamacpp:tokens_predicted_total",
     "vllm:generation_tokens_total",
     "sglang:generation_tokens_total",
+    // TGI counts them per request, in a histogram: its sum is every request's.
+    "tgi_request_generated_tokens_sum",
   ],
   promptTokens: [
     "llamacpp:prompt_tokens_total",
@@ -34,8 +36,18 @@ const FAMILIES: Record<keyof LlmServerSample, readonly string[]> = {
     "sglang:prompt_tokens_total",
   ],
   cachedPromptTokens: ["llamacpp:prompt_tokens_cached_total", "sglang:cached_tokens_total"],
-  running: ["llamacpp:requests_processing", "vllm:num_requests_running", "sglang:num_running_reqs"],
-  waiting: ["llamacpp:requests_deferred", "vllm:num_requests_waiting", "sglang:num_queue_reqs"],
+  running: [
+    "llamacpp:requests_processing",
+    "vllm:num_requests_running",
+    "sglang:num_running_reqs",
+    "tgi_batch_current_size",
+  ],
+  waiting: [
+    "llamacpp:requests_deferred",
+    "vllm:num_requests_waiting",
+    "sglang:num_queue_reqs",
+    "tgi_queue_size",
+  ],
   kvCacheUsage: [
     "llamacpp:kv_cache_usage_ratio",
     "vllm:kv_cache_usage_perc",

@@ -294,6 +294,7 @@ export async function runConcurrentSearch(
             servedAs.set(v, await server.load(v));
             loaded.push(v);
           }
+          const extra = await server.preparePoint?.() ?? {};
           const measured = await measure(
             combination.members.map((v, i) =>
               planOf(config, {
@@ -302,7 +303,8 @@ export async function runConcurrentSearch(
                 batchSize: points[i]!.batchSize,
                 mode,
                 value,
-                server,
+                url: server.url(config.protocol),
+                extra,
               })
             ),
             { interrupt: pointInterrupt },

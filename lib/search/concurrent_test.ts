@@ -70,7 +70,7 @@ async function search(...argv: string[]) {
       plans,
       store,
       interrupt: new Interrupt(),
-      server: inProcessServer(),
+      server: inProcessServer(config.outputRepository),
       measure,
     });
     return { config, plans, outcome, calls };

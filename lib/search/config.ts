@@ -117,7 +117,10 @@ export function loadModeOf(
 }
 
 /** The loads a model's sweep walks: its own list, else the search's powers of two. */
-export function loadsOf(config: SearchConfig, model: SearchModel): number[] {
+export function loadsOf(
+  config: Pick<SearchConfig, "requestRateSearch" | "requestRates" | "concurrencies">,
+  model: SearchModel,
+): number[] {
   return loadModeOf(config, model) === "request_rate"
     ? model.requestRate ?? config.requestRates
     : model.concurrency ?? config.concurrencies;
@@ -201,6 +204,11 @@ export function storedSearchOptions(settings: Settings, given: RawOptions): RawO
     if (value !== undefined) raw.set(name, value);
   }
   return raw;
+}
+
+/** Whether `raw` asks for an engine search (engine_config.ts). */
+export function isEngineSearch(raw: RawOptions): boolean {
+  return raw.has("engine");
 }
 
 /** Whether `raw` asks for a model configuration search rather than a sweep or one run. */
@@ -572,8 +580,13 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
     ...(percentile === undefined ? {} : { percentile }),
     settings: {},
   };
-  config.settings = Object.fromEntries(
+  config.settings = searchSettings(raw);
+  return config;
+}
+
+/** What a search's checkpoint must match to be resumed: its options but those that change nothing measured. */
+export function searchSettings(raw: RawOptions): Settings {
+  return Object.fromEntries(
     [...raw].filter(([name]) => !NOT_COMPARED.has(name)).sort(([a], [b]) => a.localeCompare(b)),
   );
-  return config;
 }

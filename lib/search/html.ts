@@ -18,7 +18,7 @@ import {
 import { formatModelConfig } from "../protocol/model_config.ts";
 import type { LevelResult } from "../types/results.ts";
 import { compareResults, describeObjectives } from "./objectives.ts";
-import { rankConfigs, type RankedPoint, rankModel } from "./report.ts";
+import { rankConfigs, type RankedPoint, rankModel, satisfiedText } from "./report.ts";
 import { instanceGroupText } from "./fields.ts";
 import type { SearchOutcome } from "./run.ts";
 import type { VariantOutcome } from "./walks.ts";
@@ -151,11 +151,6 @@ function variantTable(model: ModelOutcome, ranked: RankedPoint[], bestName?: str
   const rows = model.variants.map((v) => {
     const c = v.variant.config;
     const own = ranked.find((p) => p.variant === v);
-    const satisfied = own === undefined
-      ? v.failure ? `not measured: ${v.failure}` : "no point"
-      : own.reasons.length === 0
-      ? "Yes"
-      : `No: ${own.reasons.join("; ")}`;
     return `<tr${v.variant.name === bestName ? ' class="best"' : ""} data-variant="${
       escapeHtml(v.variant.name)
     }">${
@@ -166,7 +161,7 @@ function variantTable(model: ModelOutcome, ranked: RankedPoint[], bestName?: str
         textCell(batchingText(v)),
         cell(String(v.records.length)),
         textCell(own ? describePoint(own) : "–"),
-        textCell(satisfied),
+        textCell(satisfiedText(v, own)),
       ].join("")
     }</tr>`;
   });

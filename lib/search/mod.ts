@@ -4,7 +4,9 @@
  * server they are loaded into (local, remote, c_api), each variant's
  * concurrency sweep through the sweep's points and checkpoints, weighted
  * objectives and constraints, Model Analyzer's CSV reports and the best
- * configuration as a ready model directory.
+ * configuration as a ready model directory. The engine search (`engine`
+ * in --config) runs the same search over an LLM engine's settings: each
+ * variant a server process started from a command template (engine_*.ts).
  * May import every folder below it, lib/sweep and lib/cli included.
  *
  * @module
@@ -23,3 +25,9 @@ export * from "./optuna.ts";
 export * from "./tpe.ts";
 export * from "./html.ts";
 export * from "./detailed.ts";
+export * from "./engine_config.ts";
+export * from "./engine_html.ts";
+export * from "./engine_presets.ts";
+export * from "./engine_report.ts";
+export * from "./engine_server.ts";
+export * from "./engine_variants.ts";

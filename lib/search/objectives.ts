@@ -26,7 +26,7 @@ export function parseObjectives(entries: readonly string[]): Objectives {
     const weight = Number(weightText);
     if (!metric || !Number.isFinite(weight) || weight <= 0) {
       errors.push(
-        `Invalid objective "${entry}" for --objectives: expected METRIC=WEIGHT with METRIC perf_throughput, perf_latency_avg, perf_latency_pN or cpu_used_ram and WEIGHT > 0`,
+        `Invalid objective "${entry}" for --objectives: expected METRIC=WEIGHT with METRIC perf_throughput, perf_latency_avg, perf_latency_pN, cpu_used_ram or an LLM metric (output_token_throughput, output_token_throughput_per_user, request_throughput, request_goodput, time_to_first_token_p90, ...) and WEIGHT > 0`,
       );
       continue;
     }

@@ -158,7 +158,10 @@ export interface OptunaReport {
 export async function optunaSearch(
   plan: ModelPlan,
   options: {
-    config: SearchConfig;
+    config: Pick<
+      SearchConfig,
+      "requestRateSearch" | "requestRates" | "concurrencies" | "numConfigs"
+    >;
     settings: OptunaSettings;
     done: readonly VariantOutcome[];
     walk: WalkVariant;

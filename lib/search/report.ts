@@ -13,16 +13,21 @@ import type { SearchOutcome } from "./run.ts";
 import type { VariantOutcome } from "./walks.ts";
 import type { SearchModel } from "./config.ts";
 import { inferenceTable, instanceGroupText, serverTable } from "./fields.ts";
+import type { SearchVariant } from "./server.ts";
+import type { Variant } from "./variants.ts";
 
-export interface RankedPoint {
-  variant: VariantOutcome;
+export interface RankedPoint<V extends SearchVariant = Variant> {
+  variant: VariantOutcome<V>;
   record: PointRecord;
   /** Why it does not satisfy the constraints (empty when it does). */
   reasons: string[];
 }
 
 /** Every point of a model, best first under its objectives; those breaking constraints last. */
-export function rankModel(model: SearchModel, variants: readonly VariantOutcome[]): RankedPoint[] {
+export function rankModel<V extends SearchVariant = Variant>(
+  model: SearchModel,
+  variants: readonly VariantOutcome<V>[],
+): RankedPoint<V>[] {
   const points = variants.flatMap((variant) =>
     variant.records.map((record) => ({ variant, record }))
   );
@@ -34,7 +39,9 @@ export function rankModel(model: SearchModel, variants: readonly VariantOutcome[
 }
 
 /** Each variant once, by its best point, best first; variants with no good point are left out. */
-export function rankConfigs(ranked: readonly RankedPoint[]): RankedPoint[] {
+export function rankConfigs<V extends SearchVariant>(
+  ranked: readonly RankedPoint<V>[],
+): RankedPoint<V>[] {
   const seen = new Set<string>();
   return ranked.filter((p) => {
     if (p.reasons.length > 0 || seen.has(p.variant.variant.name)) return false;
@@ -108,23 +115,47 @@ export function acrossModels(
   };
 }
 
-/** The closing summary: per model, the top configurations and why the best won. */
-export function formatSearchSummary(
-  outcome: SearchOutcome,
-  options: { numConfigs: number },
+/** `objectives: throughput; constraints: max-p99-latency=20` of a model's search. */
+export function goalsSummary(model: SearchModel): string {
+  return `objectives: ${describeObjectives(model.objectives)}; ${
+    model.goals.constraints.length === 0
+      ? "no constraints"
+      : `constraints: ${model.goals.constraints.map(constraintText).join(", ")}`
+  }`;
+}
+
+/** Whether a variant's best point meets the constraints, for the pages' tables. */
+export function satisfiedText<V extends SearchVariant>(
+  variant: VariantOutcome<V>,
+  own: RankedPoint<V> | undefined,
+): string {
+  if (own === undefined) return variant.failure ? `not measured: ${variant.failure}` : "no point";
+  return own.reasons.length === 0 ? "Yes" : `No: ${own.reasons.join("; ")}`;
+}
+
+/**
+ * A search's closing summary: per model, the top variants (`describeConfig`,
+ * then `describePoint` of its best point), why the best won, `extra` lines
+ * about the best, and the variants that failed.
+ */
+export function formatRankedSummary<V extends SearchVariant>(
+  outcome: SearchOutcome<V>,
+  options: {
+    numConfigs: number;
+    /** `Model M: 7 configurations` */
+    heading: (model: SearchModel, variants: number) => string;
+    describeConfig: (p: RankedPoint<V>) => string;
+    describePoint: (p: RankedPoint<V>) => string;
+    extra?: (best: RankedPoint<V>) => string[];
+  },
 ): string {
   const lines: string[] = [];
   for (const { model, variants } of outcome.models) {
-    const ranked = rankModel(model, variants);
-    const configs = rankConfigs(ranked);
+    const configs = rankConfigs(rankModel(model, variants));
     const points = variants.reduce((n, v) => n + v.records.length, 0);
     lines.push(
-      `Model ${model.name}: ${variants.length} configurations, ${points} points measured; objectives: ${
-        describeObjectives(model.objectives)
-      }; ${
-        model.goals.constraints.length === 0
-          ? "no constraints"
-          : `constraints: ${model.goals.constraints.map(constraintText).join(", ")}`
+      `${options.heading(model, variants.length)}, ${points} points measured; ${
+        goalsSummary(model)
       }`,
     );
     if (configs.length === 0) {
@@ -133,12 +164,12 @@ export function formatSearchSummary(
       );
     }
     configs.slice(0, options.numConfigs).forEach((p, i) => {
-      lines.push(`  ${i === 0 ? "Best" : `#${i + 1}  `} ${describeConfig(p)}`);
-      lines.push(`        at ${describePoint(p)}`);
+      lines.push(`  ${i === 0 ? "Best" : `#${i + 1}  `} ${options.describeConfig(p)}`);
+      lines.push(`        at ${options.describePoint(p)}`);
     });
-    const best = configs[0];
-    if (best && configs[1]) {
-      const [a, b] = [best.record.result, configs[1].record.result];
+    const [best, second] = configs;
+    if (best && second) {
+      const [a, b] = [best.record.result, second.record.result];
       const why = model.objectives.map(({ metric }) => {
         const x = metric.value(a);
         const y = metric.value(b);
@@ -148,9 +179,23 @@ export function formatSearchSummary(
       }).filter((s) => s !== "").join(", ");
       lines.push(`  Why: ${why} for the runner-up, within the constraints`);
     }
+    if (best) lines.push(...options.extra?.(best) ?? []);
     for (const v of variants.filter((v) => v.failure)) {
       lines.push(`  Failed: ${v.variant.name}: ${v.failure}`);
     }
   }
   return lines.join("\n") + "\n";
+}
+
+/** The closing summary: per model, the top configurations and why the best won. */
+export function formatSearchSummary(
+  outcome: SearchOutcome,
+  options: { numConfigs: number },
+): string {
+  return formatRankedSummary(outcome, {
+    numConfigs: options.numConfigs,
+    heading: (model, variants) => `Model ${model.name}: ${variants} configurations`,
+    describeConfig,
+    describePoint,
+  });
 }

@@ -22,7 +22,7 @@ import {
 } from "../sweep/mod.ts";
 import type { LevelResult, LoadMode } from "../types/results.ts";
 import { loadModeOf, loadsOf, type SearchConfig, type SearchModel, withFlags } from "./config.ts";
-import { type SearchServer, VariantLoadError } from "./server.ts";
+import { type SearchServer, type SearchVariant, VariantLoadError } from "./server.ts";
 import type { Variant } from "./variants.ts";
 import {
   bisectWalk,
@@ -36,27 +36,48 @@ import {
 import { compareResults, rankPoints } from "./objectives.ts";
 import { type OptunaReport, optunaSearch } from "./optuna.ts";
 
-export interface SearchOutcome {
-  models: Array<{ model: SearchModel; variants: VariantOutcome[] }>;
+export interface SearchOutcome<V extends SearchVariant = Variant> {
+  models: Array<{ model: SearchModel; variants: VariantOutcome<V>[] }>;
   measured: number;
   resumed: number;
   interrupted: boolean;
 }
 
-export interface SearchEvents {
+export interface SearchEvents<V extends SearchVariant = Variant> {
   /** `again`: more points of a variant measured before (quick's final sweep, the binary search). */
-  variantStart?(variant: Variant, info: { index: number; total: number; again: boolean }): void;
+  variantStart?(variant: V, info: { index: number; total: number; again: boolean }): void;
   pointStart?(point: SweepPoint): void;
   point?(record: PointRecord): void;
-  variantFailed?(variant: Variant, message: string): void;
+  variantFailed?(variant: V, message: string): void;
   seriesEnd?(reason: string): void;
   serverRestarted?(reason: string): void;
   /** The Optuna search of a model ended its trials. */
   optuna?(model: SearchModel, report: OptunaReport): void;
 }
 
+/**
+ * What a search's points share: the options each passes to a profile run,
+ * the loads of each variant's sweep (a model's own loads first) and how the
+ * variants are walked. An engine search gives it as a Triton search does.
+ */
+export type SearchRunConfig =
+  & Pick<
+    SearchConfig,
+    | "protocol"
+    | "pointOptions"
+    | "searchMode"
+    | "disabled"
+    | "concurrencies"
+    | "requestRates"
+    | "requestRateSearch"
+    | "binarySearchSteps"
+    | "numConfigs"
+  >
+  // Only an Optuna search (searchMode "optuna") has its settings.
+  & Partial<Pick<SearchConfig, "optuna">>;
+
 /** The input data every point uses, as sweep points name it. */
-export function inputDataOf(config: SearchConfig): string {
+export function inputDataOf(config: SearchRunConfig): string {
   const data = config.pointOptions.get("input-data");
   return Array.isArray(data) ? data[0] ?? "random" : "random";
 }
@@ -79,25 +100,25 @@ export function pointInterruptOf(interrupt: Interrupt): Interrupt {
  * interrupt stops after the running point (measured and saved); a hard one
  * abandons it. `restart` replaces a local server that died, once.
  */
-export async function runSearch(
-  config: SearchConfig,
+export async function runSearch<V extends SearchVariant = Variant>(
+  config: SearchRunConfig,
   options: {
-    plans: readonly ModelPlan[];
+    plans: readonly ModelPlan<V>[];
     store: CheckpointStore;
     interrupt: Interrupt;
-    server: SearchServer;
-    restart?: () => Promise<SearchServer>;
-    events?: SearchEvents;
+    server: SearchServer<V>;
+    restart?: () => Promise<SearchServer<V>>;
+    events?: SearchEvents<V>;
     measure?: MeasurePoint;
     /** The run events of each point (a progress display). */
     pointEvents?: RunEvents;
   },
-): Promise<SearchOutcome> {
+): Promise<SearchOutcome<V>> {
   const { store, interrupt, events = {}, measure = measureWithProfile } = options;
   let server = options.server;
   let restarted = false;
   const pointInterrupt = pointInterruptOf(interrupt);
-  const outcome: SearchOutcome = { models: [], measured: 0, resumed: 0, interrupted: false };
+  const outcome: SearchOutcome<V> = { models: [], measured: 0, resumed: 0, interrupted: false };
   const total = options.plans.reduce((n, p) => n + p.variants.length, 0);
   let index = 0;
 
@@ -105,8 +126,8 @@ export async function runSearch(
   /** Measures a variant's series, one per client batch size, as `walk` leads; false when interrupted. */
   const measureVariant = async (
     model: SearchModel,
-    variant: Variant,
-    result: VariantOutcome,
+    variant: V,
+    result: VariantOutcome<V>,
     walk: (batchSize: number) => Walk | undefined,
   ): Promise<boolean> => {
     const again = seen.has(variant.name);
@@ -155,9 +176,18 @@ export async function runSearch(
             while (measured === undefined) {
               try {
                 await load();
+                const extra = await server.preparePoint?.() ?? {};
                 events.pointStart?.(point);
                 measured = await measure(
-                  planOf(config, { model, served: served!, batchSize, mode, value, server }),
+                  planOf(config, {
+                    model,
+                    served: served!,
+                    batchSize,
+                    mode,
+                    value,
+                    url: server.url(config.protocol),
+                    extra,
+                  }),
                   {
                     interrupt: pointInterrupt,
                     ...(options.pointEvents ? { events: options.pointEvents } : {}),
@@ -208,21 +238,21 @@ export async function runSearch(
   };
 
   for (const plan of options.plans) {
-    const done: VariantOutcome[] = [];
+    const done: VariantOutcome<V>[] = [];
     outcome.models.push({ model: plan.model, variants: done });
     const quick = config.searchMode === "quick" && !plan.model.configParameters && !config.disabled;
     /** Measures `variant`'s points as `walk` leads, into `result`, its outcome so far. */
     const walkOne = async (
-      variant: Variant,
+      variant: V,
       walk: (batchSize: number) => Walk | undefined,
-      result: VariantOutcome = { variant, records: [] },
+      result: VariantOutcome<V> = { variant, records: [] },
     ) => {
       if (!done.includes(result)) done.push(result);
       if (!await measureVariant(plan.model, variant, result, walk)) outcome.interrupted = true;
       return result;
     };
     /** Measures `variant`'s sweep over `loads`, or more of it into `result`. */
-    const measureOne: MeasureVariant = (variant, loads, result) =>
+    const measureOne: MeasureVariant<V> = (variant, loads, result) =>
       // Quick search ends a sweep at the first point that gains under 5 %.
       walkOne(variant, () => sweepWalk(loads, plan.model, quick ? 2 : PLATEAU_POINTS), result);
     const concurrencies = loadsOf(config, plan.model);
@@ -238,14 +268,15 @@ export async function runSearch(
           concurrencies,
         });
       }
-    } else if (config.searchMode === "optuna" && !config.disabled) {
-      const report = await optunaSearch(plan, {
+    } else if (config.searchMode === "optuna" && config.optuna && !config.disabled) {
+      // Optuna samples Triton's coordinates: only a model configuration search has them.
+      const report = await optunaSearch(plan as unknown as ModelPlan, {
         config,
         settings: config.optuna,
-        done,
-        walk: walkOne,
+        done: done as unknown as VariantOutcome[],
+        walk: walkOne as unknown as Parameters<typeof optunaSearch>[1]["walk"],
         interrupted: () => outcome.interrupted,
-        top: (count) => ranked(plan.model, done).slice(0, count),
+        top: (count) => ranked(plan.model, done).slice(0, count) as unknown as VariantOutcome[],
       });
       if (report) events.optuna?.(plan.model, report);
     } else {
@@ -268,7 +299,10 @@ export async function runSearch(
 }
 
 /** A variant's best point that meets the constraints, if any. */
-function bestPoint(model: SearchModel, variant: VariantOutcome): PointRecord | undefined {
+function bestPoint<V extends SearchVariant>(
+  model: SearchModel,
+  variant: VariantOutcome<V>,
+): PointRecord | undefined {
   return rankPoints(variant.records, { ...model, result: (r) => r.result }).find((r) =>
     r.reasons.length === 0
   )?.item;
@@ -280,15 +314,15 @@ function bestPoint(model: SearchModel, variant: VariantOutcome): PointRecord | u
  * whose sweep crossed a constraint is measured between the last load within
  * it and the first beyond, so its best point is the highest load that fits.
  */
-async function bisectTop(
+async function bisectTop<V extends SearchVariant>(
   model: SearchModel,
-  done: readonly VariantOutcome[],
+  done: readonly VariantOutcome<V>[],
   options: {
     walk: (
-      variant: Variant,
+      variant: V,
       walk: (batchSize: number) => Walk | undefined,
-      result: VariantOutcome,
-    ) => Promise<VariantOutcome>;
+      result: VariantOutcome<V>,
+    ) => Promise<VariantOutcome<V>>;
     steps: number;
     count: number;
   },
@@ -314,7 +348,10 @@ async function bisectTop(
 }
 
 /** Variants with a point within the constraints, best first. */
-function ranked(model: SearchModel, done: readonly VariantOutcome[]): VariantOutcome[] {
+function ranked<V extends SearchVariant>(
+  model: SearchModel,
+  done: readonly VariantOutcome<V>[],
+): VariantOutcome<V>[] {
   return done.flatMap((v) => {
     const best = bestPoint(model, v);
     return best ? [{ v, best }] : [];
@@ -323,11 +360,11 @@ function ranked(model: SearchModel, done: readonly VariantOutcome[]): VariantOut
 }
 
 /** Measures `variant` at `concurrencies`, adding to `result` when given. */
-type MeasureVariant = (
-  variant: Variant,
+type MeasureVariant<V extends SearchVariant> = (
+  variant: V,
   concurrencies: readonly number[],
-  result?: VariantOutcome,
-) => Promise<VariantOutcome>;
+  result?: VariantOutcome<V>,
+) => Promise<VariantOutcome<V>>;
 
 /**
  * Quick search: hill climbing from the smallest configuration. From the
@@ -336,10 +373,10 @@ type MeasureVariant = (
  * current configuration did best, and moves to the first that beats it;
  * it stops when neither does.
  */
-async function climb(
-  plan: ModelPlan,
+async function climb<V extends SearchVariant>(
+  plan: ModelPlan<V>,
   options: {
-    measure: MeasureVariant;
+    measure: MeasureVariant<V>;
     concurrencies: readonly number[];
     interrupted: () => boolean;
   },
@@ -394,11 +431,11 @@ async function climb(
  * keep the climb's points: a point each more took quick past 40 % of brute's
  * (13 against 30-36 on the 20 ms test model).
  */
-async function finalSweep(
+async function finalSweep<V extends SearchVariant>(
   model: SearchModel,
-  done: readonly VariantOutcome[],
+  done: readonly VariantOutcome<V>[],
   options: {
-    measure: MeasureVariant;
+    measure: MeasureVariant<V>;
     concurrencies: readonly number[];
   },
 ): Promise<void> {
@@ -411,16 +448,18 @@ async function finalSweep(
   v.records.sort((a, b) => a.point.value - b.point.value);
 }
 
-/** The profile plan of one point: the served model at one concurrency. */
+/** The profile plan of one point: the served model at one load, with what the server adds. */
 export function planOf(
-  config: SearchConfig,
+  config: SearchRunConfig,
   point: {
     model: SearchModel;
     served: string;
     batchSize: number;
     mode: LoadMode;
     value: number;
-    server: SearchServer;
+    url?: string;
+    /** The server's options for this point (c_api's repository, an engine's warmup). */
+    extra: Record<string, string>;
   },
 ) {
   const raw = withFlags(config.pointOptions, point.model);
@@ -430,9 +469,8 @@ export function planOf(
     point.mode === "concurrency" ? "concurrency-range" : "request-rate-range",
     String(point.value),
   );
-  const url = point.server.url(config.protocol);
-  if (url !== undefined) raw.set("url", url);
-  if (config.launch.mode === "c_api") raw.set("model-repository", config.outputRepository);
+  if (point.url !== undefined) raw.set("url", point.url);
+  for (const [name, value] of Object.entries(point.extra)) raw.set(name, value);
   const plan = buildProfileConfig(raw);
   return pointConfig(
     {

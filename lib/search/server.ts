@@ -9,20 +9,33 @@
 import { ConnectionError } from "../protocol/errors.ts";
 import { UsageError } from "../types/errors.ts";
 import type { Variant } from "./variants.ts";
+import { freePort, lastLines, launch, readLog, residentMb } from "./_process.ts";
 
 /** The server refused a variant: its message; the search goes on with the next one. */
 export class VariantLoadError extends Error {
   override name = "VariantLoadError";
 }
 
-export interface SearchServer {
+/** What a search measures: a Triton model configuration, or an engine's settings. */
+export interface SearchVariant {
+  /** Unique in the search: the checkpoint's points are keyed by it. */
+  name: string;
+  /** The model it serves. */
+  model: string;
+  /** A brute search's point (quick search climbs them). */
+  coordinates?: { count: number; maxBatchSize?: number };
+}
+
+export interface SearchServer<V extends SearchVariant = Variant> {
   /** What the console says of it: `tritonserver (PID 123) at 127.0.0.1:8000, log FILE`. */
   readonly description: string;
   /** host:port for -u, by protocol; undefined in c_api mode. */
   url(protocol: string): string | undefined;
   /** Loads `variant`; returns the model name to measure. Throws VariantLoadError. */
-  load(variant: Variant): Promise<string>;
-  unload(variant: Variant): Promise<void>;
+  load(variant: V): Promise<string>;
+  unload(variant: V): Promise<void>;
+  /** Before each point of the loaded variant: options its run adds (c_api's repository). */
+  preparePoint?(): Promise<Record<string, string>>;
   /** The server process's resident memory in MB (local mode), else undefined. */
   usedRamMb(): Promise<number | undefined>;
   /** True once a local server has exited. */
@@ -36,31 +49,6 @@ export interface SearchServer {
 const EXIT_TIMEOUT_SECS = 1;
 const READY_TIMEOUT_MS = 60_000;
 const READY_PROBE_MS = 2_000;
-const STOP_GRACE_SECS = 10;
-
-/**
- * Runs the server ("$@") and prints its PID; exits with the server's code.
- * inferperf holds the write end of its stdin: when that ends (stop(), or
- * inferperf gone, even SIGKILLed) the watcher stops the server by its PID,
- * SIGKILL after the grace period. It signals only the PIDs it started.
- */
-const WRAPPER = `command -v "$1" >/dev/null 2>&1 || exit 127
-exec 3<&0
-"$@" </dev/null >/dev/null 3<&- &
-server=$!
-echo "$server"
-exec 1>&-
-(while read -r _; do :; done
- kill -TERM "$server" 2>/dev/null
- i=0
- while [ "$i" -lt ${STOP_GRACE_SECS} ] && kill -0 "$server" 2>/dev/null; do sleep 1; i=$((i + 1)); done
- kill -KILL "$server" 2>/dev/null) <&3 3<&- &
-watcher=$!
-exec 3<&-
-wait "$server"
-code=$?
-kill "$watcher" 2>/dev/null
-exit "$code"`;
 
 /** POSTs to the repository API; an answer other than 200 is the server's error text. */
 async function repositoryCall(
@@ -153,10 +141,11 @@ export async function checkRemote(http: string): Promise<void> {
 }
 
 /** c_api: each point's run starts the library on the output repository and loads the variant. */
-export function inProcessServer(): SearchServer {
+export function inProcessServer(repository: string): SearchServer {
   return {
     description: "Triton's library in this process (c_api)",
     url: () => undefined,
+    preparePoint: () => Promise.resolve({ "model-repository": repository }),
     load: (variant) => Promise.resolve(variant.name),
     unload: () => Promise.resolve(),
     usedRamMb: () => Promise.resolve(undefined),
@@ -164,27 +153,6 @@ export function inProcessServer(): SearchServer {
     lost: () => Promise.resolve(false),
     stop: () => Promise.resolve(),
   };
-}
-
-/** A loopback port free a moment ago (Triton can not report an ephemeral one). */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
-function readLog(file: string): string {
-  try {
-    return Deno.readTextFileSync(file);
-  } catch {
-    return "";
-  }
-}
-
-function lastLines(text: string, count: number): string {
-  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
-  return lines.length === 0 ? "(nothing)" : lines.slice(-count).join(" | ");
 }
 
 export interface LocalOptions {
@@ -232,51 +200,29 @@ export async function startLocalServer(options: LocalOptions): Promise<SearchSer
     ["model-control-mode", "explicit"],
     ["log-file", log],
   ]);
-  // Through the wrapper: the server's end is bound to this process's, even to a SIGKILL.
-  const child = new Deno.Command("sh", {
-    args: ["-c", WRAPPER, "sh", options.serverPath, ...[...flags].map(([k, v]) => `--${k}=${v}`)],
-    // Its own process group: a terminal's Ctrl-C must not stop it under the running point.
-    detached: true,
-    ...(options.environment ? { env: options.environment } : {}),
-    stdin: "piped",
-    stdout: "piped",
-    // Flag errors go to stderr before the log file is open: kept for the message.
-    stderr: "piped",
-  }).spawn();
-  const pidLine = await new Response(child.stdout).text();
-  const status = child.status;
-  if (pidLine === "" && (await status).code === 127) {
+  const launched = await launch(
+    [options.serverPath, ...[...flags].map(([k, v]) => `--${k}=${v}`)],
+    options.environment ? { env: options.environment } : {},
+  );
+  if (launched === undefined) {
     throw new UsageError([
       `Can not start the Triton server "${options.serverPath}": not found (set --triton-server-path)`,
     ]);
   }
-  const pid = Number(pidLine.trim());
-  let stderr = "";
-  void (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr) stderr = (stderr + decoder.decode(chunk)).slice(-4000);
-  })().catch(() => {});
+  const { pid, status, stop } = launched;
   const http = `127.0.0.1:${flags.get("http-port")}`;
   const grpc = `127.0.0.1:${flags.get("grpc-port")}`;
-  let exited = false;
-  void status.then(() => exited = true);
-  const stdin = child.stdin.getWriter();
-  let stopped: Promise<void> | undefined;
-  // The end of the wrapper's stdin stops the server: SIGTERM, SIGKILL after the grace period.
-  const stop = () =>
-    stopped ??= (async () => {
-      await stdin.close().catch(() => {});
-      await status;
-    })();
 
   const deadline = performance.now() + READY_TIMEOUT_MS;
   while (!await isReady(http)) {
-    if (exited || performance.now() > deadline) {
-      const code = exited ? `exited with code ${(await status).code}` : "was not ready in time";
+    if (launched.exited || performance.now() > deadline) {
+      const code = launched.exited
+        ? `exited with code ${(await status).code}`
+        : "was not ready in time";
       await stop();
       throw new ConnectionError(
         `The Triton server ${options.serverPath} ${code}; its output ends: ${
-          lastLines(`${stderr}\n${readLog(log)}`, 5)
+          lastLines(`${launched.stderr()}\n${readLog(log)}`, 5)
         } (log: ${log})`,
         http,
       );
@@ -293,24 +239,9 @@ export async function startLocalServer(options: LocalOptions): Promise<SearchSer
     unload: (variant) => repositoryCall(http, { model: variant.name, action: "unload" }),
     usedRamMb: () => residentMb(pid),
     get exited() {
-      return exited;
+      return launched.exited;
     },
-    lost: async () => exited || !await isReady(http),
+    lost: async () => launched.exited || !await isReady(http),
     stop,
   };
-}
-
-/** VmRSS of a process in MB, read with cat: Deno reads /proc only with --allow-all. */
-async function residentMb(pid: number): Promise<number | undefined> {
-  try {
-    const output = await new Deno.Command("cat", {
-      args: [`/proc/${pid}/status`],
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(new TextDecoder().decode(output.stdout))?.[1];
-    return kb === undefined ? undefined : Number(kb) / 1024;
-  } catch {
-    return undefined;
-  }
 }

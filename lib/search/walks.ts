@@ -8,22 +8,23 @@
 import { type Goals, meetsConstraints, type PointRecord } from "../sweep/mod.ts";
 import type { SearchModel } from "./config.ts";
 import type { Variant } from "./variants.ts";
+import type { SearchVariant } from "./server.ts";
 
 /** Model Analyzer's plateau rule: this many last points ... */
 export const PLATEAU_POINTS = 4;
 /** ... gaining no more than this fraction of throughput end a sweep. */
 export const PLATEAU_GAIN = 0.05;
 
-export interface VariantOutcome {
-  variant: Variant;
+export interface VariantOutcome<V extends SearchVariant = Variant> {
+  variant: V;
   records: PointRecord[];
   /** Why it was not measured (the server refused it), or why a point failed. */
   failure?: string;
 }
 
-export interface ModelPlan {
+export interface ModelPlan<V extends SearchVariant = Variant> {
   model: SearchModel;
-  variants: Variant[];
+  variants: V[];
 }
 
 /**

@@ -13,6 +13,7 @@
 import { mulberry32 } from "../input/generate.ts";
 import type { LlmSpec, ModelSpec } from "./config_types.ts";
 import { type Clock, realClock } from "./model.ts";
+import { ENGINE_MODEL, type SlotEngine } from "./engine.ts";
 import type { ModelRepository } from "./repository.ts";
 import type { HttpRequest, HttpResponse } from "./_http.ts";
 import {
@@ -361,9 +362,11 @@ export function isLlmPath(path: string): boolean {
 /** The OpenAI-compatible routes over the models of `repository` that have `llm` settings. */
 export function createOpenAiHandler(
   repository: ModelRepository,
-  options: { clock?: Clock } = {},
+  options: { clock?: Clock; engine?: SlotEngine } = {},
 ): OpenAiFrontEnd {
-  const timeline = new Timeline(options.clock ?? realClock);
+  const clock = options.clock ?? realClock;
+  const timeline = new Timeline(clock);
+  const tunable = options.engine;
   const llms = repository.specs.filter((s) => s.llm !== undefined);
   let answers = 0;
 
@@ -423,14 +426,26 @@ export function createOpenAiHandler(
         ? body.texts.length
         : 0,
     };
-    const times = schedule(request.arrival + llm.ttftMs, { llm, count: Math.max(1, count), rng });
+    const timesFrom = (first: number) => schedule(first, { llm, count: Math.max(1, count), rng });
+    let times = timesFrom(request.arrival + llm.ttftMs);
+    // The tunable engine's answers wait for a slot; their tokens are one decode step apart.
+    const engine = spec.name === ENGINE_MODEL ? tunable : undefined;
+    let release = () => {};
+    const admit = async () => {
+      if (!engine) return;
+      release = await engine.acquire(answer.promptTokens);
+      times = timesFrom(clock.now() + engine.firstTokenMs(answer.promptTokens));
+    };
     const streaming = options.stream ?? body.stream === true;
     if (wire !== undefined) return wireAnswer(answer, { wire, streaming, times, llm, n });
     if (!streaming || unstreamed) {
-      return timeline.until(times[times.length - 1]).then(
-        () => json(200, completeBody(answer, llm.usage)),
+      return admit().then(() => timeline.until(times[times.length - 1])).then(
+        () => {
+          if (engine) engine.generatedTokens += count;
+          return json(200, completeBody(answer, llm.usage));
+        },
         (error: Error) => failure(503, error.message),
-      );
+      ).finally(release);
     }
     const streamOptions = isObject(body.stream_options) ? body.stream_options : {};
     const includeUsage = llm.usage && kind !== "generate" && streamOptions.include_usage === true;
@@ -445,13 +460,19 @@ export function createOpenAiHandler(
         const role = { index: 0, delta: { role: "assistant", content: "" }, finish_reason: null };
         await write(chunk(answer, [role]));
       }
-      for (let i = 0; i < count; i++) {
-        if (i === failAt) {
-          await failStream(write, llm.errorKind);
-          return;
+      await admit();
+      try {
+        for (let i = 0; i < count; i++) {
+          if (i === failAt) {
+            await failStream(write, llm.errorKind);
+            return;
+          }
+          await timeline.until(times[i]);
+          await write(piece(i));
+          if (engine) engine.generatedTokens++;
         }
-        await timeline.until(times[i]);
-        await write(piece(i));
+      } finally {
+        release();
       }
       if (failAt === count) {
         await failStream(write, llm.errorKind);

@@ -11,6 +11,7 @@ import { type GrpcServer, type GrpcTlsOptions, serveGrpc } from "./grpc.ts";
 import { createKServeHandler } from "./kserve_http.ts";
 import { createMetricsHandler } from "./metrics.ts";
 import { createOpenAiHandler, isLlmPath } from "./openai.ts";
+import { engineModel, type EngineSettings, SlotEngine } from "./engine.ts";
 import { SharedMemoryRegistry } from "./shm.ts";
 import { TraceSettingsStore } from "./trace.ts";
 import { createTorchServeHandler } from "./torchserve.ts";
@@ -19,6 +20,7 @@ import { ModelRepository } from "./repository.ts";
 import { type HttpServer, serveHttp } from "./_http.ts";
 
 export const SERVER_NAME = "inferperf-reference";
+const encoder = new TextEncoder();
 
 export interface ServerOptions {
   /** Default DEFAULT_MODELS. */
@@ -49,6 +51,8 @@ export interface ServerOptions {
   clock?: Clock;
   /** Substitutes the uniform [0, 1) source of compute-time distributions (tests). */
   random?: () => number;
+  /** The tunable LLM engine (engine.ts): its model `engine` beside `models`, its /metrics. */
+  engine?: EngineSettings;
 }
 
 export interface RunningServer {
@@ -74,7 +78,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const { signal } = options;
   signal?.throwIfAborted();
   const host = options.host ?? "127.0.0.1";
-  const specs = resolveModelSpecs(options.models ?? DEFAULT_MODELS, "options.models");
+  const engine = options.engine && new SlotEngine(options.engine);
+  const models = [
+    ...options.models ?? DEFAULT_MODELS,
+    ...(options.engine ? [engineModel(options.engine)] : []),
+  ];
+  const specs = resolveModelSpecs(models, "options.models");
   const gpus = new SimulatedGpus();
   const repository = new ModelRepository(specs, {
     clock: options.clock,
@@ -86,10 +95,19 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const trace = new TraceSettingsStore();
   const kserve = createKServeHandler(repository, identity, { sharedMemory, trace });
   const torchserve = createTorchServeHandler(repository);
-  const openai = createOpenAiHandler(repository, { clock: options.clock });
+  const openai = createOpenAiHandler(repository, {
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(engine ? { engine } : {}),
+  });
   const http = serveHttp(
     (request) =>
-      request.path.startsWith("/v1/") || isLlmPath(request.path)
+      engine && request.path === "/metrics"
+        ? {
+          status: 200,
+          contentType: "text/plain; version=0.0.4",
+          body: encoder.encode(engine.metricsText()),
+        }
+        : request.path.startsWith("/v1/") || isLlmPath(request.path)
         ? openai.handle(request)
         : request.path.startsWith("/predictions/") || request.path === "/ping"
         ? torchserve(request)

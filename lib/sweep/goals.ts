@@ -29,14 +29,20 @@ export interface Goals {
  * lib/measure/metrics.ts), or undefined. Latencies are in milliseconds, like -l.
  */
 export function parseMetric(given: string): Metric | undefined {
+  // AIPerf's snake_case with the statistic after (time_to_first_token_p90): constraints' keys.
+  const suffixed = given.startsWith("perf_latency_")
+    ? null
+    : /^([a-z][a-z_]*[a-z])_(avg|std|min|max|p\d+)$/.exec(given);
   const name = MODEL_ANALYZER_NAMES[given] ??
-    given.replace(/^perf_latency_(p\d+|avg)$/, "$1-latency");
+    (suffixed
+      ? `${suffixed[1]}:${suffixed[2]}`
+      : given.replace(/^perf_latency_(p\d+|avg)$/, "$1-latency"));
   const metric = parseMetricName(name);
   // A bound on each request is no figure of a point.
   if (typeof metric === "string" || metric.def.stat !== undefined && !metric.statistic) {
     return undefined;
   }
-  return { ...metric, name };
+  return { ...metric, name: suffixed ? given : name };
 }
 
 /** Model Analyzer's metric names for the sweeps' own. */
@@ -46,7 +52,7 @@ const MODEL_ANALYZER_NAMES: Readonly<Record<string, string>> = {
 };
 
 const METRICS_HELP =
-  "throughput, avg-latency or pN-latency (N from 1 to 99), Model Analyzer's perf_throughput, perf_latency_avg, perf_latency_pN or cpu_used_ram, or for LLM runs request-goodput, output-token-throughput or avg- or pN-time-to-first-token, -time-to-second-token, -inter-token-latency, -request-latency";
+  "throughput, avg-latency or pN-latency (N from 1 to 99), Model Analyzer's perf_throughput, perf_latency_avg, perf_latency_pN or cpu_used_ram, or for LLM runs request-goodput, output-token-throughput or avg- or pN-time-to-first-token, -time-to-second-token, -inter-token-latency, -request-latency (also AIPerf's names with the statistic after: time_to_first_token_p90, output_token_throughput_per_user_avg)";
 
 /** `min-METRIC=N` / `max-METRIC=N` entries, each possibly a comma-delimited list of them. */
 function parseConstraints(entries: readonly string[], errors: string[]): Constraint[] {

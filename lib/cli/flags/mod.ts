@@ -5,6 +5,7 @@
  * @module
  */
 import type { OptionDef } from "../option_types.ts";
+import { ENGINE } from "./engine.ts";
 import { GENERAL } from "./general.ts";
 import { INPUT_DATA } from "./input_data.ts";
 import { LOAD } from "./load.ts";
@@ -32,5 +33,6 @@ export const OPTIONS: readonly OptionDef[] = [
   ...GENERAL,
   ...SWEEPS,
   ...SEARCH,
+  ...ENGINE,
   ...OLDER,
 ];

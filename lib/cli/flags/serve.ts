@@ -76,4 +76,65 @@ export const SERVE: readonly OptionDef[] = [
     commands: ["serve"],
     help: "Require gRPC clients to present a certificate signed by these CAs (mutual TLS).",
   },
+
+  engineFlag(
+    "llm-slots",
+    "int",
+    undefined,
+    "N",
+    "Serve the tunable LLM engine, the model `engine`: N answers decode at once, more wait in a queue (its /metrics on the HTTP port, in vLLM's names).",
+  ),
+  engineFlag(
+    "llm-ctx-size",
+    "int",
+    8192,
+    "TOKENS",
+    "The engine's context, shared by its slots: it refuses to start when a slot's share is under 512 tokens.",
+  ),
+  engineFlag(
+    "llm-prefill-ms-per-token",
+    "float",
+    0.05,
+    "MS",
+    "The engine's prefill time per prompt token, before an answer's first decode step.",
+  ),
+  engineFlag(
+    "llm-step-ms",
+    "float",
+    10,
+    "MS",
+    "The engine's decode step (one token of every busy slot) with one slot.",
+  ),
+  engineFlag(
+    "llm-step-ms-per-slot",
+    "float",
+    2,
+    "MS",
+    "What each further slot adds to a decode step, busy or not (a batch padded to its slots).",
+  ),
+  engineFlag(
+    "llm-output-tokens",
+    "int",
+    32,
+    "N",
+    "The engine's answer length, unless a request's max_tokens asks for fewer.",
+  ),
 ];
+
+function engineFlag(
+  name: string,
+  type: "int" | "float",
+  fallback: number | undefined,
+  valueName: string,
+  help: string,
+): OptionDef {
+  return {
+    name,
+    type,
+    ...(fallback === undefined ? {} : { default: fallback }),
+    group: "Reference server (inferperf serve)",
+    valueName,
+    commands: ["serve"],
+    help,
+  };
+}

@@ -102,11 +102,11 @@ export async function runSimulated(
   try {
     const store = CheckpointStore.open(dir);
     store.use(search.config.settings, { objective: "throughput", constraints: [] });
-    const outcome = await runSearch({ ...search.config, checkpointDirectory: dir }, {
+    const outcome = await runSearch(search.config, {
       plans: search.plans,
       store,
       interrupt: new Interrupt(),
-      server: inProcessServer(),
+      server: inProcessServer(search.config.outputRepository),
       measure,
     });
     return { outcome, measured };

@@ -1,0 +1,210 @@
+/**
+ * Engine search end to end with the reference server's tunable engine as
+ * the engine (`inferperf serve --llm-slots N`): a decode step of 4 ms + 2 ms
+ * per further slot makes 1, 2, 4 slots serve 16-token answers at about 250,
+ * 333, 400 tokens/s in all when full and 250, 167, 100 per user, so under
+ * an average ITL of at most 8 ms (4 slots: 10 ms) and a TTFT p90 of 100 ms
+ * the known best is 2 slots at concurrency 2. Ctrl-C and resume reach the
+ * same best; the summary page renders in Chromium; bad input is one line.
+ */
+import assert from "node:assert/strict";
+import { parseCsv, runCli } from "./_helpers.ts";
+import { chromium, renderedDom, withoutScripts } from "./_chromium.ts";
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+/** The compiled binary's run grant; env only for the YAML package's source build (the bundle's reads none). */
+const PERMISSIONS = [
+  ...["--allow-net", "--allow-read", "--allow-write", "--allow-env", "--allow-run=sh,cat"],
+];
+const SERVE = [
+  Deno.execPath(),
+  ...["run", "--allow-net", "--allow-read", MAIN, "serve", "--http-port", "{port}"],
+  ...["--grpc-port", "0", "--metrics-port", "0", "--tfserving-port", "-1"],
+  ...["--llm-step-ms", "4", "--llm-step-ms-per-slot", "2", "--llm-output-tokens", "16"],
+  ...["--llm-prefill-ms-per-token", "0.01"],
+];
+
+/** A search config in a new directory: the reference engine with `engine` and `parameters`. */
+function setup(
+  options: {
+    engine?: Record<string, unknown>;
+    parameters?: Record<string, unknown>;
+    loads?: number[];
+  },
+): { dir: string; args: string[] } {
+  const dir = Deno.makeTempDirSync({ prefix: "inferperf_engine_" });
+  const config = {
+    "model-name": "engine",
+    "measurement-interval": 1000,
+    "stability-percentage": 50,
+    streaming: true,
+    "concurrency-range": options.loads ?? [1, 2],
+    engine: {
+      command: [...SERVE, "--llm-slots", "{slots}", "--llm-ctx-size", "{ctx}"],
+      ready: { url: "/v1/models", status: 200, timeout: 60 },
+      ...options.engine,
+    },
+    engine_parameters: options.parameters ?? { slots: [1, 2, 4], ctx: [4096] },
+    constraints: { time_to_first_token_p90: { max: 100 }, inter_token_latency_avg: { max: 8 } },
+    "export-path": dir,
+    "checkpoint-directory": `${dir}/checkpoints`,
+  };
+  // JSON is YAML.
+  Deno.writeTextFileSync(`${dir}/engine.yaml`, JSON.stringify(config, null, 2));
+  return { dir, args: ["profile", "--config", `${dir}/engine.yaml`] };
+}
+
+function rows(dir: string): string[][] {
+  return parseCsv(Deno.readTextFileSync(`${dir}/results/metrics-llm-inference.csv`));
+}
+
+Deno.test("the search finds the engine's known best; Ctrl-C saves, the same command resumes to it", async () => {
+  const { dir, args } = setup({});
+  try {
+    const once = await runCli(args, {
+      permissions: PERMISSIONS,
+      signalAt: "[2/3]",
+      timeoutMs: 180_000,
+    });
+    assert.equal(once.code, 130, once.stderr + once.stdout);
+    assert.match(once.stdout, /Interrupted: measured points are in .*0\.ckpt/);
+    const saved = JSON.parse(Deno.readTextFileSync(`${dir}/checkpoints/0.ckpt`)).points.length;
+    assert.ok(saved >= 2, `${saved} points saved`);
+    // The engine stopped with the search.
+    const resumed = await runCli(args, { permissions: PERMISSIONS, timeoutMs: 180_000 });
+    assert.equal(resumed.code, 0, resumed.stderr + resumed.stdout);
+    assert.match(
+      resumed.stdout,
+      new RegExp(`resuming from checkpoint .*0\\.ckpt \\(points measured: ${saved}\\)`),
+    );
+    assert.match(resumed.stdout, new RegExp(`from the checkpoint: ${saved}\\)`));
+    assert.match(resumed.stdout, /Best slots=2\n\s+at concurrency 2: /);
+    assert.match(
+      resumed.stdout,
+      /avg inter token latency \d+\.\d > 8 msec: higher loads are skipped/,
+    );
+    assert.match(
+      resumed.stdout,
+      /Best command line: \S+ run --allow-net --allow-read \S+main\.ts serve --http-port \d+ .* --llm-slots 2 --llm-ctx-size 4096\n/,
+    );
+    const table = rows(dir);
+    const header = table[0]!;
+    const at = (name: string) => header.indexOf(name);
+    const best = table[1]!;
+    assert.deepEqual([
+      best[0],
+      best[1],
+      best[at("Load")],
+      best[at("Value")],
+      best[at("Satisfies Constraints")],
+    ], [
+      "slots=2",
+      "2",
+      "concurrency",
+      "2",
+      "Yes",
+    ]);
+    // Each point once: slots 1 and 2 at both loads, 4 slots only at 1 (its ITL broke the bound).
+    assert.equal(table.length - 1, 5, table.map((r) => r.slice(0, 5).join(" ")).join("\n"));
+    // The ground truth: 2 slots decode 6 ms steps; 16 tokens per answer.
+    const itl = Number(best[at("Inter Token Latency avg (ms)")]);
+    assert.ok(itl > 5.5 && itl < 8, `ITL ${itl}`);
+    assert.equal(best[at("Output Sequence Length avg")], "16.0");
+    const four = table.find((r) => r[0] === "slots=4")!;
+    assert.equal(four[at("Satisfies Constraints")], "No");
+    assert.ok(Number(table.find((r) => r[0] === "slots=1")![at("Server RAM (MB)")]) > 10);
+    // Each start has its log.
+    assert.deepEqual(Deno.readDirSync(`${dir}/logs`).map((e) => e.name).toArray().sort(), [
+      "0_slots=1.log",
+      "1_slots=2.log",
+      "2_slots=4.log",
+    ]);
+    if (!("reason" in chromium)) {
+      const html = Deno.readTextFileSync(`${dir}/reports/summaries/engine/result_summary.html`);
+      const dom = withoutScripts(await renderedDom(html));
+      assert.match(dom, /<html[^>]*data-rendered="true"/);
+      assert.doesNotMatch(dom, /data-render-error/);
+      assert.equal(dom.match(/<circle[^>]*data-point/g)?.length, 3 * 5, "every point on 3 charts");
+      assert.equal(dom.match(/<polyline[^>]*data-front/g)?.length, 1);
+      assert.equal(dom.match(/data-best=""/g)?.length, 3);
+      // The TTFT and ITL constraints, dashed on their charts.
+      assert.match(dom, /data-limit="max-time_to_first_token_p90=100"/);
+      assert.match(dom, /data-limit="max-inter_token_latency_avg=8"/);
+      assert.match(dom, /<pre data-best-command="">[^<]*--llm-slots 2/);
+    } else console.log(`engine_search_test: page not rendered: ${chromium.reason}`);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a variant that does not start is reported with its log's last lines; the search goes on", async () => {
+  // 4 slots in 1024 tokens of context: the engine refuses to start.
+  const { dir, args } = setup({ parameters: { slots: [4, 1], ctx: [1024] }, loads: [1] });
+  try {
+    const run = await runCli(args, { permissions: PERMISSIONS, timeoutMs: 120_000 });
+    assert.equal(run.code, 3, run.stderr + run.stdout);
+    assert.match(
+      run.stdout,
+      /failed: The engine exited with code 1 at start; its log ends: .*error: The LLM engine can not start: --llm-ctx-size 1024 leaves each of the 4 slots 256 tokens of context: at least 512 needed .*\(log: \S+0_slots=4\.log\)/,
+    );
+    assert.match(run.stdout, /Best slots=1/);
+    assert.match(run.stderr, /1 variants could not be measured/);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("bad engine input: one line each, before anything is measured", async () => {
+  const cases: Array<[string, Parameters<typeof setup>[0], RegExp, number]> = [
+    [
+      "missing binary",
+      { engine: { command: ["no-such-engine-inferperf", "--port", "{port}"] }, parameters: {} },
+      /^error: Can not start the engine "no-such-engine-inferperf": not found \(engine\.command\)$/m,
+      1,
+    ],
+    [
+      "unknown placeholder",
+      { engine: { command: [...SERVE, "--llm-slots", "{slot}"] }, parameters: { slots: [1] } },
+      /Unknown placeholder \{slot\} in engine\.command/,
+      1,
+    ],
+    [
+      "a readiness check that never passes",
+      {
+        engine: { ready: { url: "/nowhere", timeout: 1 } },
+        parameters: { slots: [1], ctx: [4096] },
+      },
+      /failed: The engine was not ready within 1 s \(GET \/nowhere answering 200\); its log ends: .*Serving KServe/,
+      3,
+    ],
+  ];
+  for (const [what, options, expected, code] of cases) {
+    const { dir, args } = setup({ ...options, loads: [1] });
+    try {
+      const run = await runCli(args, { permissions: PERMISSIONS, timeoutMs: 60_000 });
+      assert.equal(run.code, code, `${what}: ${run.stderr}${run.stdout}`);
+      assert.match(run.stdout + run.stderr, expected, what);
+      if (what === "missing binary") {
+        assert.equal(run.stderr.split("\n").filter((l) => l.startsWith("error:")).length, 1);
+      }
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  }
+  const busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { dir, args } = setup({
+    engine: { port: (busy.addr as Deno.NetAddr).port },
+    parameters: { slots: [1], ctx: [4096] },
+  });
+  try {
+    const run = await runCli(args, { permissions: PERMISSIONS, timeoutMs: 60_000 });
+    assert.equal(run.code, 1, run.stderr + run.stdout);
+    assert.match(
+      run.stderr,
+      /^error: engine\.port \d+ is in use: stop what listens there or omit port$/m,
+    );
+  } finally {
+    busy.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
