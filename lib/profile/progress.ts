@@ -151,14 +151,16 @@ export class Progress {
   }
 
   /** A load level starts; `position`: which of a sweep's levels it is. */
-  levelStart(value: number, position?: { index: number; total: number }): void {
+  levelStart(value: number, position?: { index: number; total?: number }): void {
     if (!this.#enabled) return;
     this.#levelValue = value;
     this.#level =
       (this.#stepMode === "concurrency"
         ? `concurrency ${value}`
         : `request rate ${formatGeneral(value)}`) +
-      (position ? ` (level ${position.index} of ${position.total})` : "");
+      (position === undefined
+        ? ""
+        : ` (level ${position.index}${position.total ? ` of ${position.total}` : ""})`);
     this.#levelStartMs = this.#now();
     this.#lastPlainMs = this.#levelStartMs;
     this.#doneRequests = 0;

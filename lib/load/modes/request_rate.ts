@@ -26,6 +26,8 @@ function steadySchedule(plan: LoadPlan, value: number, rng: Rng): Schedule {
   }
 }
 
+const STAGES_SLACK_MS = 1000;
+
 export const requestRate: LoadModeDef = {
   reportAs: "request_rate",
   pattern: (plan) => {
@@ -40,7 +42,9 @@ export const requestRate: LoadModeDef = {
       return {
         range: { start: rate, end: rate, step: 1 },
         schedule: (_value, rng) => shapedSchedule(shape, gaps(rng)),
-        durationMs,
+        // The schedule ends by itself with the last stage; the window's bound comes a second
+        // later, so that a send due at the very end still leaves (it raced the bound).
+        durationMs: durationMs + STAGES_SLACK_MS,
       };
     }
     const ramp = plan.ramp;

@@ -25,7 +25,8 @@ function sweepLength(plan: ProfilePlan): number {
     : plan.loadMode === "request_rate"
     ? plan.requestRate
     : undefined;
-  if (!range || range.end === 0 || plan.binarySearch || plan.stages || plan.capacity) return 0;
+  // A binary or capacity search picks its levels as it goes.
+  if (!range || range.end === 0 || plan.binarySearch || plan.capacity || plan.stages) return 0;
   let n = 0;
   for (const _ of rangeLevels(range)) n++;
   return n;
@@ -67,9 +68,14 @@ class ConsoleSink implements ReportSink {
   levelStart(value: number): void {
     this.#started++;
     const total = this.#levels;
+    const searching = this.#plan.binarySearch || this.#plan.capacity !== undefined;
     this.#progress.levelStart(
       value,
-      total > 1 && this.#started <= total ? { index: this.#started, total } : undefined,
+      searching
+        ? { index: this.#started }
+        : total > 1 && this.#started <= total
+        ? { index: this.#started, total }
+        : undefined,
     );
   }
 
