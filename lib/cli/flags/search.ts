@@ -282,7 +282,7 @@ export const SEARCH: readonly OptionDef[] = [
     valueName: "CONFIG,...",
     commands: ["report"],
     help:
-      "inferperf report of a search's checkpoint: also a detailed report of each of these configurations (e.g. delay_config_5), reports/detailed/<config>/detailed_report.html, and .pdf where headless Chromium runs.",
+      "With inferperf report of a search's checkpoint: also a detailed report of each of these configurations (e.g. delay_config_5), reports/detailed/<config>/detailed_report.html, and .pdf where headless Chromium runs.",
   },
   {
     name: "num-top-model-configs",
