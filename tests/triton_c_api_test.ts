@@ -93,6 +93,31 @@ Deno.test({
 });
 
 Deno.test({
+  name: "C API: --shared-memory system (perf_analyzer's QA case): inputs read in place, validated",
+  ignore,
+  async fn() {
+    // perf_analyzer's command line: -t 1 -p2000 -b 1 --shared-memory=system, and async.
+    for (const extra of [[], ["-a"]]) {
+      const cli = await withData("identity_fp32", "fp32_echo.json", 50, [
+        ...["-t", "1", "-b", "1", "--shared-memory=system", ...extra],
+      ]);
+      assert.equal(cli.code, 0, cli.stderr + cli.stdout);
+      assert.equal(figure(cli.stdout, "Successful request count"), 50);
+    }
+    const bytes = await withData("identity_bytes", "bytes_echo.json", 20, [
+      ...["--shared-memory", "system", "--concurrency-range", "4"],
+    ]);
+    assert.equal(bytes.code, 0, bytes.stderr + bytes.stdout);
+    assert.equal(figure(bytes.stdout, "Successful request count"), 20);
+    // A wrong expectation still fails: the outputs are the server's, not the input region's.
+    const wrong = await withData("identity_fp32", "fp32_wrong.json", 10, [
+      ...["--shared-memory", "system"],
+    ]);
+    assert.equal(wrong.code, 3, wrong.stderr + wrong.stdout);
+  },
+});
+
+Deno.test({
   name: "C API: one 10 ms instance gives ~100 infer/s and N x 10 ms at concurrency N",
   ignore,
   async fn() {

@@ -382,9 +382,10 @@ export function parseService(
       'Value "cuda" of --shared-memory needs CUDA (an NVIDIA GPU and its driver, with the server ' +
         "on the same machine), which inferperf does not use: use --shared-memory system",
     );
-  } else if (sharedMemory === "system" && kind !== "triton") {
+  } else if (sharedMemory === "system" && kind !== "triton" && kind !== "triton_c_api") {
     errors.push(
-      "--shared-memory system needs --service-kind triton (shared memory is a Triton extension)",
+      "--shared-memory system needs --service-kind triton or triton_c_api (shared memory is a " +
+        "Triton extension)",
     );
   }
   const outputTokens = raw.has("output-tokens-mean")

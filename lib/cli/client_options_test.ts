@@ -304,7 +304,10 @@ Deno.test("shared memory: system for Triton over HTTP and gRPC; cuda needs CUDA"
     usageErrors(() =>
       config("-m", "x", "--service-kind", "tfserving", "--shared-memory", "system")
     ),
-    ["--shared-memory system needs --service-kind triton (shared memory is a Triton extension)"],
+    [
+      "--shared-memory system needs --service-kind triton or triton_c_api (shared memory is a " +
+      "Triton extension)",
+    ],
   );
   assert.deepEqual(
     usageErrors(() => config("-m", "x", "--output-shared-memory-size", "-1")),

@@ -308,9 +308,11 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
     }
     const own = recorder.rotate();
     await options.boundary?.();
-    await load.stop();
     await coordinator?.drained();
+    // Before the stop, which sends each sequence under way its last request: the server's
+    // statistics of the window count the window's requests only.
     const after = await snapshot(options);
+    await load.stop();
     if (before && after) own.serverStats = statisticsDelta(before, after);
     const window = coordinator ? await coordinator.window(own) : own;
     options.onWindow?.(window, 0);

@@ -46,14 +46,18 @@ export function outputSlotBytes(
 export async function openSharedMemory(
   client: InferenceClient,
   options: {
-    config: Pick<ProfilePlan, "sharedMemory" | "url" | "outputSharedMemorySize" | "batchSize">;
+    config: Pick<
+      ProfilePlan,
+      "sharedMemory" | "url" | "outputSharedMemorySize" | "batchSize" | "serviceKind"
+    >;
     server: ServerInfo;
     model: ModelInfo;
     requests: readonly InferRequest[];
   },
 ): Promise<SharedMemorySession | undefined> {
   const { config, server } = options;
-  if (config.sharedMemory !== "system") return undefined;
+  // In process, the C API client keeps its own input regions (lib/protocol/triton_c_api).
+  if (config.sharedMemory !== "system" || config.serviceKind === "triton_c_api") return undefined;
   if (!hasSharedMemoryControl(client) || !server.extensions.includes("system_shared_memory")) {
     throw new UsageError([
       `--shared-memory system needs a server with Triton's system shared-memory extension; ` +

@@ -48,6 +48,14 @@ export interface TritonCApiOptions {
   verbose: boolean;
   /** --request-timeout: a request still unanswered after this fails. */
   requestTimeoutMs?: number;
+  /**
+   * --shared-memory system, as perf_analyzer's C API mode has it: in process
+   * there is no shared-memory extension, so inputs live in regions of this
+   * process's memory, each distinct tensor once, which every request reads in
+   * place (perf_analyzer: a region per tensor, registered with its loader by
+   * pointer). Without it each prepared request has its own copy.
+   */
+  sharedMemory?: boolean;
 }
 
 /** A request in flight: what its responses settle. */
@@ -92,6 +100,8 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
   readonly #server: InProcessServer;
   readonly #allocator: ResponseAllocator;
   readonly #requestTimeoutMs: number | undefined;
+  /** --shared-memory system: the input regions, by the tensor data they hold. */
+  readonly #regions: Map<Uint8Array, Uint8Array> | undefined;
   readonly #completions: Completions;
   readonly #calls = new Map<number, Call>();
   /** Prepared requests whose tensors the core may still read, by call id, until released. */
@@ -110,12 +120,13 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
   private constructor(
     lib: TritonLibrary,
     server: InProcessServer,
-    options: { allocator: ResponseAllocator; requestTimeoutMs?: number },
+    options: { allocator: ResponseAllocator; requestTimeoutMs?: number; sharedMemory?: boolean },
   ) {
     this.#lib = lib;
     this.#server = server;
     this.#allocator = options.allocator;
     this.#requestTimeoutMs = options.requestTimeoutMs;
+    this.#regions = options.sharedMemory ? new Map() : undefined;
     this.#completions = createCompletions({
       response: (response, flags, userp) => this.#response(response, flags, userp),
       release: (request, userp) => this.#release(request, userp),
@@ -131,6 +142,7 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
       const allocator = createAllocator(lib);
       return new TritonCApiClient(lib, server, {
         allocator,
+        sharedMemory: options.sharedMemory ?? false,
         ...(options.requestTimeoutMs === undefined
           ? {}
           : { requestTimeoutMs: options.requestTimeoutMs }),
@@ -191,7 +203,7 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
     const inputs = request.inputs.map((tensor) => {
       const datatype = DATATYPE_CODES[tensor.datatype];
       // The core reads the bytes in place while the request runs: an ArrayBuffer never moves.
-      const data = tensor.data.byteLength === 0 ? tensor.data : tensor.data.slice();
+      const data = tensor.data.byteLength === 0 ? tensor.data : this.#region(tensor.data);
       return {
         name: cString(tensor.name),
         datatype,
@@ -209,6 +221,15 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
       this.#decoupled.has(target.model),
       request.outputs,
     );
+  }
+
+  /** A copy of `data` that stays put: its region with shared memory (made once), else its own. */
+  #region(data: Uint8Array): Uint8Array {
+    const regions = this.#regions;
+    if (regions === undefined) return data.slice();
+    let region = regions.get(data);
+    if (region === undefined) regions.set(data, region = data.slice());
+    return region;
   }
 
   openSession(): Promise<InferSession> {
