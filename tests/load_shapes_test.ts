@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { parseProfileExport } from "../lib/report/export.ts";
 import { startServerInWorker } from "../lib/server/mod.ts";
 import { runCli } from "./_helpers.ts";
+import { loadSchema, validate } from "./_json_schema.ts";
 
 type Server = Awaited<ReturnType<typeof startServerInWorker>>;
 
@@ -27,9 +28,10 @@ function firstToken(outputs: readonly Record<string, unknown>[]): number {
 async function exportedRun(args: string[]) {
   const dir = await Deno.makeTempDir({ prefix: "inferperf_shapes_" });
   try {
-    const r = await runCli([...args, "--profile-export-file", `${dir}/e.json`], {
-      timeoutMs: 60_000,
-    });
+    const r = await runCli(
+      [...args, "--profile-export-file", `${dir}/e.json`, "--summary-json", `${dir}/s.json`],
+      { timeoutMs: 60_000 },
+    );
     assert.equal(r.code, 0, r.stderr);
     const experiment = parseProfileExport(await Deno.readTextFile(`${dir}/e.json`)).experiments[0];
     const t0 = experiment.window_boundaries[0];
@@ -40,7 +42,8 @@ async function exportedRun(args: string[]) {
       first: ms(q.response_timestamps[firstToken(q.response_outputs)]),
       end: ms(q.response_timestamps.at(-1)!),
     })).sort((a, b) => a.sent - b.sent);
-    return { requests, experiment, stdout: r.stdout };
+    const summary = JSON.parse(await Deno.readTextFile(`${dir}/s.json`));
+    return { requests, experiment, summary, stdout: r.stdout };
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -142,6 +145,19 @@ Deno.test("rate ramps and stages follow their line within 5 % in every second of
     ]);
     assert.equal(stages.requests.length, 400);
     assert.deepEqual(stages.experiment.experiment, { mode: "request_rate", value: 400 / 3 });
+    // The summary says how the load was shaped.
+    assert.deepEqual(validate(stages.summary, await loadSchema("summary.schema.json")), []);
+    assert.deepEqual(stages.summary.settings.load_shape, {
+      stages: [
+        { duration_ms: 1000, target: 200 },
+        { duration_ms: 1000, target: 200 },
+        { duration_ms: 1000, target: 0 },
+      ],
+    });
+    assert.deepEqual(validate(exponential.summary, await loadSchema("summary.schema.json")), []);
+    assert.deepEqual(exponential.summary.settings.load_shape, {
+      ramp: { duration_ms: 2000, strategy: "exponential", start: 20 },
+    });
     followsLine(stages.requests, {
       seconds: 3,
       expected: (from) => [100, 200, 100][from / 1000],
@@ -216,6 +232,10 @@ Deno.test("gamma arrivals: the exported gaps have the coefficient of variation 1
       ...["--request-rate-range", "200", "--burstiness", "4", "--benchmark-duration", "4"],
     ]);
     assert.match(run.stdout, /Using gamma \(burstiness 4\) distribution on request generation/);
+    assert.deepEqual(run.summary.settings.load_shape, {
+      request_distribution: "gamma",
+      burstiness: 4,
+    });
     // The gaps of the times each request was due, as the export gives them beside its send.
     const due = run.requests.map((r) => r.intended).sort((a, b) => a - b);
     assert.ok(due.every((t) => Number.isFinite(t)));

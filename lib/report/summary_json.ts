@@ -36,6 +36,35 @@ export interface SummarySettings extends MeasurementOptions {
   protocol: string;
   serviceKind: string;
   latencyThresholdMs: number;
+  /** The load's shape (lib/load/plan.ts), when it has one. */
+  requestDistribution?: string;
+  burstiness?: number;
+  ramp?: { durationMs: number; strategy: string; start: number };
+  capRampMs?: number;
+  stages?: readonly { durationMs: number; target: number }[];
+  prefillConcurrency?: number;
+  prefillRampMs?: number;
+}
+
+/** How the load was shaped beyond a flat level, or undefined for a flat one. */
+function loadShapeJson(s: SummarySettings): Json | undefined {
+  const shape: Record<string, Json> = {};
+  if (s.requestDistribution === "gamma") {
+    shape.request_distribution = "gamma";
+    shape.burstiness = s.burstiness ?? 1;
+  }
+  if (s.ramp) {
+    shape.ramp = { duration_ms: s.ramp.durationMs, strategy: s.ramp.strategy, start: s.ramp.start };
+  }
+  if (s.capRampMs !== undefined) shape.cap_ramp_ms = s.capRampMs;
+  if (s.stages) {
+    shape.stages = s.stages.map((st) => ({ duration_ms: st.durationMs, target: st.target }));
+  }
+  if (s.prefillConcurrency !== undefined) shape.prefill_concurrency = s.prefillConcurrency;
+  if (s.prefillRampMs !== undefined) shape.prefill_ramp_ms = s.prefillRampMs;
+  if ((s.warmupDurationMs ?? 0) > 0) shape.warmup_duration_ms = s.warmupDurationMs!;
+  if (s.warmupGraceMs !== undefined) shape.warmup_grace_ms = s.warmupGraceMs;
+  return Object.keys(shape).length > 0 ? shape : undefined;
 }
 
 export interface SummaryContext {
@@ -316,6 +345,8 @@ export function buildSummary(
       ...(context.slos ? { slos: context.slos } : {}),
     }),
   };
+  const shape = loadShapeJson(s);
+  if (shape !== undefined) (document.settings as Record<string, Json>).load_shape = shape;
   if (context.server) document.server = context.server;
   if (context.note) document.note = context.note;
   if (context.runs) document.profile_runs = confidenceJson(context.runs);
