@@ -7,6 +7,7 @@
  * prompt is exactly the server's `prompt_tokens`, and its output length its
  * `completion_tokens`; the usage comparison figures say so, and say by how
  * much the server's count exceeds the prompt's own without the template.
+ * And, without a server, the one-line errors of a directory that can not be used.
  */
 import assert from "node:assert/strict";
 import { parseProfileExport } from "../lib/report/export.ts";
@@ -150,4 +151,36 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("a model directory that can not be used is one line naming the file, exit 1", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "inferperf_tokenizers_" });
+  try {
+    const unigram = new URL("../fixtures/tokenizers/unigram/", import.meta.url);
+    await Deno.mkdir(`${dir}/empty`);
+    await Deno.mkdir(`${dir}/raising`);
+    await Deno.copyFile(new URL("tokenizer.json", unigram), `${dir}/raising/tokenizer.json`);
+    await Deno.writeTextFile(
+      `${dir}/raising/tokenizer_config.json`,
+      JSON.stringify({ chat_template: "{{ raise_exception('System role not supported') }}" }),
+    );
+    const run = (tokenizer: string) =>
+      runCli([
+        ...["-m", "m", "--service-kind", "openai", "--endpoint", "v1/chat/completions"],
+        ...["-u", "127.0.0.1:9", "--tokenizer", tokenizer, "--apply-chat-template"],
+      ]);
+    const empty = await run(`${dir}/empty`);
+    assert.deepEqual([empty.code, empty.stderr.trim().split("\n")], [1, [
+      `error: --tokenizer: no "${dir}/empty/tokenizer.json" (a model directory holds ` +
+      "tokenizer.json and tokenizer_config.json, as huggingface-cli download leaves them)",
+    ]]);
+    // The template renders when the prompts are made, before any request.
+    const raising = await run(`${dir}/raising`);
+    assert.deepEqual([raising.code, raising.stderr.trim().split("\n")], [1, [
+      `error: --apply-chat-template: the chat template of "${dir}/raising/tokenizer_config.json" ` +
+      "failed to render: System role not supported",
+    ]]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
