@@ -20,6 +20,7 @@ import { parseHeaders, parseProtocol, parseService, TFSERVING_URL } from "./_cli
 import { parseUrls } from "./_endpoint_options.ts";
 import { Reader } from "./_reader.ts";
 import { checkRepeat, parseRepeat } from "./_repeat_options.ts";
+import { parseAutoSweep } from "./_auto_sweep_options.ts";
 import { checkShapes, parseShapeOptions, parseWarmupDuration } from "./_shape_options.ts";
 import { parseCapacity, parseSloPlan } from "./_slo_options.ts";
 import { checkMpi, checkSessions, checkWorkers } from "./_plan_checks.ts";
@@ -509,6 +510,7 @@ export function buildProfileConfig(
     ...parseExports(r, url),
     ...parseMpi(r),
     ...parseRepeat(r),
+    ...parseAutoSweep(r, raw),
   };
   if (config.fixedSchedule && config.batchSize > 1) {
     errors.push(

@@ -17,6 +17,7 @@ import type { CodedWindow } from "../mpi/window_codec.ts";
 import { countWarnings } from "../measure/usage_check.ts";
 import { type CommandContext, type Outcome, printError, printWarning } from "./outcome.ts";
 import { profileRunsCommand } from "./profile_runs.ts";
+import { autoSweepCommand } from "./auto_sweep.ts";
 
 /** Options `inferperf demo` sets unless the user gives them. */
 const DEMO_DEFAULTS: Array<[string, string]> = [
@@ -70,6 +71,7 @@ async function profileRank(
   const { context, mpi, onLevel } = options;
   if (mpi && !mpi.reports) return await shardRank(config, mpi);
   if (config.numProfileRuns > 1) return await profileRunsCommand(config, context);
+  if (config.sweepSize !== undefined) return await autoSweepCommand(config, context);
   const search = config.capacity;
   checkOutputs([
     ...reportTargets(config),
@@ -240,7 +242,8 @@ export async function demoCommand(raw: RawOptions, context: CommandContext): Pro
   const { startServerInWorker } = await import("../server/mod.ts");
   const server = await startServerInWorker();
   try {
-    const openLoop = raw.has("request-rate-range") || raw.has("request-intervals");
+    const openLoop = raw.has("request-rate-range") || raw.has("request-intervals") ||
+      raw.has("sweep-size");
     for (const [name, value] of DEMO_DEFAULTS) {
       // The demo's concurrency sweep would clash with an open-loop mode the user chose.
       if (!raw.has(name) && !(openLoop && name === "concurrency-range")) raw.set(name, value);

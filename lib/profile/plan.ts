@@ -29,6 +29,13 @@ export interface RepeatPlan {
   cooldownMs: number;
 }
 
+/** --sweep-size: GuideLLM's sweep profile (synchronous, throughput, then rates in between). */
+export interface AutoSweepPlan {
+  /** Levels in all, the synchronous and throughput ones included; absent: no automatic sweep. */
+  sweepSize?: number;
+  sweepMaxConcurrency: number;
+}
+
 interface PlanParts
   extends
     ClientPlan,
@@ -39,6 +46,7 @@ interface PlanParts
     MpiPlan,
     ReportPlan,
     RepeatPlan,
+    AutoSweepPlan,
     SloPlan,
     TokenPlan {
   /** --trace-*: the server's trace settings to update before profiling. */

@@ -206,7 +206,9 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
   const serverStats = options.serverStats ?? true;
   const cache = serverStats && (options.cache ?? false);
   const verbose = options.verbose ?? false;
-  const header = [levelHeader(options.mode), "Inferences/Second"];
+  // --sweep-size: levels of several modes, each named by its strategy.
+  const named = results.some((r) => r.strategy !== undefined);
+  const header = [named ? "Strategy" : levelHeader(options.mode), "Inferences/Second"];
   if (options.decoupled) header.push("Response Throughput");
   header.push(...(serverStats ? SEND_TO_COMPUTE_COLUMNS : SEND_TO_COMPUTE_COLUMNS.slice(0, 1)));
   if (cache) header.push("Server Cache Hit", "Server Cache Miss");
@@ -231,7 +233,10 @@ export function formatCsv(results: readonly LevelResult[], options: CsvOptions):
   for (const r of byThroughput(results)) {
     const c = r.client;
     const server = r.server?.[0];
-    const cells: (string | number)[] = [levelCell(r), formatGeneral(c.throughput)];
+    const cells: (string | number)[] = [
+      named ? csvCell(r.strategy ?? "") : levelCell(r),
+      formatGeneral(c.throughput),
+    ];
     if (options.decoupled) cells.push(formatGeneral(c.responseThroughput));
     const networkUs = latencyComponents(r).networkUs;
     cells.push(wholeUs(c.avgSendUs));

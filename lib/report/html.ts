@@ -53,6 +53,8 @@ export interface HtmlReportData {
   levels: Array<{
     value: number;
     label: string;
+    /** Where the level goes along the curves: its value, or (--sweep-size) its throughput. */
+    order: number;
     stable: boolean;
     /** Open-loop levels: the send-lag p99 exceeded --max-send-lag. */
     behindSchedule?: boolean;
@@ -103,7 +105,9 @@ export function htmlReportData(
         ...(llm ? { llm } : {}),
         ...(ci ? { ci } : {}),
         value: r.value,
-        label: formatGeneral(r.value),
+        label: r.strategy ?? formatGeneral(r.value),
+        // A sweep's levels of several modes run along the curve by throughput.
+        order: r.strategy === undefined ? r.value : r.client.throughput,
         stable: r.stable,
         ...(r.openLoop ? { behindSchedule: r.openLoop.behindSchedule } : {}),
         throughput: r.client.throughput,

@@ -205,7 +205,7 @@ export const SCRIPT = String.raw`
 ${CHART_HELPERS}
 ${LLM_CHARTS}
   var levels = data.levels;
-  var byValue = levels.slice().sort(function (a, b) { return a.value - b.value; });
+  var byValue = levels.slice().sort(function (a, b) { return a.order - b.order; });
   var unit = data.mode === "concurrency" ? "concurrency" : "request rate";
 
   function throughputLatency() {

@@ -271,6 +271,14 @@ function levelJson(
     latency_histogram: LatencyHistogram.merge(reported.map(windowHistogram)).encode(),
     windows: r.windows.map((w) => windowJson(w, { ...options, reported: reported.includes(w) })),
   };
+  if (r.strategy) level.strategy = r.strategy;
+  if (r.overSaturation) {
+    level.over_saturation = {
+      inflight_per_s: r.overSaturation.inflightPerS,
+      latency_ms_per_s: r.overSaturation.latencyMsPerS,
+      windows: r.overSaturation.windows,
+    };
+  }
   if (r.server) level.server = r.server.map(serverJson);
   if (r.metrics) level.gpu_metrics = gpuJson(r.metrics);
   if (r.metricsUnavailable) level.gpu_metrics_unavailable = r.metricsUnavailable;

@@ -1,7 +1,9 @@
 /**
  * Fault injection for tests of the load generator: a model can stall (no
  * responses for a while, as in a long GC pause), fail a fraction of its
- * requests, or start slow. Times count from the model's first request, so a
+ * requests, start slow, or slow down while overloaded (a server that
+ * thrashes once its queue is long, which an automatic sweep must see as
+ * over-saturation). Times count from the model's first request, so a
  * test places a fault relative to the load it sends.
  */
 
@@ -13,6 +15,8 @@ export interface FaultConfig {
   error_rate?: number;
   /** Extra compute time: extra_ms at the first request, falling linearly to 0 at duration_ms. */
   slow_start?: { duration_ms: number; extra_ms: number };
+  /** Extra compute time of an execution that starts while more than `queue` requests wait. */
+  overload?: { queue: number; extra_ms: number };
 }
 
 /** Validated faults (camelCase). */
@@ -20,9 +24,16 @@ export interface FaultSpec {
   stall?: { startMs: number; durationMs: number; periodMs: number };
   errorRate: number;
   slowStart?: { durationMs: number; extraMs: number };
+  overload?: { queue: number; extraMs: number };
 }
 
-export const FAULT_FIELDS: ReadonlySet<string> = new Set(["stall", "error_rate", "slow_start"]);
+export const FAULT_FIELDS: ReadonlySet<string> = new Set([
+  "stall",
+  "error_rate",
+  "slow_start",
+  "overload",
+]);
+const OVERLOAD_FIELDS = ["queue", "extra_ms"];
 const STALL_FIELDS = ["start_ms", "duration_ms", "period_ms"];
 const SLOW_START_FIELDS = ["duration_ms", "extra_ms"];
 
@@ -105,14 +116,15 @@ export function checkFaults(value: unknown, problem: FaultProblem): FaultSpec | 
       report("faults.error_rate", `must be a number from 0 to 1, got ${JSON.stringify(rate)}`);
     } else spec.errorRate = rate;
   }
-  if (value.slow_start !== undefined) {
-    const s = numbers(value.slow_start, {
-      at: "faults.slow_start",
-      fields: SLOW_START_FIELDS,
-      required: SLOW_START_FIELDS,
-    }, report);
-    if (s) spec.slowStart = { durationMs: s.duration_ms, extraMs: s.extra_ms };
-  }
+  /** A mapping of numbers that needs every field. */
+  const complete = (name: string, fields: readonly string[]) =>
+    value[name] === undefined
+      ? undefined
+      : numbers(value[name], { at: `faults.${name}`, fields, required: fields }, report);
+  const slow = complete("slow_start", SLOW_START_FIELDS);
+  if (slow) spec.slowStart = { durationMs: slow.duration_ms, extraMs: slow.extra_ms };
+  const overload = complete("overload", OVERLOAD_FIELDS);
+  if (overload) spec.overload = { queue: overload.queue, extraMs: overload.extra_ms };
   return ok ? spec : undefined;
 }
 
@@ -129,6 +141,9 @@ export function faultsToConfig(spec: FaultSpec): FaultConfig {
       duration_ms: spec.slowStart.durationMs,
       extra_ms: spec.slowStart.extraMs,
     };
+  }
+  if (spec.overload) {
+    config.overload = { queue: spec.overload.queue, extra_ms: spec.overload.extraMs };
   }
   return config;
 }
@@ -155,8 +170,15 @@ export class Faults {
     return this.#spec.errorRate > 0 && this.#random() < this.#spec.errorRate;
   }
 
-  /** Extra compute time of an execution starting at `start` (slow_start). */
-  extraComputeMs(start: number): number {
+  /** Extra compute time of an execution starting at `start` with `queued` waiting (overload). */
+  extraComputeMs(start: number, queued = 0): number {
+    const overload = this.#spec.overload;
+    return this.#slowStartMs(start) +
+      (overload && queued > overload.queue ? overload.extraMs : 0);
+  }
+
+  /** slow_start's extra time at `start`. */
+  #slowStartMs(start: number): number {
     const slow = this.#spec.slowStart;
     if (!slow || this.#origin === undefined || slow.durationMs === 0) return 0;
     const elapsed = start - this.#origin;

@@ -71,3 +71,9 @@ Deno.test("fault configurations are checked field by field", () => {
   }], "test");
   assert.deepEqual(model.faults, { errorRate: 0.5 });
 });
+
+Deno.test("overload adds its time to executions that start behind a long queue", () => {
+  const faults = new Faults(spec({ overload: { queue: 4, extra_ms: 10 } })!, Math.random);
+  faults.arrive(0);
+  assert.deepEqual([faults.extraComputeMs(5, 4), faults.extraComputeMs(5, 5)], [0, 10]);
+});

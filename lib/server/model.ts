@@ -459,7 +459,8 @@ export class SimulatedModel {
   #start(instance: Instance, readyAt: number): void {
     instance.start = Math.max(instance.freeAt, readyAt);
     const faults = this.#faults;
-    instance.inferMs = this.#computeMs() + (faults?.extraComputeMs(instance.start) ?? 0);
+    instance.inferMs = this.#computeMs() +
+      (faults?.extraComputeMs(instance.start, this.queued) ?? 0);
     const computed = instance.start + this.spec.computeInputMs + instance.inferMs +
       this.spec.computeOutputMs;
     // A stall holds the response and keeps the instance busy, like a process that froze.

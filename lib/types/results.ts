@@ -196,6 +196,14 @@ export interface LevelResult {
   serverRamMb?: number;
   /** Token-streaming runs against a server with LLM Prometheus metrics: what it counted. */
   llmServer?: LlmServerMetrics;
+  /**
+   * --sweep-size (GuideLLM's sweep profile): the strategy that measured the
+   * level, as GuideLLM names its benchmarks: "synchronous",
+   * "throughput@64", "constant@45.2", "poisson@45.2".
+   */
+  strategy?: string;
+  /** Open loop, --sweep-size: the level's windows showed over-saturation (lib/measure/saturation.ts). */
+  overSaturation?: OverSaturation;
   /** --warmup-request-count: the warmup's failed requests, when some failed (not in `client`). */
   warmupFailures?: Pick<ClientSummary, "errorCount" | "errors">;
 }
@@ -216,6 +224,15 @@ export interface LlmServerMetrics {
   waiting?: { avg: number; max: number };
   /** 0..1 */
   kvCacheUsage?: { avg: number; max: number };
+}
+
+/** An open-loop level whose requests in flight and latency grew steadily over its windows. */
+export interface OverSaturation {
+  /** Requests in flight gained per second. */
+  inflightPerS: number;
+  /** Average latency gained per second of the level, milliseconds. */
+  latencyMsPerS: number;
+  windows: number;
 }
 
 /** A distribution of per-request values. */

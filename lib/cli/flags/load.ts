@@ -24,6 +24,20 @@ export const LOAD: readonly OptionDef[] = [
       "Open loop: send N requests per second for N from START to END by STEP. With --concurrency-range C, never more than C in flight (sends that wait for the cap are counted as held back).",
   },
   {
+    name: "sweep-size",
+    type: "int",
+    group: "Load",
+    help:
+      "GuideLLM's sweep profile, with no range given: a synchronous level (one request at a time), a throughput level (--sweep-max-concurrency in flight), then N - 2 request rates evenly up to the throughput rate (--request-distribution constant or poisson), stopping at the first over-saturated rate (requests in flight and latency growing steadily over its windows).",
+  },
+  {
+    name: "sweep-max-concurrency",
+    type: "int",
+    default: 64,
+    group: "Load",
+    help: "With --sweep-size: the requests in flight of the throughput level.",
+  },
+  {
     name: "request-distribution",
     perfAnalyzer: true,
     type: "string",
