@@ -90,15 +90,15 @@ Deno.test("--convergence-threshold: stops after three runs once every interval i
   try {
     const r = await runCli([
       ...["-m", "noisy", "-u", server.addr, "--concurrency-range", "2", "-p", "400", "-s", "50"],
-      ...["--num-profile-runs", "6", "--convergence-threshold", "2"],
+      ...["--num-profile-runs", "6", "--convergence-threshold", "5", "-r", "20"],
       ...["--summary-json", `${dir}/s.json`],
     ], { timeoutMs: 90_000 });
     assert.equal(r.code, 0, r.stderr + r.stdout);
     assert.doesNotMatch(r.stdout, /Profile run 4 of 6/);
     assert.match(r.stdout, /Confidence over 3 of 6 profile runs/);
-    assert.match(r.stdout, /Converged: every interval spans at most 200 % of its mean/);
+    assert.match(r.stdout, /Converged: every interval spans at most 500 % of its mean/);
     const runs = JSON.parse(await Deno.readTextFile(`${dir}/s.json`)).profile_runs;
-    assert.deepEqual([runs.completed, runs.converged, runs.convergence_threshold], [3, true, 2]);
+    assert.deepEqual([runs.completed, runs.converged, runs.convergence_threshold], [3, true, 5]);
   } finally {
     await server.close();
     await Deno.remove(dir, { recursive: true });

@@ -17,6 +17,7 @@ const LEVEL_OPTIONS = [
   "max-concurrency",
   "num-profile-runs",
   "enable-mpi",
+  "search-recipe",
 ];
 
 export function parseAutoSweep(r: Reader, raw: RawOptions): AutoSweepPlan {
