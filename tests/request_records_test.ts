@@ -68,7 +68,7 @@ Deno.test("request records: each streamed request's figures, failures with their
       assert.ok((meta.request_end_ns as number) > (meta.request_start_ns as number));
       assert.equal(meta.inferperf_level, 2);
       const ttft = metric(line, "time_to_first_token").value;
-      assert.ok(ttft >= 39 && ttft < 400, `TTFT ${ttft}`);
+      assert.ok(ttft >= 39 && ttft < 2000, `TTFT ${ttft}`);
       assert.equal(metric(line, "input_sequence_length").value, 10);
       assert.equal(metric(line, "server_input_sequence_length").value, 13);
       assert.equal(metric(line, "output_sequence_length").value, 6);
