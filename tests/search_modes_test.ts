@@ -9,6 +9,16 @@ import { parseCsv, runCli } from "./_helpers.ts";
 import { TRITON_DIR, tritonTest } from "./_triton.ts";
 import { bestOf, DELAY_MS, local, MODEL, PERMISSIONS, repository } from "./_search.ts";
 
+/** Variants of 1 or 2 instances x max batch 4 (and the model's own). */
+const ONE_OR_TWO_BY_4 = [
+  "--run-config-search-min-model-batch-size",
+  "4",
+  "--run-config-search-max-model-batch-size",
+  "4",
+  "--run-config-search-max-instance-count",
+  "2",
+];
+
 tritonTest(
   "a request-rate search bisects up to the rate the best configuration serves",
   async () => {
@@ -19,12 +29,7 @@ tritonTest(
         "--profile-models",
         "delay",
         // The model's own (no dynamic batching, 50/s), then 1 and 2 instances x max batch 4.
-        "--run-config-search-min-model-batch-size",
-        "4",
-        "--run-config-search-max-model-batch-size",
-        "4",
-        "--run-config-search-max-instance-count",
-        "2",
+        ...ONE_OR_TWO_BY_4,
         "--run-config-search-min-request-rate",
         "64",
         "--run-config-search-max-request-rate",
@@ -163,12 +168,7 @@ tritonTest(
         "--profile-models",
         "delay,fast",
         "--run-config-profile-models-concurrently-enable",
-        "--run-config-search-min-model-batch-size",
-        "4",
-        "--run-config-search-max-model-batch-size",
-        "4",
-        "--run-config-search-max-instance-count",
-        "2",
+        ...ONE_OR_TWO_BY_4,
         "--run-config-search-max-concurrency",
         "8",
       ], { permissions: PERMISSIONS, timeoutMs: 300_000 });
@@ -196,6 +196,75 @@ tritonTest(
       assert.match(run.stdout, /Best configuration of fast \(fast_config_1\) written to /);
       console.log(
         run.stdout.split("\n").filter((l) => /^(Models| {2}Best| {2}#| {8})/.test(l)).join("\n"),
+      );
+    } finally {
+      Deno.removeSync(root, { recursive: true });
+    }
+  },
+);
+
+tritonTest(
+  "an ensemble of two identity steps: its composing models' configurations searched, the ensemble measured",
+  async () => {
+    // `slow_step` (20 ms) limits the ensemble: N instances x max batch 4 serve N x 200/s; `fast_step`
+    // (5 ms) serves 800/s with one instance, so its count does not matter.
+    const step = (delay: number) => MODEL.replace(`"${DELAY_MS}"`, `"${delay}"`);
+    const root = repository({
+      slow_step: step(20),
+      fast_step: step(5),
+      pipeline: `platform: "ensemble"
+max_batch_size: 4
+input [ { name: "INPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
+output [ { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ 16 ] } ]
+ensemble_scheduling {
+  step [
+    { model_name: "slow_step" model_version: -1
+      input_map { key: "INPUT0" value: "INPUT0" } output_map { key: "OUTPUT0" value: "mid" } },
+    { model_name: "fast_step" model_version: -1
+      input_map { key: "INPUT0" value: "mid" } output_map { key: "OUTPUT0" value: "OUTPUT0" } }
+  ]
+}
+`,
+    });
+    Deno.removeSync(`${root}/models/pipeline/1`, { recursive: true });
+    Deno.mkdirSync(`${root}/models/pipeline/1`);
+    try {
+      const run = await runCli([
+        ...local(root),
+        "--profile-models",
+        "pipeline",
+        ...ONE_OR_TWO_BY_4,
+        "--run-config-search-max-concurrency",
+        "16",
+      ], { permissions: PERMISSIONS, timeoutMs: 300_000 });
+      assert.equal(run.code, 0, run.stderr + run.stdout);
+      const { best, csv } = bestOf(root, "");
+      const rows = parseCsv(csv).slice(1);
+      // The own configurations, then 2 x 2 combinations of 1, 2 instances x max batch 4.
+      assert.equal(new Set(rows.map((r) => r[3])).size, 5, csv);
+      // The instance groups are the steps': slow_step's, then fast_step's.
+      assert.match(best[4]!, /^2:CPU\+[12]:CPU$/, csv);
+      assert.ok(Math.abs(Number(best[7]) - 400) <= 400 * 0.15, csv);
+      // One slow instance serves half as much, whatever the fast step's count.
+      const bestOfGroup = (group: RegExp) =>
+        Math.max(...rows.filter((r) => group.test(r[4]!)).map((r) => Number(r[7])));
+      assert.ok(bestOfGroup(/^1:CPU\+/) < 0.65 * Number(best[7]), csv);
+      // The fast step's second instance gains nothing: both of the slow step's 2-instance
+      // combinations serve within 15 % of each other.
+      assert.ok(bestOfGroup(/^2:CPU\+1:CPU$/) >= 0.85 * bestOfGroup(/^2:CPU\+2:CPU$/), csv);
+      assert.match(
+        run.stdout,
+        /Best pipeline_config_\d: slow_step_config_1 \(2:CPU instance\(s\), max batch size 4, dynamic batching\) \+ fast_step_config_[01] /,
+      );
+      // The best ensemble calls its steps by their own names, each beside it as <step>_best.
+      const config = Deno.readTextFileSync(`${root}/output/pipeline_best/config.pbtxt`);
+      assert.match(config, /model_name: "slow_step"[^]*model_name: "fast_step"/);
+      assert.match(
+        Deno.readTextFileSync(`${root}/output/slow_step_best/config.pbtxt`),
+        /count: 2/,
+      );
+      console.log(
+        run.stdout.split("\n").filter((l) => /^( {2}Best| {2}#| {8}at)/.test(l)).join("\n"),
       );
     } finally {
       Deno.removeSync(root, { recursive: true });

@@ -8,6 +8,8 @@ import {
   bruteVariants,
   buildSearchConfig,
   checkRemote,
+  ensembleSteps,
+  ensembleVariants,
   findConfigs,
   formatInferenceCsv,
   formatSearchSummary,
@@ -48,8 +50,23 @@ function planVariants(config: SearchConfig): ModelPlan[] {
   return config.models.map((model) => {
     const base = readModelConfig(config.modelRepository, model.name);
     let variants: Variant[];
+    const steps = ensembleSteps(base);
     if (model.configParameters) {
       variants = manualVariants(model.name, base, model.configParameters);
+    } else if (steps.length > 0) {
+      // An ensemble: its composing models' configurations are searched, the ensemble measured.
+      variants = ensembleVariants(
+        model.name,
+        base,
+        steps.map((name) => ({
+          name,
+          variants: bruteVariants(name, readModelConfig(config.modelRepository, name), {
+            ...config,
+            cpuOnly: model.cpuOnly,
+          }),
+        })),
+      );
+      if (config.disabled) variants = variants.slice(0, 1);
     } else {
       variants = bruteVariants(model.name, base, { ...config, cpuOnly: model.cpuOnly });
       if (config.disabled) variants = variants.slice(0, 1);
@@ -163,13 +180,14 @@ export async function searchCommand(raw: RawOptions, context: CommandContext): P
   prepareOutputRepository(config.outputRepository, {
     override: config.override || store.loaded !== undefined,
   });
-  for (const { model, variants } of plans) {
-    for (const v of variants) {
-      writeModelDirectory(`${config.outputRepository}/${v.name}`, {
-        source: `${config.modelRepository}/${model.name}`,
-        config: v.config,
-      });
-    }
+  const written = new Set<string>();
+  for (const v of plans.flatMap((p) => p.variants.flatMap((v) => [...(v.composing ?? []), v]))) {
+    if (written.has(v.name)) continue;
+    written.add(v.name);
+    writeModelDirectory(`${config.outputRepository}/${v.name}`, {
+      source: `${config.modelRepository}/${v.model}`,
+      config: v.config,
+    });
   }
   const count = plans.reduce((n, p) => n + p.variants.length, 0);
   console.log(

@@ -18,6 +18,8 @@ export interface FieldRow {
   satisfies: boolean;
   /** A concurrent search's combination (the configurations measured together). */
   combination?: string;
+  /** An ensemble's composing models' configurations: their instance groups are shown. */
+  composing?: readonly ModelConfig[];
 }
 
 interface Field {
@@ -55,7 +57,11 @@ const INFERENCE: Record<string, Field> = {
   },
   model_config_path: { header: "Model Config Path", value: (row) => row.variant },
   combination: { header: "Combination", value: (row) => row.combination ?? "" },
-  instance_group: { header: "Instance Group", value: (row) => instanceGroupText(row.config) },
+  instance_group: {
+    header: "Instance Group",
+    value: (row) =>
+      row.composing?.map(instanceGroupText).join("+") ?? instanceGroupText(row.config),
+  },
   max_batch_size: {
     header: "Max Batch Size",
     value: (row) => String(row.config.max_batch_size ?? 0),

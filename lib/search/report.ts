@@ -15,6 +15,7 @@ import type { SearchModel } from "./config.ts";
 import { inferenceTable, instanceGroupText, serverTable } from "./fields.ts";
 import type { SearchVariant } from "./server.ts";
 import type { Variant } from "./variants.ts";
+import type { ModelConfig } from "../protocol/model_config.ts";
 
 export interface RankedPoint<V extends SearchVariant = Variant> {
   variant: VariantOutcome<V>;
@@ -59,6 +60,9 @@ export function formatInferenceCsv(outcome: SearchOutcome, fields: readonly stri
       config: p.variant.variant.config,
       record: p.record,
       satisfies: p.reasons.length === 0,
+      ...(p.variant.variant.composing
+        ? { composing: p.variant.variant.composing.map((c) => c.config) }
+        : {}),
     }))
   );
   return inferenceTable(fields, rows).map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
@@ -77,12 +81,18 @@ export function formatServerCsv(outcome: SearchOutcome, fields: readonly string[
   return serverTable(fields, rows).map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
 }
 
-function describeConfig(p: RankedPoint): string {
-  const c = p.variant.variant.config;
+/** `2:CPU instance(s), max batch size 4, dynamic batching` */
+function settingsText(c: ModelConfig): string {
   const batching = c.dynamic_batching !== undefined ? ", dynamic batching" : "";
-  return `${p.variant.variant.name}: ${instanceGroupText(c)} instance(s), max batch size ${
-    c.max_batch_size ?? 0
-  }${batching}`;
+  return `${instanceGroupText(c)} instance(s), max batch size ${c.max_batch_size ?? 0}${batching}`;
+}
+
+function describeConfig(p: RankedPoint): string {
+  const { name, config, composing } = p.variant.variant;
+  // An ensemble's settings are its composing models'.
+  return composing
+    ? `${name}: ${composing.map((c) => `${c.name} (${settingsText(c.config)})`).join(" + ")}`
+    : `${name}: ${settingsText(config)}`;
 }
 
 function describePoint(p: RankedPoint): string {

@@ -240,7 +240,9 @@ export async function runSearch<V extends SearchVariant = Variant>(
   for (const plan of options.plans) {
     const done: VariantOutcome<V>[] = [];
     outcome.models.push({ model: plan.model, variants: done });
-    const quick = config.searchMode === "quick" && !plan.model.configParameters && !config.disabled;
+    // Quick climbs the brute grid's coordinates: an ensemble's combinations are measured as brute.
+    const quick = config.searchMode === "quick" && !plan.model.configParameters &&
+      !config.disabled && plan.variants.slice(1).every((v) => v.coordinates !== undefined);
     /** Measures `variant`'s points as `walk` leads, into `result`, its outcome so far. */
     const walkOne = async (
       variant: V,

@@ -8,7 +8,7 @@
  */
 import { ConnectionError } from "../protocol/errors.ts";
 import { UsageError } from "../types/errors.ts";
-import type { Variant } from "./variants.ts";
+import { renameSteps, type Variant } from "./variants.ts";
 import { freePort, lastLines, launch, readLog, residentMb } from "./_process.ts";
 
 /** The server refused a variant: its message; the search goes on with the next one. */
@@ -107,15 +107,28 @@ export function remoteServer(options: { http: string; grpc: string }): SearchSer
     description: `the Triton server at ${options.http} (remote)`,
     url: (protocol) => protocol === "grpc" ? options.grpc : options.http,
     async load(variant) {
-      touched.add(variant.model);
-      await repositoryCall(options.http, {
-        model: variant.model,
-        action: "load",
-        config: { ...variant.config, name: variant.model },
-      });
+      // An ensemble's composing models first, each under its own name, which its steps then call.
+      for (const v of [...(variant.composing ?? []), variant]) {
+        touched.add(v.model);
+        const config = v.composing
+          ? renameSteps(
+            v.config,
+            (step) => v.composing!.find((c) => c.name === step)?.model ?? step,
+          )
+          : v.config;
+        await repositoryCall(options.http, {
+          model: v.model,
+          action: "load",
+          config: { ...config, name: v.model },
+        });
+      }
       return variant.model;
     },
-    unload: (variant) => repositoryCall(options.http, { model: variant.model, action: "unload" }),
+    async unload(variant) {
+      for (const v of [variant, ...(variant.composing ?? [])]) {
+        await repositoryCall(options.http, { model: v.model, action: "unload" });
+      }
+    },
     usedRamMb: () => Promise.resolve(undefined),
     exited: false,
     lost: () => Promise.resolve(false),
@@ -233,10 +246,16 @@ export async function startLocalServer(options: LocalOptions): Promise<SearchSer
     description: `${options.serverPath} (PID ${pid}) at ${http}, log ${log}`,
     url: (protocol) => protocol === "grpc" ? grpc : http,
     async load(variant) {
+      // Triton loads an ensemble's composing models with it (its steps name their variants).
       await repositoryCall(http, { model: variant.name, action: "load" });
       return variant.name;
     },
-    unload: (variant) => repositoryCall(http, { model: variant.name, action: "unload" }),
+    async unload(variant) {
+      // ... but keeps them loaded when it is unloaded.
+      for (const v of [variant, ...(variant.composing ?? [])]) {
+        await repositoryCall(http, { model: v.name, action: "unload" });
+      }
+    },
     usedRamMb: () => residentMb(pid),
     get exited() {
       return launched.exited;

@@ -3,7 +3,7 @@ import { parseArgv } from "../cli/args.ts";
 import { UsageError } from "../types/errors.ts";
 import { buildSearchConfig, withFlags } from "./config.ts";
 import { acrossModels, formatSearchSummary } from "./report.ts";
-import { bruteVariants } from "./variants.ts";
+import { bruteVariants, ensembleSteps, ensembleVariants } from "./variants.ts";
 import { record } from "../sweep/testdata/records.ts";
 
 const search = (...argv: string[]) =>
@@ -124,4 +124,54 @@ Deno.test("output fields: Model Analyzer's names, unknown ones refused; num_top_
   assert.match(text, /^Model Best Configs Across All Models: 2 configurations/);
   assert.match(text, /Best b_config_0: .*\n.*200 infer\/sec[^]*#2 +a_config_0/);
   assert.equal(acrossModels(outcome, { count: 0, across: config.across }), undefined);
+});
+
+Deno.test("ensemble variants: combinations of the composing models' variants, steps calling them", () => {
+  const step = (model: string, from: string, to: string) => ({
+    model_name: model,
+    model_version: -1,
+    input_map: { INPUT0: from },
+    output_map: { OUTPUT0: to },
+  });
+  const ensemble = {
+    platform: "ensemble",
+    max_batch_size: 8,
+    ensemble_scheduling: { step: [step("a", "INPUT0", "mid"), step("b", "mid", "OUTPUT0")] },
+  };
+  assert.deepEqual(ensembleSteps(ensemble), ["a", "b"]);
+  assert.deepEqual(ensembleSteps({ max_batch_size: 8 }), []);
+  const ranges = { instanceCounts: [1, 2], maxBatchSizes: [4] };
+  const composing = ["a", "b"].map((name) => ({
+    name,
+    variants: bruteVariants(name, { max_batch_size: 8, instance_group: [{ count: 1 }] }, ranges),
+  }));
+  const variants = ensembleVariants("e", ensemble, composing);
+  // The own configurations together, then 2 x 2 combinations of the searched ones.
+  assert.deepEqual(variants.map((v) => v.composing!.map((c) => c.name).join("+")), [
+    "a_config_default+b_config_default",
+    "a_config_0+b_config_0",
+    "a_config_0+b_config_1",
+    "a_config_1+b_config_0",
+    "a_config_1+b_config_1",
+  ]);
+  assert.deepEqual(variants.map((v) => v.name), [
+    "e_config_default",
+    "e_config_0",
+    "e_config_1",
+    "e_config_2",
+    "e_config_3",
+  ]);
+  const steps = (v: (typeof variants)[number]) =>
+    (v.config.ensemble_scheduling as { step: Array<{ model_name: string }> }).step.map((s) =>
+      s.model_name
+    );
+  assert.deepEqual(steps(variants[3]!), ["a_config_1", "b_config_0"]);
+  assert.deepEqual(steps(variants[0]!), ["a_config_default", "b_config_default"]);
+  // At most the composing models' smallest max_batch_size (4 in the searched ones).
+  assert.deepEqual(variants.map((v) => v.config.max_batch_size), [8, 4, 4, 4, 4]);
+  // Each step's input and output maps are kept.
+  assert.deepEqual(
+    (variants[1]!.config.ensemble_scheduling as { step: unknown[] }).step[1],
+    { ...step("b_config_0", "mid", "OUTPUT0") },
+  );
 });

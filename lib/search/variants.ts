@@ -23,6 +23,8 @@ export interface Variant {
   config: ModelConfig;
   /** A brute search's point: instance count, and max_batch_size where the model batches. */
   coordinates?: { count: number; maxBatchSize?: number };
+  /** An ensemble's: the variant of each composing model its steps call, loaded with it. */
+  composing?: Variant[];
 }
 
 /** The model's config.pbtxt; a missing model or a file that does not parse is a UsageError. */
@@ -92,6 +94,56 @@ export function bruteVariants(model: string, base: ModelConfig, ranges: BruteRan
     }
   }
   return variants;
+}
+
+/** The models an ensemble's steps call, each once, in step order; empty for other models. */
+export function ensembleSteps(config: ModelConfig): string[] {
+  const steps = (config.ensemble_scheduling as ConfigMessage | undefined)?.step;
+  const list = Array.isArray(steps) ? steps as ConfigMessage[] : [];
+  return [...new Set(list.map((s) => String(s.model_name)))];
+}
+
+/** The ensemble's configuration with each step calling `names(model)` instead of `model`. */
+export function renameSteps(config: ModelConfig, names: (model: string) => string): ModelConfig {
+  const scheduling = config.ensemble_scheduling as ConfigMessage;
+  const steps = (scheduling.step as ConfigMessage[]).map((s) => ({
+    ...s,
+    model_name: names(String(s.model_name)),
+  }));
+  return { ...config, ensemble_scheduling: { ...scheduling, step: steps } };
+}
+
+/**
+ * An ensemble's search: its own configuration calling its composing models'
+ * own, then one variant per combination of the composing models' searched
+ * variants (not their own), each step calling its model's variant; the
+ * ensemble's max_batch_size is at most its composing models' smallest, as
+ * Triton requires.
+ */
+export function ensembleVariants(
+  model: string,
+  base: ModelConfig,
+  composing: ReadonlyArray<{ name: string; variants: readonly Variant[] }>,
+): Variant[] {
+  const combine = (pick: (c: { name: string; variants: readonly Variant[] }) => Variant[]) =>
+    composing.reduce<Variant[][]>(
+      (done, c) => done.flatMap((members) => pick(c).map((v) => [...members, v])),
+      [[]],
+    );
+  const own = combine((c) => c.variants.slice(0, 1));
+  const searched = combine((c) => c.variants.length > 1 ? c.variants.slice(1) : [...c.variants]);
+  return [...own, ...searched].map((members, i) => {
+    const byModel = new Map(members.map((v) => [v.model, v]));
+    const config = renameSteps(base, (step) => byModel.get(step)?.name ?? step);
+    const batches = members.map((v) => v.config.max_batch_size ?? 0);
+    if ((config.max_batch_size ?? 0) > 0 && batches.every((b) => b > 0)) {
+      config.max_batch_size = Math.min(Number(config.max_batch_size), ...batches);
+    }
+    return {
+      ...named(model, config, i === 0 ? "default" : String(i - 1)),
+      composing: members,
+    };
+  });
 }
 
 type Plain = string | number | boolean | null | Plain[] | { [key: string]: Plain };
@@ -222,12 +274,22 @@ export function writeBestDirectory(
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  const { name: _, ...config } = options.variant.config;
+  const { variant } = options;
+  // An ensemble's best calls its composing models by their own names, each in its <model>_best.
+  const { name: _, ...config } = variant.composing
+    ? renameSteps(
+      variant.config,
+      (step) => variant.composing!.find((c) => c.name === step)?.model ?? step,
+    )
+    : variant.config;
   writeModelDirectory(directory, {
-    source: `${options.modelRepository}/${options.variant.model}`,
+    source: `${options.modelRepository}/${variant.model}`,
     config,
     copy: true,
   });
+  for (const member of variant.composing ?? []) {
+    writeBestDirectory({ ...options, variant: member });
+  }
   return directory;
 }
 
