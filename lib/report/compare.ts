@@ -8,14 +8,17 @@
  * direction is better.
  */
 import { meanInterval, welchTest } from "../measure/confidence.ts";
-import { mean } from "../measure/stats.ts";
 import { type Figure, headlineFigures, type JsonObject, valueAt, windowValue } from "./figures.ts";
 import { formatGeneral } from "./format.ts";
 
 export type Verdict = "better" | "worse" | "~";
 
-/** Where a test's samples come from. */
-export type SampleSource = "runs" | "windows" | "none";
+/**
+ * Where a test's samples come from: the runs (--num-profile-runs on both
+ * sides), the reported windows, or for an average of a level of one window
+ * its requests (mean, deviation and count).
+ */
+export type SampleSource = "runs" | "windows" | "requests" | "none";
 
 export interface FigureComparison extends Figure {
   /** The level's figure (JSON units): the runs' mean, else the level's own value. */
@@ -34,6 +37,8 @@ export interface FigureComparison extends Figure {
 export interface LevelComparison {
   mode: string;
   value: number;
+  /** "concurrency 4", or the --sweep-size strategies compared ("constant@89.2 / constant@90.1"). */
+  name: string;
   figures: FigureComparison[];
 }
 
@@ -63,41 +68,95 @@ function windowValues(level: JsonObject, key: string): number[] {
   return windows.filter((w) => w.reported === true).flatMap((w) => windowValue(w, key) ?? []);
 }
 
-const levelId = (l: JsonObject) => `${l.mode}:${l.value}`;
+/**
+ * How a level is matched with the other file's: by mode and value, or for
+ * --sweep-size levels (whose rates each sweep finds anew) by strategy and
+ * place, the second "constant@..." with the other's second.
+ */
+function levelIds(levels: readonly JsonObject[]): Map<string, JsonObject> {
+  const seen = new Map<string, number>();
+  return new Map(levels.map((l) => {
+    if (typeof l.strategy !== "string") return [`${l.mode}:${l.value}`, l];
+    const kind = l.strategy.split("@")[0];
+    const k = (seen.get(kind) ?? 0) + 1;
+    seen.set(kind, k);
+    return [`${kind}#${k}`, l];
+  }));
+}
 const levelName = (l: JsonObject) =>
-  `${String(l.mode).replace("_", " ")} ${formatGeneral(l.value as number)}`;
+  typeof l.strategy === "string"
+    ? l.strategy
+    : `${String(l.mode).replace("_", " ")} ${formatGeneral(l.value as number)}`;
+
+/** A mean, its spread and its count: what Welch's test reads. */
+type Sample = { mean: number; std: number; n: number };
+
+/**
+ * An average figure's own requests (the level's mean, standard deviation
+ * and request count), for levels of one window such as --request-count runs.
+ */
+function requestSample(level: JsonObject, key: string): Sample | undefined {
+  const [std, count] = key === "client.avg_latency_us"
+    ? ["client.std_latency_us", "client.request_count"]
+    : key.startsWith("llm.") && key.endsWith(".avg")
+    ? [`${key.slice(0, -".avg".length)}.std`, "llm.request_count"]
+    : [];
+  if (std === undefined) return undefined;
+  const [m, sd, n] = [valueAt(level, key), valueAt(level, std), valueAt(level, count!)];
+  if (m === undefined || sd === undefined || n === undefined || n < 2) return undefined;
+  // The summary's deviations of LLM figures are the population's (numpy's): made the sample's.
+  return { mean: m, std: key.startsWith("llm.") ? sd * Math.sqrt(n / (n - 1)) : sd, n };
+}
+
+/** Each side's samples of a figure: the runs', else the windows', else the requests'. */
+function samplesOf(
+  figure: Figure,
+  options: { docs: [Doc, Doc]; levels: [JsonObject, JsonObject]; level: number },
+): { source: SampleSource; samples?: [Sample, Sample]; means?: [number, number] } {
+  const [a, b] = options.levels;
+  const runs = [
+    runValues(options.docs[0], a, figure.key),
+    runValues(options.docs[1], b, figure.key),
+  ];
+  if (runs[0] && runs[1]) {
+    const [x, y] = [meanInterval(runs[0], options.level), meanInterval(runs[1], options.level)];
+    return { source: "runs", samples: [x, y], means: [x.mean, y.mean] };
+  }
+  const windows = [windowValues(a, figure.key), windowValues(b, figure.key)];
+  if (windows[0].length >= 2 && windows[1].length >= 2) {
+    return {
+      source: "windows",
+      samples: [
+        meanInterval(windows[0], options.level),
+        meanInterval(windows[1], options.level),
+      ],
+    };
+  }
+  const requests = [requestSample(a, figure.key), requestSample(b, figure.key)];
+  if (requests[0] && requests[1]) {
+    return { source: "requests", samples: [requests[0], requests[1]] };
+  }
+  return { source: "none" };
+}
 
 function compareFigure(
   figure: Figure,
   options: { docs: [Doc, Doc]; levels: [JsonObject, JsonObject]; level: number },
 ): FigureComparison {
-  const [a, b] = options.levels;
-  const [runsA, runsB] = [
-    runValues(options.docs[0], a, figure.key),
-    runValues(options.docs[1], b, figure.key),
-  ];
-  const byRuns = runsA !== undefined && runsB !== undefined;
-  const samples = byRuns
-    ? [runsA, runsB]
-    : [windowValues(a, figure.key), windowValues(b, figure.key)];
-  const tested = samples[0].length >= 2 && samples[1].length >= 2;
-  const baseline = byRuns ? mean(runsA) : valueAt(a, figure.key)!;
-  const candidate = byRuns ? mean(runsB) : valueAt(b, figure.key)!;
+  const { source, samples, means } = samplesOf(figure, options);
+  const baseline = means?.[0] ?? valueAt(options.levels[0], figure.key)!;
+  const candidate = means?.[1] ?? valueAt(options.levels[1], figure.key)!;
   const comparison: FigureComparison = {
     ...figure,
     baseline,
     candidate,
     ratio: baseline === 0 ? NaN : candidate / baseline,
-    source: tested ? (byRuns ? "runs" : "windows") : "none",
-    samples: tested ? [samples[0].length, samples[1].length] : [0, 0],
+    source,
+    samples: samples ? [samples[0].n, samples[1].n] : [0, 0],
     verdict: "~",
   };
-  if (!tested) return comparison;
-  const test = welchTest(
-    meanInterval(samples[0], options.level),
-    meanInterval(samples[1], options.level),
-    options.level,
-  );
+  if (!samples) return comparison;
+  const test = welchTest(samples[0], samples[1], options.level);
   comparison.difference = { ciLow: test.ciLow, ciHigh: test.ciHigh, p: test.p };
   if (test.p < 1 - options.level && candidate !== baseline) {
     const higher = candidate > baseline;
@@ -112,15 +171,18 @@ export function compareSummaries(
   candidate: Doc,
   options: { confidenceLevel: number },
 ): Comparison {
-  const candidates = new Map(levelsOf(candidate).map((l) => [levelId(l), l]));
-  const baselines = new Set(levelsOf(baseline).map(levelId));
-  const levels = levelsOf(baseline).flatMap((a) => {
-    const b = candidates.get(levelId(a));
+  const baselines = levelIds(levelsOf(baseline));
+  const candidates = levelIds(levelsOf(candidate));
+  const levels = [...baselines].flatMap(([id, a]) => {
+    const b = candidates.get(id);
     if (b === undefined) return [];
     const keys = new Set(headlineFigures(b).map((f) => f.key));
     return [{
       mode: String(a.mode),
       value: a.value as number,
+      name: typeof a.strategy === "string" && a.strategy !== b.strategy
+        ? `${a.strategy} / ${b.strategy}`
+        : levelName(a),
       figures: headlineFigures(a).filter((f) => keys.has(f.key)).map((figure) =>
         compareFigure(figure, {
           docs: [baseline, candidate],
@@ -134,8 +196,8 @@ export function compareSummaries(
     confidenceLevel: options.confidenceLevel,
     levels,
     unmatched: {
-      baseline: levelsOf(baseline).filter((l) => !candidates.has(levelId(l))).map(levelName),
-      candidate: levelsOf(candidate).filter((l) => !baselines.has(levelId(l))).map(levelName),
+      baseline: [...baselines].filter(([id]) => !candidates.has(id)).map(([, l]) => levelName(l)),
+      candidate: [...candidates].filter(([id]) => !baselines.has(id)).map(([, l]) => levelName(l)),
     },
   };
 }
@@ -152,7 +214,7 @@ export function regressionsBeyond(
 ): Array<{ level: string; f: FigureComparison }> {
   return c.levels.flatMap((l) =>
     l.figures.filter((f) => f.verdict === "worse" && regressionPct(f) > pct).map((f) => ({
-      level: `${l.mode.replace("_", " ")} ${formatGeneral(l.value)}`,
+      level: l.name,
       f,
     }))
   );
@@ -207,7 +269,7 @@ export function formatComparison(
     "",
   ];
   const blocks = c.levels.map((l) => ({
-    title: `${l.mode === "concurrency" ? "Concurrency" : "Request rate"} ${formatGeneral(l.value)}`,
+    title: l.name.charAt(0).toUpperCase() + l.name.slice(1),
     rows: l.figures.map(row),
   }));
   const all = [head, ...blocks.flatMap((b) => b.rows)];

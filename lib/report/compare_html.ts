@@ -84,7 +84,7 @@ function table(c: Comparison): string {
     l.figures.map((f) => {
       const show = (v: number) => formatGeneral(Number((v * f.scale).toPrecision(4)));
       return `<tr data-verdict="${f.verdict === "~" ? "same" : f.verdict}">` +
-        cell(formatGeneral(l.value)) + cell(`${f.label} (${f.unit})`, "text") +
+        cell(l.name, "text") + cell(`${f.label} (${f.unit})`, "text") +
         cell(show(f.baseline)) + cell(show(f.candidate)) +
         cell(Number.isNaN(f.ratio) ? "" : f.ratio.toFixed(3)) +
         cell(f.difference ? `${show(f.difference.ciLow)} .. ${show(f.difference.ciHigh)}` : "") +

@@ -104,3 +104,42 @@ Deno.test("compare: several runs on both sides are tested run against run", () =
   const latency = c.levels[0].figures.find((f) => f.key === "client.avg_latency_us")!;
   assert.deepEqual([latency.source, latency.difference], ["none", undefined]);
 });
+
+Deno.test("compare: one window a side tests an average from its requests; sweeps match by place", () => {
+  const level = (strategy: string, value: number, ttft: { avg: number; std: number }) => ({
+    mode: strategy.startsWith("constant") ? "request_rate" : "concurrency",
+    value,
+    strategy,
+    client: { throughput: value, avg_latency_us: 1000, std_latency_us: 0, request_count: 100 },
+    llm: { request_count: 100, time_to_first_token_ms: { ...ttft, p99: ttft.avg * 2 } },
+    windows: [window(value, 1000)],
+  });
+  const a = {
+    schema_version: 2,
+    levels: [
+      level("synchronous", 1, { avg: 20, std: 5 }),
+      level("constant@40.5", 40.5, { avg: 20, std: 5 }),
+    ],
+  };
+  const b = {
+    schema_version: 2,
+    levels: [
+      level("synchronous", 1, { avg: 20.1, std: 5 }),
+      level("constant@41.2", 41.2, { avg: 24, std: 5 }),
+    ],
+  };
+  const c = compareSummaries(a, b, { confidenceLevel: 0.95 });
+  assert.deepEqual(c.levels.map((l) => l.name), ["synchronous", "constant@40.5 / constant@41.2"]);
+  const ttft = (i: number) =>
+    c.levels[i].figures.find((f) => f.key === "llm.time_to_first_token_ms.avg")!;
+  assert.deepEqual([ttft(0).source, ttft(0).samples, ttft(0).verdict], [
+    "requests",
+    [100, 100],
+    "~",
+  ]);
+  assert.equal(ttft(1).verdict, "worse");
+  assert.ok(ttft(1).difference!.p < 1e-6);
+  // A percentile has no per-request test.
+  const p99 = c.levels[1].figures.find((f) => f.key === "llm.time_to_first_token_ms.p99")!;
+  assert.equal(p99.source, "none");
+});
