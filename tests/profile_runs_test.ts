@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { type ModelConfig, startServerInWorker } from "../lib/server/mod.ts";
 import { loadSchema, validate } from "./_json_schema.ts";
 import { parseCsv, runCli } from "./_helpers.ts";
+import { chromium, renderedDom, withoutScripts } from "./_chromium.ts";
 
 type Json = Record<string, unknown>;
 interface Interval {
@@ -78,6 +79,11 @@ Deno.test("--num-profile-runs 3: every output gives each figure's mean and inter
     const html = await Deno.readTextFile(`${dir}/r.html`);
     assert.match(html, /Profile runs: 95 % confidence intervals/);
     assert.match(html, /"ci":\{"throughput":\[/);
+    if (!("reason" in chromium)) {
+      const dom = withoutScripts(await renderedDom(html));
+      assert.match(dom, /data-rendered="true"/);
+      assert.equal(dom.match(/<g[^>]*data-error-bar/g)?.length, 1, "one level, one error bar");
+    }
   } finally {
     await server.close();
     await Deno.remove(dir, { recursive: true });
