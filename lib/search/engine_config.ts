@@ -424,6 +424,10 @@ export function buildEngineSearchConfig(raw: RawOptions): EngineSearchConfig {
   if (errors.length > 0) throw new UsageError(errors);
 
   const exportPath = text(raw, "export-path").replace(/\/+$/, "") || ".";
+  const logDirectory = typeof engine.logs === "string" ? engine.logs : `${exportPath}/logs`;
+  if (clearCache && preset?.clearCacheArgs && !template.includes(preset.clearCacheArgs("")[0]!)) {
+    template.push(...preset.clearCacheArgs(logDirectory));
+  }
   const { variants, left } = remote
     ? {
       variants: [{ name: "default", model: String(model), parameters: {}, command: [], env: {} }],

@@ -31,17 +31,21 @@ export interface EnginePreset {
   clearCache?: CacheClear;
   /** Environment the cache reset needs (vLLM's dev routes). */
   clearCacheEnv?: Record<string, string>;
+  /** Arguments the cache reset needs, given the variant's log directory (llama.cpp's slot actions). */
+  clearCacheArgs?: (directory: string) => string[];
 }
 
 const MINUTE = 60_000;
 
 export const ENGINE_PRESETS: Readonly<Record<string, EnginePreset>> = {
   // llama.cpp's server README: /health is 503 while the model loads, 200 when ready; --metrics
-  // enables /metrics; POST /slots/ID?action=erase empties a slot's cache.
+  // enables /metrics; POST /slots/ID?action=erase empties a slot's cache, answered 501 unless the
+  // server has a --slot-save-path (erasing writes nothing there).
   "llama.cpp": {
     command: "llama-server -m {model} --host {host} --port {port} --metrics",
     ready: { path: "/health", status: 200, timeoutMs: 2 * MINUTE },
     clearCache: { kind: "llama.cpp-slots" },
+    clearCacheArgs: (directory) => ["--slot-save-path", directory],
   },
   // vLLM's OpenAI-compatible server: `vllm serve MODEL`, /health, /metrics; POST
   // /reset_prefix_cache exists only with VLLM_SERVER_DEV_MODE=1.
