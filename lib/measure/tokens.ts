@@ -87,11 +87,32 @@ interface Requests {
   counts: CountFigures;
 }
 
+/**
+ * Answer texts the tokenizer counted, by tokenizer: a level's texts are
+ * summarized more than once (the level, each of its windows, its slices,
+ * turns and models), and each is counted once. Bounded: the strings it
+ * holds are the windows' own, kept only while it is smaller than this.
+ */
+const COUNTED = new WeakMap<Tokenizer, Map<string, number>>();
+const MAX_COUNTED = 5000;
+
+function countText(tokenizer: Tokenizer, text: string): number {
+  let counts = COUNTED.get(tokenizer);
+  if (counts === undefined) COUNTED.set(tokenizer, counts = new Map());
+  let n = counts.get(text);
+  if (n === undefined) {
+    n = tokenizer.count(text);
+    if (counts.size >= MAX_COUNTED) counts.clear();
+    counts.set(text, n);
+  }
+  return n;
+}
+
 /** A request's reasoning tokens: the usage's, else the tokenizer's count, else its chunks. */
 function reasoningOf(t: TokenWindowData, j: number, tokenizer: Tokenizer | undefined): number {
   if (t.reasoningUsage[j] >= 0) return t.reasoningUsage[j];
   const text = t.reasoningTexts[j];
-  if (tokenizer !== undefined && text !== undefined) return tokenizer.count(text);
+  if (tokenizer !== undefined && text !== undefined) return countText(tokenizer, text);
   return t.reasoningChunks[j];
 }
 
@@ -138,7 +159,7 @@ function perRequest(
       // model's own tokenizer.
       const counts = tokenizer !== undefined && text !== undefined &&
         (usage < 0 || tokenizer.fromModel === true);
-      const counted = counts ? tokenizer.count(text) : NaN;
+      const counted = counts ? countText(tokenizer, text) : NaN;
       c.clientOutput[i] = usage >= 0 ? counted : NaN;
       c.usageOutput[i] = usage >= 0 ? usage : NaN;
       let output: number;
@@ -188,7 +209,7 @@ function perRequest(
       c.usageReasoning[i] = usageReasoning >= 0 ? usageReasoning : NaN;
       c.clientReasoning[i] = usageReasoning >= 0 && tokenizer?.fromModel === true &&
           reasoningText !== undefined
-        ? tokenizer.count(reasoningText)
+        ? countText(tokenizer, reasoningText)
         : NaN;
       if (!Number.isNaN(reasoning)) r.reasoning++;
       r.sendLagUs[i] = t.sendLagUs[j];

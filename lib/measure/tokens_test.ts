@@ -319,6 +319,41 @@ Deno.test("answers without usage are counted by the tokenizer when the level end
   );
 });
 
+Deno.test("a model's own tokenizer counts answers with usage too, each text once a level", () => {
+  let calls = 0;
+  const own: Tokenizer = {
+    name: "own",
+    count: (text) => (calls++, text.split(" ").length),
+    encode: () => [],
+    decode: () => "",
+    fromModel: true,
+  };
+  const recorder = new Recorder();
+  recorder.rotate();
+  const windows = [0, 1].map((w) => {
+    for (let i = 0; i < 3; i++) {
+      // usage says 3 tokens; the text "a b c d" counts 4.
+      const t = tokenTiming(w * 1000, { ttftMs: 20, gapMs: 5, tokens: 3, input: 8 });
+      const timing: TokenTiming = { ...t, outputText: `a b c d ${w}${i}`, serverInputTokens: 10 };
+      recorder.record(timing);
+    }
+    return oneSecond(recorder);
+  });
+  const level = summarizeTokens(windows, { tokenizer: own })!;
+  assert.equal(level.outputSequenceLength.max, 3, "the usage's count is the OSL");
+  assert.deepEqual(level.usageCheck, {
+    prompt: { compared: 6, mismatched: 6, avgDiff: 2 },
+    completion: { compared: 6, mismatched: 6, avgDiff: -2 },
+    discrepancyCount: 6,
+    thresholdPct: 10,
+  });
+  for (const w of windows) summarizeTokens([w], { tokenizer: own });
+  assert.equal(calls, 6, "six texts, counted once though summarized twice");
+  // A built-in tokenizer is another vocabulary: the answers with usage are not compared.
+  const builtIn = summarizeTokens(windows, { tokenizer: { ...own, fromModel: false } })!;
+  assert.equal(builtIn.usageCheck!.completion, undefined);
+});
+
 Deno.test("open-loop token requests are also measured from the intended send time", () => {
   const recorder = new Recorder();
   recorder.rotate();
