@@ -69,16 +69,6 @@ export function shapeDurationMs(shape: LoadShape): number {
   return shape.hold ? Infinity : shape.pieces.reduce((sum, p) => sum + p.durationMs, 0);
 }
 
-/** The value of `piece` at `t` ms into it. */
-export function valueAt(piece: ShapePiece, t: number): number {
-  const { from, to, durationMs: d } = piece;
-  if (d === 0) return to;
-  const x = Math.min(1, Math.max(0, t / d));
-  return piece.strategy === "exponential" && from !== to
-    ? from * (to / from) ** x
-    : from + (to - from) * x;
-}
-
 /** Sends of a rate piece (requests per second) in its first `t` ms. */
 export function sendsWithin(piece: ShapePiece, t: number): number {
   const { from, to, durationMs: d } = piece;
