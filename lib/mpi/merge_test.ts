@@ -73,6 +73,8 @@ Deno.test("LLM token figures survive encoding and pool across ranks", () => {
     inputTokens: [-1],
     serverInputTokens: [-1],
     reasoningUsage: [-1],
+    cachedTokens: [-1],
+    requestedTokens: [-1],
     reasoningChunks: [0],
     reasoningTexts: [undefined],
     sendLagUs: [NaN],
