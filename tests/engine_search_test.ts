@@ -29,7 +29,9 @@ function setup(
   options: {
     engine?: Record<string, unknown>;
     parameters?: Record<string, unknown>;
-    loads?: number[];
+    loads?: number[] | string;
+    /** More options of the config file. */
+    extra?: Record<string, unknown>;
   },
 ): { dir: string; args: string[] } {
   const dir = Deno.makeTempDirSync({ prefix: "inferperf_engine_" });
@@ -48,6 +50,7 @@ function setup(
     constraints: { time_to_first_token_p90: { max: 100 }, inter_token_latency_avg: { max: 8 } },
     "export-path": dir,
     "checkpoint-directory": `${dir}/checkpoints`,
+    ...options.extra,
   };
   // JSON is YAML.
   Deno.writeTextFileSync(`${dir}/engine.yaml`, JSON.stringify(config, null, 2));
@@ -205,6 +208,31 @@ Deno.test("bad engine input: one line each, before anything is measured", async 
     );
   } finally {
     busy.close();
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("with --search-recipe each variant's point is its capacity: the highest load within the SLOs", async () => {
+  // A TTFT p90 of 60 ms holds while no answer waits for a slot: the capacity is the slots.
+  const { dir, args } = setup({
+    parameters: { slots: [1, 2], ctx: [4096] },
+    loads: "1:6",
+    extra: { "search-recipe": "max-concurrency-under-sla", slo: ["time_to_first_token:p90<=60"] },
+  });
+  try {
+    const run = await runCli(args, { permissions: PERMISSIONS, timeoutMs: 240_000 });
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.match(run.stdout, /\[1\/2\] slots=1\n {2}capacity concurrency 1: /);
+    assert.match(run.stdout, /\[2\/2\] slots=2\n {2}capacity concurrency 2: /);
+    assert.match(run.stdout, /Best slots=2\n\s+at capacity concurrency 2: /);
+    const table = rows(dir);
+    assert.deepEqual(table.slice(1).map((r) => [r[0], r[table[0]!.indexOf("Value")]]), [
+      ["slots=2", "2"],
+      ["slots=1", "1"],
+    ]);
+    // Each variant's capacity levels are kept beside its log, for a rerun to resume.
+    assert.ok(Deno.statSync(`${dir}/logs/1_slots=2.log.capacity.ckpt`).isFile);
+  } finally {
     Deno.removeSync(dir, { recursive: true });
   }
 });

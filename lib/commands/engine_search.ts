@@ -1,6 +1,11 @@
 /** The engine search's console flow: the variants, each engine started, the points, the reports. */
 import denoConfig from "../../deno.json" with { type: "json" };
 import type { RawOptions } from "../cli/options.ts";
+import type { Interrupt } from "../measure/interrupt.ts";
+import type { ProfilePlan } from "../profile/plan.ts";
+import { runProfile } from "../profile/run.ts";
+import { UnstableError } from "../load/sweep.ts";
+import type { LevelResult } from "../types/results.ts";
 import { checkOutputs, writeAll, writeFileAtomic } from "../report/output_file.ts";
 import {
   buildEngineSearchConfig,
@@ -22,6 +27,29 @@ import {
 import { CheckpointStore } from "../sweep/mod.ts";
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
 import { saveOnCtrlC } from "./sweep.ts";
+
+/**
+ * A capacity search as one point: the level at its answer (the highest load
+ * within the SLOs), else, when the SLOs break at the lowest load, the lowest
+ * level measured.
+ */
+async function measureCapacity(
+  plan: ProfilePlan,
+  options: { interrupt: Interrupt },
+): Promise<LevelResult> {
+  let outcome;
+  try {
+    outcome = await runProfile(plan, { interrupt: options.interrupt });
+  } catch (error) {
+    // An unstable level is a measurement too, as a sweep point's.
+    if (error instanceof UnstableError) return error.result;
+    throw error;
+  }
+  const answer = outcome.capacity?.value;
+  const levels = outcome.results;
+  return levels.findLast((r) => r.value === answer) ??
+    [...levels].sort((a, b) => a.value - b.value)[0]!;
+}
 
 /** Writes the CSV and the summary page; prints the summary and the best command line. */
 function finishEngineSearch(
@@ -100,7 +128,11 @@ export async function engineSearchCommand(
     ...(config.clearCache ? { clearCache: config.clearCache } : {}),
   };
   const local = config.launch.mode === "local"
-    ? localEngine(config.launch, { ...options, variants: config.variants })
+    ? localEngine(config.launch, {
+      ...options,
+      variants: config.variants,
+      capacity: config.capacity,
+    })
     : undefined;
   const server: SearchServer<EngineVariant> = local ??
     await remoteEngine(config.launch as Extract<typeof config.launch, { mode: "remote" }>, options);
@@ -114,6 +146,7 @@ export async function engineSearchCommand(
       store,
       interrupt: ctrlC.interrupt,
       server,
+      ...(config.capacity ? { measure: measureCapacity } : {}),
       events: {
         variantStart: (v, info) => console.log(`[${info.index}/${info.total}] ${v.name}`),
         point: (record) => console.log(`  ${describeEnginePoint({ record })}`),

@@ -44,6 +44,8 @@ export type EngineLaunch =
 
 export interface EngineSearchConfig extends SearchRunConfig {
   launch: EngineLaunch;
+  /** --search-recipe: each variant's point is the capacity search (the highest load within --slo). */
+  capacity: boolean;
   /** Between points: the engine's cache reset, if asked for. */
   clearCache?: CacheClear;
   /** Requests sent after each start, before the first point. */
@@ -375,7 +377,16 @@ export function buildEngineSearchConfig(raw: RawOptions): EngineSearchConfig {
       errors.push(`Option ${optionLabel(name)} does not apply to an engine search`);
     }
   }
-  const loads = parseLoads(raw, errors);
+  // --search-recipe: each variant's one point is the capacity search over the given range.
+  const capacity = raw.has("search-recipe");
+  const loads = capacity
+    ? {
+      mode: (raw.get("search-recipe") === "max-rate-under-sla"
+        ? "request_rate"
+        : "concurrency") as LoadMode,
+      values: [0],
+    }
+    : parseLoads(raw, errors);
   let objectives, goals;
   try {
     const entries = typeof raw.get("objectives") === "undefined"
@@ -396,8 +407,9 @@ export function buildEngineSearchConfig(raw: RawOptions): EngineSearchConfig {
 
   const pointOptions: RawOptions = new Map(raw);
   for (const name of raw.keys()) {
+    const range = name === "concurrency-range" || name === "request-rate-range";
     if (
-      SEARCH_ONLY.has(name) ||
+      (SEARCH_ONLY.has(name) && !(capacity && range)) ||
       optionDef(name).group === "Model config search (--profile-models with --model-repository)"
     ) {
       pointOptions.delete(name);
@@ -449,6 +461,7 @@ export function buildEngineSearchConfig(raw: RawOptions): EngineSearchConfig {
       logDirectory: typeof engine.logs === "string" ? engine.logs : `${exportPath}/logs`,
     },
     ...(clearCache ? { clearCache } : {}),
+    capacity,
     warmup: Number(warmup),
     model: {
       name: String(model),

@@ -10,7 +10,7 @@
 import { chartSection, escapeHtml, htmlPage } from "../report/html_template.ts";
 import { constraintText, describeLoad, type Metric, parseMetric } from "../sweep/mod.ts";
 import { ENGINE_SCRIPT } from "./_engine_html_script.ts";
-import { describeEnginePoint, type EngineOutcome, perUserP50 } from "./engine_report.ts";
+import { describeEnginePoint, type EngineOutcome, loadOf, perUserP50 } from "./engine_report.ts";
 import { goalsSummary, rankConfigs, type RankedPoint, rankModel, satisfiedText } from "./report.ts";
 import type { EngineVariant } from "./engine_variants.ts";
 
@@ -50,12 +50,12 @@ function chartData(model: ModelOutcome, ranked: Ranked[], best?: Ranked) {
   const value = (m: Metric, p: Ranked["record"]) => m.value(p.result) ?? null;
   const series = model.variants.map((v) => ({
     label: v.variant.name,
-    points: [...v.records].sort((a, b) => a.point.value - b.point.value).map((record) => {
+    points: [...v.records].sort((a, b) => loadOf(a).value - loadOf(b).value).map((record) => {
       const why = reasons.get(record) ?? [];
       return {
-        value: record.point.value,
-        tag: String(record.point.value),
-        load: describeLoad(record.point),
+        value: loadOf(record).value,
+        tag: String(loadOf(record).value),
+        load: describeLoad(loadOf(record)),
         total: value(TOTAL, record),
         perUser: value(PER_USER_P50, record),
         ttftMs: value(ttft, record),

@@ -7,7 +7,7 @@
  */
 import { csvCell } from "../report/csv.ts";
 import { formatGeneral } from "../report/format.ts";
-import { describeLoad } from "../sweep/mod.ts";
+import { describeLoad, type PointRecord, type SweepPoint } from "../sweep/mod.ts";
 import type { Distribution, LevelResult } from "../types/results.ts";
 import type { EngineVariant } from "./engine_variants.ts";
 import { formatRankedSummary, type RankedPoint, rankModel } from "./report.ts";
@@ -74,6 +74,11 @@ function parameterNames(outcome: EngineOutcome): string[] {
   return [...names];
 }
 
+/** A point's load: a capacity search's (load 0) is the answer it measured, the result's. */
+export function loadOf(record: PointRecord): SweepPoint {
+  return record.point.value === 0 ? { ...record.point, value: record.result.value } : record.point;
+}
+
 /** results/metrics-llm-inference.csv */
 export function formatEngineCsv(outcome: EngineOutcome): string {
   const parameters = parameterNames(outcome);
@@ -93,7 +98,7 @@ export function formatEngineCsv(outcome: EngineOutcome): string {
         p.variant.variant.name,
         ...parameters.map((k) => String(p.variant.variant.parameters[k] ?? "")),
         p.record.point.mode === "concurrency" ? "concurrency" : "request_rate",
-        String(p.record.point.value),
+        String(loadOf(p.record).value),
         p.reasons.length === 0 ? "Yes" : "No",
         p.reasons.join("; "),
         ...FIGURES.map(([, value]) => value(r)),
@@ -110,11 +115,12 @@ export function describeEnginePoint(p: Pick<Ranked, "record">): string {
   const ram = r.serverRamMb === undefined ? "" : `, server RAM ${Math.round(r.serverRamMb)} MB`;
   const one = (n: number | undefined) =>
     n === undefined ? "-" : formatGeneral(Number(n.toFixed(1)));
-  return `${describeLoad(p.record.point)}: ${one(l?.outputTokenThroughput)} tokens/s, ${
-    one(perUserP50(r))
-  } tokens/s per user (p50), TTFT p90 ${ms(l?.timeToFirstTokenUs, 90) || "-"} ms, ITL avg ${
-    ms(l?.interTokenLatencyUs) || "-"
-  } ms${ram}${r.stable ? "" : " (unstable)"}${
+  const capacity = p.record.point.value === 0 ? "capacity " : "";
+  return `${capacity}${describeLoad(loadOf(p.record))}: ${
+    one(l?.outputTokenThroughput)
+  } tokens/s, ${one(perUserP50(r))} tokens/s per user (p50), TTFT p90 ${
+    ms(l?.timeToFirstTokenUs, 90) || "-"
+  } ms, ITL avg ${ms(l?.interTokenLatencyUs) || "-"} ms${ram}${r.stable ? "" : " (unstable)"}${
     r.client.errorCount > 0 ? `, ${r.client.errorCount} failed requests` : ""
   }`;
 }

@@ -132,11 +132,17 @@ const logName = (index: number, name: string) =>
  */
 export function localEngine(
   launchConfig: Extract<EngineLaunch, { mode: "local" }>,
-  options: { warmup: number; clearCache?: CacheClear; variants: readonly EngineVariant[] },
+  options: {
+    warmup: number;
+    clearCache?: CacheClear;
+    variants: readonly EngineVariant[];
+    /** Capacity searches: each variant's levels kept beside its log, resumed on a rerun. */
+    capacity?: boolean;
+  },
 ): LocalEngine {
   const points = pointPreparation(options);
   const commands = new Map<string, string>();
-  let current: { process: Launched; address: string } | undefined;
+  let current: { process: Launched; address: string; log: string } | undefined;
   Deno.mkdirSync(launchConfig.logDirectory, { recursive: true });
   const stop = async () => {
     const running = current;
@@ -179,12 +185,15 @@ export function localEngine(
         }
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      current = { process, address };
+      current = { process, address, log };
       points.started();
       return variant.model;
     },
     unload: () => stop(),
-    preparePoint: () => points.prepare(current!.address),
+    preparePoint: async () => ({
+      ...await points.prepare(current!.address),
+      ...(options.capacity ? { "search-checkpoint": `${current!.log}.capacity.ckpt` } : {}),
+    }),
     usedRamMb: () => current ? residentMb(current.process.pid) : Promise.resolve(undefined),
     get exited() {
       return current === undefined || current.process.exited;

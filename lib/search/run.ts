@@ -467,13 +467,18 @@ export function planOf(
   const raw = withFlags(config.pointOptions, point.model);
   raw.set("model-name", point.served);
   raw.set("batch-size", String(point.batchSize));
-  raw.set(
-    point.mode === "concurrency" ? "concurrency-range" : "request-rate-range",
-    String(point.value),
-  );
+  // Load 0: the point is a capacity search (an engine search's --search-recipe) over the range
+  // the options give; its answer is the load it reports.
+  if (point.value > 0) {
+    raw.set(
+      point.mode === "concurrency" ? "concurrency-range" : "request-rate-range",
+      String(point.value),
+    );
+  }
   if (point.url !== undefined) raw.set("url", point.url);
   for (const [name, value] of Object.entries(point.extra)) raw.set(name, value);
   const plan = buildProfileConfig(raw);
+  if (point.value === 0) return plan;
   return pointConfig(
     {
       point: {
