@@ -118,8 +118,10 @@ async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
         ? sweepCommand(buildSweepConfig(raw), CONTEXT)
         : profileCommand(buildProfileConfig(raw, { warn: printWarning }), CONTEXT);
     case "report": {
+      const { engineReportCommand } = await import("./lib/commands/engine_search.ts");
       const { searchReportCommand } = await import("./lib/commands/search.ts");
-      return (await searchReportCommand(raw)) ?? reportCommand(buildReportConfig(raw));
+      return (await engineReportCommand(raw)) ?? (await searchReportCommand(raw)) ??
+        reportCommand(buildReportConfig(raw));
     }
     case "compare": {
       const { compareCommand } = await import("./lib/commands/compare.ts");

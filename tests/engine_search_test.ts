@@ -116,6 +116,22 @@ Deno.test("the search finds the engine's known best; Ctrl-C saves, the same comm
     const four = table.find((r) => r[0] === "slots=4")!;
     assert.equal(four[at("Satisfies Constraints")], "No");
     assert.ok(Number(table.find((r) => r[0] === "slots=1")![at("Server RAM (MB)")]) > 10);
+    // `inferperf report` writes the same from the checkpoint, starting nothing.
+    const again = await runCli([
+      ...[
+        "report",
+        "--checkpoint-directory",
+        `${dir}/checkpoints`,
+        "--export-path",
+        `${dir}/again`,
+      ],
+    ], { permissions: PERMISSIONS });
+    assert.equal(again.code, 0, again.stderr + again.stdout);
+    assert.match(again.stdout, /Best slots=2\n\s+at concurrency 2: /);
+    assert.deepEqual(
+      parseCsv(Deno.readTextFileSync(`${dir}/again/results/metrics-llm-inference.csv`)),
+      table,
+    );
     // Each start has its log.
     assert.deepEqual(Deno.readDirSync(`${dir}/logs`).map((e) => e.name).toArray().sort(), [
       "0_slots=1.log",
@@ -232,6 +248,62 @@ Deno.test("with --search-recipe each variant's point is its capacity: the highes
     ]);
     // Each variant's capacity levels are kept beside its log, for a rerun to resume.
     assert.ok(Deno.statSync(`${dir}/logs/1_slots=2.log.capacity.ckpt`).isFile);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("remote mode sweeps the client's load against a running engine; one not ready is one line", async () => {
+  const port = (() => {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const { port } = listener.addr as Deno.NetAddr;
+    listener.close();
+    return port;
+  })();
+  const [program, ...args] = SERVE.map((a) => a === "{port}" ? String(port) : a);
+  const engine = new Deno.Command(program!, {
+    args: [...args, "--llm-slots", "2"],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const { dir, args: cli } = setup({ engine: { url: `127.0.0.1:${port}` }, parameters: {} });
+  try {
+    // The same file without engine_parameters: remote mode takes none.
+    const config = JSON.parse(Deno.readTextFileSync(`${dir}/engine.yaml`));
+    delete config.engine_parameters;
+    config.engine = { url: `127.0.0.1:${port}`, ready: { url: "/v1/models", timeout: 30 } };
+    Deno.writeTextFileSync(`${dir}/engine.yaml`, JSON.stringify(config));
+    let ready = false;
+    for (let i = 0; i < 100 && !ready; i++) {
+      ready = await fetch(`http://127.0.0.1:${port}/v1/models`).then(async (r) => {
+        await r.body?.cancel();
+        return r.ok;
+      }, () => false);
+      if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const run = await runCli(cli, { permissions: PERMISSIONS, timeoutMs: 120_000 });
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.match(
+      run.stdout,
+      new RegExp(`Engine: the engine at 127\\.0\\.0\\.1:${port} \\(remote\\)`),
+    );
+    assert.match(run.stdout, /\[1\/1\] default\n {2}concurrency 1: .*\n {2}concurrency 2: /);
+    assert.doesNotMatch(run.stdout, /Best command line/);
+    assert.equal(rows(dir).length - 1, 2);
+  } finally {
+    engine.kill("SIGTERM");
+    await engine.status;
+  }
+  try {
+    const run = await runCli(cli, { permissions: PERMISSIONS, timeoutMs: 60_000 });
+    assert.equal(run.code, 3, run.stderr + run.stdout);
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `^error: The engine at engine\\.url 127\\.0\\.0\\.1:${port} is not ready \\(GET /v1/models answering 200\\)$`,
+        "m",
+      ),
+    );
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

@@ -1,7 +1,7 @@
 /** The engine search's console flow: the variants, each engine started, the points, the reports. */
 import denoConfig from "../../deno.json" with { type: "json" };
-import type { RawOptions } from "../cli/options.ts";
-import type { Interrupt } from "../measure/interrupt.ts";
+import { optionDef, type RawOptions } from "../cli/options.ts";
+import { Interrupt } from "../measure/interrupt.ts";
 import type { ProfilePlan } from "../profile/plan.ts";
 import { runProfile } from "../profile/run.ts";
 import { UnstableError } from "../load/sweep.ts";
@@ -23,6 +23,7 @@ import {
   renderEngineHtml,
   runSearch,
   type SearchServer,
+  storedOptions,
 } from "../search/mod.ts";
 import { CheckpointStore } from "../sweep/mod.ts";
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
@@ -165,4 +166,43 @@ export async function engineSearchCommand(
     ctrlC.remove();
     await server.stop();
   }
+}
+
+/**
+ * `inferperf report` of an engine search's checkpoint: the summary, CSV and
+ * page again from its points, nothing measured (no engine started);
+ * undefined when the checkpoint is not an engine search's.
+ */
+export async function engineReportCommand(raw: RawOptions): Promise<Outcome | undefined> {
+  const directory = String(
+    raw.get("checkpoint-directory") ?? optionDef("checkpoint-directory").default,
+  );
+  const store = CheckpointStore.open(directory);
+  const settings = store.storedSettings;
+  if (!settings || !("engine" in settings)) return undefined;
+  const config = buildEngineSearchConfig(storedOptions(settings, raw));
+  // Once: the replay stops at the first point the checkpoint lacks.
+  const interrupt = new Interrupt();
+  interrupt.trigger();
+  const replay: SearchServer<EngineVariant> = {
+    description: "the checkpoint",
+    url: () => undefined,
+    load: (variant) => Promise.resolve(variant.model),
+    unload: () => Promise.resolve(),
+    usedRamMb: () => Promise.resolve(undefined),
+    exited: false,
+    lost: () => Promise.resolve(false),
+    stop: () => Promise.resolve(),
+  };
+  const outcome = await runSearch(config, {
+    plans: [{ model: config.model, variants: config.variants }],
+    store,
+    interrupt,
+    server: replay,
+  });
+  console.log(`Checkpoint ${store.loaded}\n`);
+  if (outcome.interrupted) {
+    console.log("The search did not finish: the points it had not measured are missing.\n");
+  }
+  return finishEngineSearch(config, outcome, new Map());
 }

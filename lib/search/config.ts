@@ -195,6 +195,11 @@ export const MODEL_CONFIGS = "model-configs";
  */
 export function storedSearchOptions(settings: Settings, given: RawOptions): RawOptions | undefined {
   if (!("model-repository" in settings) || !("profile-models" in settings)) return undefined;
+  return storedOptions(settings, given);
+}
+
+/** A checkpoint's options (a search's, an engine search's) with `given` over them. */
+export function storedOptions(settings: Settings, given: RawOptions): RawOptions {
   const raw: RawOptions = new Map();
   for (const [name, value] of Object.entries(settings)) {
     if (value !== null && name !== MODEL_CONFIGS) raw.set(name, value);
