@@ -24,7 +24,6 @@ import {
   printWarning,
 } from "./lib/commands/outcome.ts";
 import { demoCommand, profileCommand } from "./lib/commands/profile.ts";
-import { serveCommand } from "./lib/commands/serve.ts";
 import { reportCommand, sweepCommand } from "./lib/commands/sweep.ts";
 import { NoValidRequestsError } from "./lib/measure/level.ts";
 import { UnstableError } from "./lib/load/sweep.ts";
@@ -39,7 +38,7 @@ import {
 import { OutputError, WriteError } from "./lib/report/output_file.ts";
 import { buildReportConfig, buildSweepConfig, CheckpointError } from "./lib/sweep/mod.ts";
 // Only the check: the search (protobuf for config.pbtxt) loads when a search runs.
-import { isEngineSearch, isSearch } from "./lib/search/config.ts";
+import { isEngineSearch, isSearch } from "./lib/search/kind.ts";
 
 const EXIT_OK = 0;
 const EXIT_USAGE = 1;
@@ -101,8 +100,11 @@ function printFailure(error: unknown): void {
 async function run(parsed: ParsedArgs, raw: RawOptions): Promise<Outcome> {
   const CONTEXT: CommandContext = { ...EXIT_CONTEXT, progress: progressWanted(raw) };
   switch (parsed.command) {
-    case "serve":
-      return serveCommand(raw);
+    case "serve": {
+      // The reference server's command (its engine's checks) loads when it runs.
+      const { serveCommand } = await import("./lib/commands/serve.ts");
+      return await serveCommand(raw);
+    }
     case "demo":
       return demoCommand(raw, CONTEXT);
     case "profile":

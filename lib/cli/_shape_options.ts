@@ -5,7 +5,6 @@
  * --warmup-duration, read into the load and measurement parts of the plan
  * and checked against the rest of it.
  */
-import { parse as parseYaml } from "yaml";
 import type { LoadPlan } from "../load/plan.ts";
 import type { RampStrategy, Stage } from "../load/shape.ts";
 import type { ProfilePlan } from "../profile/plan.ts";
@@ -60,6 +59,20 @@ function stagesOf(list: unknown, source: string): Stage[] {
   });
 }
 
+/** The options whose value may name a YAML file of stages. */
+export const STAGES_OPTIONS: readonly string[] = ["request-rate-stages", "concurrency-stages"];
+
+let parseYaml: ((text: string) => unknown) | undefined;
+
+/**
+ * Loads the YAML parser of stages files before a plan is built (which is synchronous): `yaml`
+ * costs about 50 ms of start-up from source, so only a command line that may name such a file
+ * (or that has a --config file, which loaded it already) loads it.
+ */
+export async function loadStagesParser(): Promise<void> {
+  parseYaml ??= (await import("yaml")).parse;
+}
+
 /** "30s:100,1m:100,10s:0", the JSON a --config list becomes, or a YAML or JSON file. */
 export function parseStages(text: string, option: string): Stage[] {
   const trimmed = text.trim();
@@ -82,6 +95,7 @@ export function parseStages(text: string, option: string): Stage[] {
         (error as Error).message,
     );
   }
+  if (!parseYaml) throw new Error("The stages file parser was not loaded: call loadStagesParser");
   let list: unknown;
   try {
     list = parseYaml(file);
@@ -141,7 +155,7 @@ function parseRamp(r: Reader, raw: RawOptions): Pick<LoadPlan, "ramp" | "capRamp
 }
 
 function parseStagesOption(r: Reader, raw: RawOptions): Stage[] | undefined {
-  const given = ["request-rate-stages", "concurrency-stages"].filter((n) => raw.has(n));
+  const given = STAGES_OPTIONS.filter((n) => raw.has(n));
   if (given.length === 0) return undefined;
   try {
     const stages = parseStages(r.string(given[0])!, `--${given[0]}`);

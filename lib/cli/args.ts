@@ -9,6 +9,7 @@ import {
   type RawOptions,
 } from "./options.ts";
 import { UsageError } from "../types/errors.ts";
+import { loadStagesParser, STAGES_OPTIONS } from "./_shape_options.ts";
 
 export interface ParsedArgs {
   command: Command;
@@ -161,9 +162,14 @@ export async function withConfigFile(parsed: ParsedArgs): Promise<RawOptions> {
   const cli = new Map(parsed.options);
   const path = cli.get("config");
   cli.delete("config");
-  if (path === undefined) return cli;
+  if (path === undefined) {
+    if (STAGES_OPTIONS.some((name) => cli.has(name))) await loadStagesParser();
+    return cli;
+  }
   // The YAML parser loads only for a config file: about 20 ms of start-up from source.
   const { readConfigFile } = await import("./yaml.ts");
+  // Its points and searches may name stages files too; the parser is loaded already.
+  await loadStagesParser();
   const file = await readConfigFile(String(path), { command: parsed.command });
   return new Map([...file, ...cli]);
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parseConfigYaml } from "./yaml.ts";
 import { buildProfileConfig } from "./config.ts";
-import { parseStageDuration, parseStages } from "./_shape_options.ts";
+import { loadStagesParser, parseStageDuration, parseStages } from "./_shape_options.ts";
 import { config, usageErrors } from "./testdata/usage_errors.ts";
 
 Deno.test("ramps: AIPerf's durations with vLLM's strategy, starting at 0 or 1", () => {
@@ -57,6 +57,8 @@ Deno.test("stages: inline, from a file, or as a list in the --config YAML", asyn
   assert.equal(parseStageDuration("1x"), undefined);
   const dir = await Deno.makeTempDir();
   try {
+    // main.ts's withConfigFile loads it for a command line with stages.
+    await loadStagesParser();
     await Deno.writeTextFile(
       `${dir}/stages.yaml`,
       "- {duration: 10s, target: 5}\n- {duration: 20, target: 1}\n",

@@ -16,8 +16,6 @@ import type { MpiSession } from "../mpi/session.ts";
 import type { CodedWindow } from "../mpi/window_codec.ts";
 import { countWarnings } from "../measure/usage_check.ts";
 import { type CommandContext, type Outcome, printError, printWarning } from "./outcome.ts";
-import { profileRunsCommand } from "./profile_runs.ts";
-import { autoSweepCommand } from "./auto_sweep.ts";
 
 /** Options `inferperf demo` sets unless the user gives them. */
 const DEMO_DEFAULTS: Array<[string, string]> = [
@@ -70,8 +68,15 @@ async function profileRank(
 ): Promise<Outcome> {
   const { context, mpi, onLevel } = options;
   if (mpi && !mpi.reports) return await shardRank(config, mpi);
-  if (config.numProfileRuns > 1) return await profileRunsCommand(config, context);
-  if (config.sweepSize !== undefined) return await autoSweepCommand(config, context);
+  // Repeat runs and sweeps load their reports (the summary's histograms) when asked for.
+  if (config.numProfileRuns > 1) {
+    const { profileRunsCommand } = await import("./profile_runs.ts");
+    return await profileRunsCommand(config, context);
+  }
+  if (config.sweepSize !== undefined) {
+    const { autoSweepCommand } = await import("./auto_sweep.ts");
+    return await autoSweepCommand(config, context);
+  }
   const search = config.capacity;
   checkOutputs([
     ...reportTargets(config),

@@ -211,17 +211,6 @@ export function storedOptions(settings: Settings, given: RawOptions): RawOptions
   return raw;
 }
 
-/** Whether `raw` asks for an engine search (engine_config.ts). */
-export function isEngineSearch(raw: RawOptions): boolean {
-  return raw.has("engine");
-}
-
-/** Whether `raw` asks for a model configuration search rather than a sweep or one run. */
-export function isSearch(raw: RawOptions): boolean {
-  return raw.has("profile-models") && raw.has("model-repository") &&
-    raw.get("service-kind") !== "triton_c_api";
-}
-
 function list(raw: RawOptions, name: string): string[] {
   const value = raw.get(name);
   if (value === undefined) return [];

@@ -12,6 +12,7 @@
  * @module
  */
 export * from "./config.ts";
+export * from "./kind.ts";
 export * from "./fields.ts";
 export * from "./objectives.ts";
 export * from "./report.ts";
