@@ -308,3 +308,23 @@ Deno.test("remote mode sweeps the client's load against a running engine; one no
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("an engine that dies during a point fails its variant; the search goes on", async () => {
+  // `timeout` ends the first variant's engine after 4 s, within its sweep.
+  const { dir, args } = setup({
+    engine: { command: ["timeout", "{lifetime}", ...SERVE, "--llm-slots", "1"] },
+    parameters: { lifetime: [4, 600] },
+    loads: [1, 2, 3, 4],
+  });
+  try {
+    const run = await runCli(args, { permissions: PERMISSIONS, timeoutMs: 180_000 });
+    assert.equal(run.code, 3, run.stderr + run.stdout);
+    assert.match(
+      run.stdout,
+      /\[1\/2\] lifetime=4\n(.*\n)*?\s+failed: The server stopped during the point/,
+    );
+    assert.match(run.stdout, /Best lifetime=600\n/);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});

@@ -200,6 +200,12 @@ export async function runSearch<V extends SearchVariant = Variant>(
                 if (interrupt.hard) break;
                 if (error instanceof VariantLoadError) throw error;
                 if (await recover((error as Error).message)) continue;
+                // An engine started per variant that died is that variant's failure.
+                if (!options.restart && await server.lost()) {
+                  throw new VariantLoadError(
+                    `The server stopped during the point (${(error as Error).message})`,
+                  );
+                }
                 if (!POINT_ERRORS.some((type) => error instanceof type)) throw error;
                 throw new VariantLoadError((error as Error).message);
               }
