@@ -3,6 +3,7 @@
  * comparisons take from it: the confidence interval of a mean and Welch's
  * two-sample test.
  */
+import { mean, sampleStdDev } from "./stats.ts";
 
 /** ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms: ~15 significant digits). */
 function logGamma(x: number): number {
@@ -117,22 +118,22 @@ export interface MeanInterval {
 export function meanInterval(values: readonly number[], level: number): MeanInterval {
   const n = values.length;
   if (n === 0) throw new RangeError("A confidence interval needs at least one value");
-  const mean = values.reduce((a, b) => a + b, 0) / n;
-  const std = n < 2 ? 0 : Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (n - 1));
+  const average = mean(values);
+  const std = sampleStdDev(values, average);
   const se = std / Math.sqrt(n);
   const tCritical = n < 2 ? NaN : studentTQuantile(1 - (1 - level) / 2, n - 1);
   const half = n < 2 ? 0 : tCritical * se;
   return {
     n,
-    mean,
+    mean: average,
     std,
     min: Math.min(...values),
     max: Math.max(...values),
-    cv: mean === 0 ? 0 : std / Math.abs(mean),
+    cv: average === 0 ? 0 : std / Math.abs(average),
     se,
     tCritical,
-    ciLow: mean - half,
-    ciHigh: mean + half,
+    ciLow: average - half,
+    ciHigh: average + half,
   };
 }
 

@@ -6,6 +6,7 @@
  * zero (Student's t, n - 2 degrees of freedom).
  */
 import { studentTQuantile } from "./confidence.ts";
+import { mean } from "./stats.ts";
 import type { OverSaturation, WindowData } from "../types/results.ts";
 
 /** Windows a trend needs: two degrees of freedom. */
@@ -18,8 +19,8 @@ export function slopeWithMargin(
   level: number,
 ): { slope: number; margin: number } {
   const n = xs.length;
-  const mx = xs.reduce((a, b) => a + b, 0) / n;
-  const my = ys.reduce((a, b) => a + b, 0) / n;
+  const mx = mean(xs);
+  const my = mean(ys);
   let sxx = 0;
   let sxy = 0;
   let syy = 0;

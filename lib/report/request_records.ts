@@ -8,7 +8,7 @@
  * at the end. docs/request_records.schema.json is the schema.
  */
 import { errorCause } from "../measure/error_causes.ts";
-import { interpolatedPercentile } from "../measure/stats.ts";
+import { interpolatedPercentile, mean } from "../measure/stats.ts";
 import type { Tokenizer } from "../input/tokenizer.ts";
 import {
   type CompletedRequest,
@@ -104,7 +104,7 @@ function gapStats(gaps: number[]) {
   const at = (p: number) => round(interpolatedPercentile(sorted, p));
   return {
     count: gaps.length,
-    avg: round(gaps.reduce((s, g) => s + g, 0) / gaps.length),
+    avg: round(mean(gaps)),
     min: round(sorted[0]),
     max: round(sorted[sorted.length - 1]),
     p50: at(50),
