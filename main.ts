@@ -181,10 +181,11 @@ if (import.meta.main) {
     (await import("./lib/profile/workers/worker.ts")).serveLoadWorker();
   } else {
     const code = await main(Deno.args);
-    // Deno writes the V8 code cache of the module graph once this module's evaluation has
-    // completed, never if Deno.exit ends it: exiting here made every start compile the whole
-    // program again (the bundle's 5.6 MB: ~20 ms). So the exit comes on the next turn, when
-    // nothing left running can change the outcome main reported (a late rejection included).
+    // Deno writes the V8 code cache of the module graph when the event loop first runs or this
+    // module's evaluation completes, never if Deno.exit ends it before: `--version` exited so,
+    // and each such start compiled the whole program again (the bundle's 5.6 MB: ~25 ms). So the
+    // exit comes on the next turn, where nothing left running can change the outcome main
+    // reported (a late rejection included).
     addEventListener("unhandledrejection", (event) => event.preventDefault());
     setTimeout(() => Deno.exit(code), 0);
   }
