@@ -19,7 +19,7 @@ import {
   sampleLengthMix,
 } from "./prompts.ts";
 import type { ChatTemplate, Tokenizer } from "./tokenizer.ts";
-import { replayed, type ReplayOptions } from "./traces.ts";
+import type { ReplayOptions } from "./traces.ts";
 
 /** AIPerf's default tokens per hash block of a Mooncake trace. */
 export const DEFAULT_BLOCK_SIZE = 512;
@@ -144,7 +144,9 @@ export async function makeConversations(
   if (conversations.length === 0) {
     throw new InputError(`"${options.inputFile}": no record within the --fixed-schedule-* offsets`);
   }
-  if (options.replay) conversations = replayed(conversations, options.replay);
+  if (options.replay) {
+    conversations = (await import("./traces.ts")).replayed(conversations, options.replay);
+  }
   const output = options.outputTokens;
   if (output === undefined) return conversations;
   // --output-tokens-mean overrides the file's lengths, as in AIPerf.

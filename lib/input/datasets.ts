@@ -18,7 +18,6 @@ import type { Rng } from "./generate.ts";
 import { show } from "./json_data.ts";
 import type { PromptMaker } from "./prompts.ts";
 import type { Tokenizer } from "./tokenizer.ts";
-import { aiperfInputs, azureTrace, burstGpt, rawPayloads } from "./traces.ts";
 import type { Conversation, DatasetType, TurnSpec } from "./conversation.ts";
 
 export { DATASET_TYPES, type DatasetType } from "./conversation.ts";
@@ -252,6 +251,7 @@ async function shareGpt(
 export function loadDataset(
   options: DatasetOptions & { outputLengthGiven: boolean },
 ): Promise<Conversation[]> {
+  // The production traces' and replayed payloads' readers load with their file types.
   switch (options.type) {
     case "single_turn":
       return singleTurn(options.path);
@@ -262,13 +262,13 @@ export function loadDataset(
     case "mooncake_trace":
       return mooncakeTrace(options);
     case "burstgpt_trace":
-      return burstGpt(options);
+      return import("./traces.ts").then((traces) => traces.burstGpt(options));
     case "azure_trace":
-      return azureTrace(options);
+      return import("./traces.ts").then((traces) => traces.azureTrace(options));
     case "raw_payload":
-      return rawPayloads(options.path);
+      return import("./traces.ts").then((traces) => traces.rawPayloads(options.path));
     case "aiperf_inputs":
-      return aiperfInputs(options.path);
+      return import("./traces.ts").then((traces) => traces.aiperfInputs(options.path));
     case "sharegpt":
       return shareGpt(options);
   }

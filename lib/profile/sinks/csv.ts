@@ -1,7 +1,6 @@
 /** -f: perf_analyzer's CSV of the levels (--verbose-csv adds columns, --collect-metrics GPU ones). */
 import { writeFileAtomic } from "../../report/output_file.ts";
 import { formatCsv } from "../../report/csv.ts";
-import { formatConfidenceCsv } from "../../report/confidence.ts";
 import { capacityCsv } from "../../report/capacity.ts";
 import type { LevelResult } from "../../types/results.ts";
 import type { SinkDef } from "./sink.ts";
@@ -20,8 +19,10 @@ export const csvSink: SinkDef = {
       ? undefined
       : { path: plan.latencyReportFile, flag: "-f/--latency-report-file" },
   histograms: false,
-  open: (plan, { mode }) =>
-    Promise.resolve({
+  open: async (plan, { mode }) => {
+    // The repeat runs' table and its statistics load with the CSV, not at every start.
+    const { formatConfidenceCsv } = await import("../../report/confidence.ts");
+    return {
       finish: ({ results, target, runs, capacity }) => {
         if (runs) return writeFileAtomic(plan.latencyReportFile!, formatConfidenceCsv(runs));
         if (results.length === 0) return;
@@ -39,5 +40,6 @@ export const csvSink: SinkDef = {
           }) + (capacity ? capacityCsv(capacity) : ""),
         );
       },
-    }),
+    };
+  },
 };
