@@ -71,7 +71,7 @@ async function ready(addr: string, status: Promise<Deno.CommandStatus>): Promise
 }
 
 /**
- * Starts llama-server (-np 4 --metrics -t 1, as its README says) and waits
+ * Starts llama-server (-np 4 unless told, --metrics -t 1, as its README says) and waits
  * until it is ready. A port taken between choosing and binding makes it
  * exit; the start is retried.
  */
@@ -88,6 +88,8 @@ export async function startLlama(options: StartOptions = {}): Promise<LlamaServe
 export interface StartOptions {
   /** Another GGUF than the tiny model (tests/_gguf.ts writes some). */
   model?: string;
+  /** Its slots (`-np`), default 4. */
+  parallel?: number;
   /** More server flags, e.g. --jinja (the GGUF's own chat template). */
   args?: string[];
 }
@@ -100,7 +102,8 @@ async function startOnce(options: StartOptions): Promise<LlamaServer> {
   const child = new Deno.Command(`${llama.dir}/bin/llama-server`, {
     args: [
       ...["-m", options.model ?? `${llama.dir}/models/tiny.gguf`, "--host", "127.0.0.1"],
-      ...["--port", addr.split(":")[1], "-c", "8192", "-np", "4", "--metrics", "-t", "1"],
+      ...["--port", addr.split(":")[1], "-c", "8192"],
+      ...["-np", String(options.parallel ?? 4), "--metrics", "-t", "1"],
       ...["--log-file", log, ...options.args ?? []],
     ],
     stdin: "null",

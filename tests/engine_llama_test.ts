@@ -4,15 +4,16 @@
  * llama.cpp preset (its readiness check and slot erase between points).
  * Each point is 96 requests of 32 tokens (--request-count: the server's
  * counter is scraped at the level's ends, so its generated tokens equal the
- * client's exactly), and each verdict follows the point's TTFT p90. (Plain
- * profile runs of each setting did not give a stable order on this shared
- * 2-core machine: at concurrency 1, where -np should not matter, TTFT p90 came
- * out 30.4 ms at -np 1 against 7.2 at -np 4 in one run, 45 against 70 in the
- * search's; so the ranking is not compared with them here.)
+ * client's exactly), and each verdict follows the point's TTFT p90.
+ * Then the ground truth: plain `profile` runs of each setting at the loads the
+ * search measured, each setting on a fresh llama-server and its slots erased
+ * before every point but the first (as the search does, so that no run is
+ * served from the prefix cache of the one before), must rank the settings by
+ * the search's objective as the search did.
  */
 import assert from "node:assert/strict";
 import { parseCsv, runCli } from "./_helpers.ts";
-import { llama, LLAMA_DIR } from "./_llama.ts";
+import { llama, LLAMA_DIR, startLlama } from "./_llama.ts";
 
 const skip = "reason" in llama;
 if ("reason" in llama) console.log(`engine_llama_test: skipped: ${llama.reason}`);
@@ -22,6 +23,14 @@ const PERMISSIONS = [
 ];
 const TTFT_P90_MS = 60;
 const LOADS = [1, 2, 4, 8];
+// The same point measured twice (the search's, then a plain run) on this shared 2-core machine came
+// out up to 42 % apart in output tokens/s (median 15 %), and one point's TTFT p90 ranged from 41 to
+// 71 ms over four runs; on the tiny model one decode thread serves about the same tokens/s whatever
+// -np (-np 2 against 4, a tie, came out 32 % apart in one plain run). So settings whose objectives
+// are less than 20 % apart in either measurement are ties, not ranked, and a verdict on a TTFT p90
+// within 30 % of the bound in either is not asserted (10 % and 15 % would fail about one run in ten).
+const TIE = 0.2;
+const NEAR_BOUND = 0.3;
 const CLIENT = {
   "model-name": "tiny",
   streaming: true,
@@ -34,7 +43,7 @@ const CLIENT = {
 
 Deno.test({
   name:
-    "llama.cpp: -np x concurrency under a TTFT p90 bound; the server counts what the client does",
+    "llama.cpp: -np x concurrency under a TTFT p90 bound; the server counts what the client does; plain runs rank alike",
   ignore: skip,
   async fn() {
     const dir = Deno.makeTempDirSync({ prefix: "inferperf_engine_llama_" });
@@ -83,8 +92,117 @@ Deno.test({
         "1_-np=2.log",
         "2_-np=4.log",
       ]);
+      const search = rows.map((r) => ({
+        setting: Number(r[0]!.slice("-np=".length)),
+        load: Number(r[at("Value")]),
+        throughput: Number(r[at("Output Token Throughput (tokens/sec)")]),
+        ttftP90: Number(r[at("Time To First Token p90 (ms)")]),
+      }));
+      const plain = await plainRuns(search, dir);
+      let verdicts = 0;
+      for (const p of search) {
+        const q = plain.find((x) => x.setting === p.setting && x.load === p.load)!;
+        console.log(`-np ${p.setting} concurrency ${p.load}: search ${show(p)}; plain ${show(q)}`);
+        if ([p, q].every((x) => Math.abs(x.ttftP90 - TTFT_P90_MS) > TTFT_P90_MS * NEAR_BOUND)) {
+          assert.equal(
+            q.ttftP90 <= TTFT_P90_MS,
+            p.ttftP90 <= TTFT_P90_MS,
+            `-np ${p.setting} c${p.load}`,
+          );
+          verdicts++;
+        }
+      }
+      // Each setting's objective: its best output tokens/s within the constraint (0 with none).
+      const searchBest = bestBySetting(search);
+      const plainBest = bestBySetting(plain);
+      console.log(`objective by -np: search ${fmt(searchBest)}; plain ${fmt(plainBest)}`);
+      const best = /Best -np=(\d)\n/.exec(run.stdout)![1];
+      assert.equal(Number(best), [...searchBest].sort((a, b) => b[1] - a[1])[0]![0]);
+      // A pair is ranked only where both measurements tell its settings apart.
+      const apart = (a: number, b: number) => Math.abs(a - b) >= TIE * Math.max(a, b);
+      const ranked: string[] = [];
+      for (const [a, sa] of searchBest) {
+        for (const [b, sb] of searchBest) {
+          const [pa, pb] = [plainBest.get(a)!, plainBest.get(b)!];
+          if (a < b && apart(sa, sb) && apart(pa, pb)) {
+            assert.equal(pa > pb, sa > sb, `-np ${a} against -np ${b}`);
+            ranked.push(`${a}/${b}`);
+          }
+        }
+      }
+      console.log(
+        `verdicts alike: ${verdicts} of ${search.length}; pairs told apart by both and ranked ` +
+          `alike: ${ranked.join(", ") || "none"}`,
+      );
     } finally {
       Deno.removeSync(dir, { recursive: true });
     }
   },
 });
+
+interface Point {
+  setting: number;
+  load: number;
+  throughput: number;
+  ttftP90: number;
+}
+
+const show = (p: Point) =>
+  `${p.throughput.toFixed(1)} tokens/s, TTFT p90 ${p.ttftP90.toFixed(1)} ms`;
+const fmt = (best: Map<number, number>) =>
+  [...best].map(([setting, value]) => `${setting}: ${value.toFixed(1)}`).join(", ");
+
+function bestBySetting(points: readonly Point[]): Map<number, number> {
+  const best = new Map<number, number>();
+  for (const p of points) {
+    const within = p.ttftP90 <= TTFT_P90_MS ? p.throughput : 0;
+    best.set(p.setting, Math.max(best.get(p.setting) ?? 0, within));
+  }
+  return best;
+}
+
+/** Every slot's cache emptied, as the search's llama.cpp preset does between points. */
+async function eraseSlots(addr: string): Promise<void> {
+  const slots = await (await fetch(`http://${addr}/slots`)).json() as Array<{ id: number }>;
+  for (const { id } of slots) {
+    const response = await fetch(`http://${addr}/slots/${id}?action=erase`, { method: "POST" });
+    await response.body?.cancel();
+    assert.equal(response.status, 200, `slot ${id} erase`);
+  }
+}
+
+/** The search's points again as plain profile runs: one fresh server per setting. */
+async function plainRuns(points: readonly Point[], dir: string): Promise<Point[]> {
+  const measured: Point[] = [];
+  for (const setting of new Set(points.map((p) => p.setting))) {
+    const server = await startLlama({ parallel: setting, args: ["--slot-save-path", dir] });
+    try {
+      const loads = points.filter((p) => p.setting === setting).map((p) => p.load);
+      for (const [i, load] of loads.sort((a, b) => a - b).entries()) {
+        if (i > 0) await eraseSlots(server.addr);
+        const summary = `${dir}/plain_${setting}_${load}.json`;
+        const run = await runCli([
+          ...["profile", "-m", "tiny", "--service-kind", "openai", "-u", server.addr],
+          ...["--endpoint", "v1/chat/completions", "--streaming"],
+          ...["--request-count", String(CLIENT["request-count"])],
+          ...["--warmup-request-count", String(CLIENT["warmup-request-count"])],
+          ...["--synthetic-input-tokens-mean", String(CLIENT["synthetic-input-tokens-mean"])],
+          ...["--output-tokens-mean", String(CLIENT["output-tokens-mean"])],
+          ...["--output-tokens-mean-deterministic", "--concurrency-range", String(load)],
+          ...["--summary-json", summary],
+        ], { timeoutMs: 60_000 });
+        assert.equal(run.code, 0, run.stderr + run.stdout);
+        const { llm } = JSON.parse(Deno.readTextFileSync(summary)).levels[0];
+        measured.push({
+          setting,
+          load,
+          throughput: llm.output_token_throughput_tokens_per_sec,
+          ttftP90: llm.time_to_first_token_ms.p90,
+        });
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+  return measured;
+}
