@@ -1,6 +1,6 @@
 /** The engine search's console flow: the variants, each engine started, the points, the reports. */
 import denoConfig from "../../deno.json" with { type: "json" };
-import { optionDef, type RawOptions } from "../cli/options.ts";
+import type { RawOptions } from "../cli/options.ts";
 import { Interrupt } from "../measure/interrupt.ts";
 import type { ProfilePlan } from "../profile/plan.ts";
 import { runProfile } from "../profile/run.ts";
@@ -24,10 +24,12 @@ import {
   runSearch,
   type SearchServer,
   storedOptions,
+  unmanagedServer,
 } from "../search/mod.ts";
 import { CheckpointStore } from "../sweep/mod.ts";
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
 import { saveOnCtrlC } from "./sweep.ts";
+import { openReplay, printReplayed } from "./_replay.ts";
 
 /**
  * A capacity search as one point: the level at its answer (the highest load
@@ -174,35 +176,19 @@ export async function engineSearchCommand(
  * undefined when the checkpoint is not an engine search's.
  */
 export async function engineReportCommand(raw: RawOptions): Promise<Outcome | undefined> {
-  const directory = String(
-    raw.get("checkpoint-directory") ?? optionDef("checkpoint-directory").default,
-  );
-  const store = CheckpointStore.open(directory);
+  const { store, interrupt } = openReplay(raw);
   const settings = store.storedSettings;
   if (!settings || !("engine" in settings)) return undefined;
   const config = buildEngineSearchConfig(storedOptions(settings, raw));
-  // Once: the replay stops at the first point the checkpoint lacks.
-  const interrupt = new Interrupt();
-  interrupt.trigger();
-  const replay: SearchServer<EngineVariant> = {
-    description: "the checkpoint",
-    url: () => undefined,
-    load: (variant) => Promise.resolve(variant.model),
-    unload: () => Promise.resolve(),
-    usedRamMb: () => Promise.resolve(undefined),
-    exited: false,
-    lost: () => Promise.resolve(false),
-    stop: () => Promise.resolve(),
-  };
   const outcome = await runSearch(config, {
     plans: [{ model: config.model, variants: config.variants }],
     store,
     interrupt,
-    server: replay,
+    server: unmanagedServer<EngineVariant>({
+      description: "the checkpoint",
+      model: (variant) => variant.model,
+    }),
   });
-  console.log(`Checkpoint ${store.loaded}\n`);
-  if (outcome.interrupted) {
-    console.log("The search did not finish: the points it had not measured are missing.\n");
-  }
+  printReplayed(store, outcome);
   return finishEngineSearch(config, outcome, new Map());
 }

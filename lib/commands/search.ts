@@ -1,7 +1,6 @@
 /** The model configuration search's console flow: variants, the server, the points, the reports. */
-import { Interrupt } from "../measure/interrupt.ts";
 import { checkOutputs, writeAll, writeFileAtomic } from "../report/output_file.ts";
-import { optionDef, type RawOptions } from "../cli/options.ts";
+import type { RawOptions } from "../cli/options.ts";
 import { formatModelConfig } from "../protocol/model_config.ts";
 import {
   acrossModels,
@@ -43,6 +42,7 @@ import denoConfig from "../../deno.json" with { type: "json" };
 import { Progress } from "../profile/progress.ts";
 import { type CommandContext, type Outcome, printError } from "./outcome.ts";
 import { saveOnCtrlC } from "./sweep.ts";
+import { openReplay, printReplayed } from "./_replay.ts";
 import { CONCURRENT_EVENTS, finishConcurrent } from "./_concurrent.ts";
 
 /** Each model's variants: its own configuration, then the brute or manual search's. */
@@ -283,16 +283,10 @@ export async function searchCommand(raw: RawOptions, context: CommandContext): P
  * checkpoint is not a search's.
  */
 export async function searchReportCommand(raw: RawOptions): Promise<Outcome | undefined> {
-  const directory = String(
-    raw.get("checkpoint-directory") ?? optionDef("checkpoint-directory").default,
-  );
-  const store = CheckpointStore.open(directory);
+  const { store, interrupt } = openReplay(raw);
   const options = store.storedSettings && storedSearchOptions(store.storedSettings, raw);
   if (!options) return undefined;
   const config = buildSearchConfig(options);
-  // Once: the replay stops at the first point the checkpoint lacks.
-  const interrupt = new Interrupt();
-  interrupt.trigger();
   if (config.concurrent) {
     const together = await runConcurrentSearch(config, {
       plans: planVariants(config),
@@ -300,7 +294,7 @@ export async function searchReportCommand(raw: RawOptions): Promise<Outcome | un
       interrupt,
       server: inProcessServer(config.outputRepository),
     });
-    console.log(`Checkpoint ${store.loaded}\n`);
+    printReplayed(store, { interrupted: false });
     return finishConcurrent(config, together, { bestDirectories: false });
   }
   const outcome = await runSearch(config, {
@@ -309,10 +303,7 @@ export async function searchReportCommand(raw: RawOptions): Promise<Outcome | un
     interrupt,
     server: inProcessServer(config.outputRepository),
   });
-  console.log(`Checkpoint ${store.loaded}\n`);
-  if (outcome.interrupted) {
-    console.log("The search did not finish: the points it had not measured are missing.\n");
-  }
+  printReplayed(store, outcome);
   const names = raw.get("report-model-configs");
   const detailed = findConfigs(
     outcome,

@@ -13,7 +13,7 @@ import { type EngineLaunch } from "./engine_config.ts";
 import type { CacheClear, ReadyCheck } from "./engine_presets.ts";
 import { type EngineVariant, fillPlaceholders, formatCommand } from "./engine_variants.ts";
 import { freePort, lastLines, launch, type Launched, readLog, residentMb } from "./_process.ts";
-import { type SearchServer, VariantLoadError } from "./server.ts";
+import { type SearchServer, unmanagedServer, VariantLoadError } from "./server.ts";
 
 const PROBE_MS = 2_000;
 const LOG_LINES = 5;
@@ -103,17 +103,12 @@ export async function remoteEngine(
     );
   }
   const points = pointPreparation(options);
-  return {
+  return unmanagedServer({
     description: `the engine at ${launch.url} (remote)`,
-    url: () => launch.url,
-    load: (variant) => Promise.resolve(variant.model),
-    unload: () => Promise.resolve(),
+    url: launch.url,
+    model: (variant) => variant.model,
     preparePoint: () => points.prepare(launch.url),
-    usedRamMb: () => Promise.resolve(undefined),
-    exited: false,
-    lost: () => Promise.resolve(false),
-    stop: () => Promise.resolve(),
-  };
+  });
 }
 
 export interface LocalEngine extends SearchServer<EngineVariant> {

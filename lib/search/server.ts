@@ -153,19 +153,38 @@ export async function checkRemote(http: string): Promise<void> {
   }
 }
 
-/** c_api: each point's run starts the library on the output repository and loads the variant. */
-export function inProcessServer(repository: string): SearchServer {
+/**
+ * A server this process neither starts nor loads (c_api's library, a remote
+ * engine, a checkpoint replayed): a variant is measured as `model(variant)`;
+ * nothing to unload, watch or stop.
+ */
+export function unmanagedServer<V extends SearchVariant>(options: {
+  description: string;
+  model: (variant: V) => string;
+  /** -u for every protocol; undefined measures without one (c_api, a replay). */
+  url?: string;
+  preparePoint?: () => Promise<Record<string, string>>;
+}): SearchServer<V> {
   return {
-    description: "Triton's library in this process (c_api)",
-    url: () => undefined,
-    preparePoint: () => Promise.resolve({ "model-repository": repository }),
-    load: (variant) => Promise.resolve(variant.name),
+    description: options.description,
+    url: () => options.url,
+    ...(options.preparePoint ? { preparePoint: options.preparePoint } : {}),
+    load: (variant) => Promise.resolve(options.model(variant)),
     unload: () => Promise.resolve(),
     usedRamMb: () => Promise.resolve(undefined),
     exited: false,
     lost: () => Promise.resolve(false),
     stop: () => Promise.resolve(),
   };
+}
+
+/** c_api: each point's run starts the library on the output repository and loads the variant. */
+export function inProcessServer(repository: string): SearchServer {
+  return unmanagedServer({
+    description: "Triton's library in this process (c_api)",
+    model: (variant) => variant.name,
+    preparePoint: () => Promise.resolve({ "model-repository": repository }),
+  });
 }
 
 export interface LocalOptions {
