@@ -166,6 +166,24 @@ export const CHART_HELPERS = String.raw`
       fill: "none", stroke: stroke, "stroke-width": 2,
       "stroke-dasharray": dashed ? "4 3" : "none" }, svg);
   }
+  /** A bound of data.limits ({label, value}) as a dashed red line across frame f, vertical at an x. */
+  function limitLine(f, l, vertical) {
+    var limit = "#b00020", at = vertical ? f.x(l.value) : f.y(l.value);
+    el("line", { x1: vertical ? at : M.l, x2: vertical ? at : W - M.r,
+      y1: vertical ? M.t : at, y2: vertical ? H - M.b : at,
+      stroke: limit, "stroke-dasharray": "6 4", "data-limit": l.label }, f.svg);
+    el("text", { x: vertical ? at + 4 : W - M.r - 4, y: vertical ? M.t + 10 : at - 5,
+      "text-anchor": vertical ? "start" : "end", fill: limit, style: "fill: " + limit },
+      f.svg, l.label);
+  }
+  /** Series i's point p of a search: filled when it is a candidate, large and data-best when best. */
+  function searchMark(f, p, i, at, tip) {
+    var c = point(f.svg, { cx: at[0], cy: at[1], r: p.best ? 7 : 4.5,
+      fill: p.candidate ? color(i) : "#fff", stroke: p.best ? "#1d2733" : color(i),
+      "stroke-width": 2, "data-series": i }, tip);
+    if (p.best) c.setAttribute("data-best", "");
+    return c;
+  }
   function legend(name, entries) {
     var host = document.getElementById("legend-" + name);
     entries.forEach(function (e) {

@@ -10,7 +10,7 @@ export const ENGINE_SCRIPT = String.raw`
 (function () {
   "use strict";
 ${CHART_HELPERS}
-  var LIMIT = "#b00020", BEST = "#1d2733", FRONT = "#1d2733";
+  var FRONT = "#1d2733";
 
   function all() {
     var out = [];
@@ -18,22 +18,6 @@ ${CHART_HELPERS}
     return out;
   }
   function limitsOn(axis) { return data.limits.filter(function (l) { return l.axis === axis; }); }
-  function dashed(f, l, vertical) {
-    var at = vertical ? f.x(l.value) : f.y(l.value);
-    el("line", { x1: vertical ? at : M.l, x2: vertical ? at : W - M.r,
-      y1: vertical ? M.t : at, y2: vertical ? H - M.b : at,
-      stroke: LIMIT, "stroke-dasharray": "6 4", "data-limit": l.label }, f.svg);
-    el("text", { x: vertical ? at + 4 : W - M.r - 4, y: vertical ? M.t + 10 : at - 5,
-      "text-anchor": vertical ? "start" : "end", fill: LIMIT, style: "fill: " + LIMIT },
-      f.svg, l.label);
-  }
-  function mark(f, p, i, cx, cy, tip) {
-    var c = point(f.svg, { cx: cx, cy: cy, r: p.best ? 7 : 4.5,
-      fill: p.candidate ? color(i) : "#fff", stroke: p.best ? BEST : color(i),
-      "stroke-width": 2, "data-series": i }, tip);
-    if (p.best) c.setAttribute("data-best", "");
-    return c;
-  }
 
   function pareto() {
     var points = all().filter(function (p) { return p.perUser !== null && p.total !== null; });
@@ -44,8 +28,8 @@ ${CHART_HELPERS}
       x: [0, max(xs.concat(limitsOn("perUser").map(function (l) { return l.value; }))) * 1.08],
       y: [0, max(ys.concat(limitsOn("total").map(function (l) { return l.value; }))) * 1.1],
       xTitle: "Output tokens/s per user (p50)", yTitle: "Output tokens/s in all" });
-    limitsOn("perUser").forEach(function (l) { dashed(f, l, true); });
-    limitsOn("total").forEach(function (l) { dashed(f, l, false); });
+    limitsOn("perUser").forEach(function (l) { limitLine(f, l, true); });
+    limitsOn("total").forEach(function (l) { limitLine(f, l, false); });
     if (data.front.length > 0) {
       var front = el("polyline", { points: data.front.map(function (p) {
         return f.x(p[0]) + "," + f.y(p[1]); }).join(" "),
@@ -56,8 +40,8 @@ ${CHART_HELPERS}
       s.points.forEach(function (p) {
         if (p.perUser === null || p.total === null) return;
         var cx = f.x(p.perUser), cy = f.y(p.total);
-        mark(f, p, i, cx, cy, s.label + ", " + p.load + ": " + fmt(p.total) + " tokens/s, " +
-          fmt(p.perUser) + " tokens/s per user; " + p.status);
+        searchMark(f, p, i, [cx, cy], s.label + ", " + p.load + ": " + fmt(p.total) +
+          " tokens/s, " + fmt(p.perUser) + " tokens/s per user; " + p.status);
         el("text", { x: cx + 8, y: cy - 8 }, f.svg, p.tag + (p.best ? " best" : ""));
       });
     });
@@ -72,13 +56,13 @@ ${CHART_HELPERS}
       y: [0, max(points.map(function (p) { return p[key]; })
         .concat(limitsOn(axis).map(function (l) { return l.value; }))) * 1.1],
       xTitle: data.loadLabel, yTitle: title + " (ms)" });
-    limitsOn(axis).forEach(function (l) { dashed(f, l, false); });
+    limitsOn(axis).forEach(function (l) { limitLine(f, l, false); });
     data.series.forEach(function (s, i) {
       var shown = s.points.filter(function (p) { return p[key] !== null; });
       line(f.svg, shown.map(function (p) { return [f.x(p.value), f.y(p[key])]; }), color(i));
       shown.forEach(function (p) {
-        mark(f, p, i, f.x(p.value), f.y(p[key]), s.label + ", " + p.load + ": " + fmt(p[key]) +
-          " ms; " + p.status);
+        searchMark(f, p, i, [f.x(p.value), f.y(p[key])],
+          s.label + ", " + p.load + ": " + fmt(p[key]) + " ms; " + p.status);
       });
     });
     legend(name, data.series.map(function (s, i) { return { label: s.label, color: color(i) }; }));

@@ -9,7 +9,7 @@ export const SWEEP_SCRIPT = String.raw`
 (function () {
   "use strict";
 ${CHART_HELPERS}
-  var LIMIT = "#b00020", BEST = "#1d2733", ROW = 22;
+  var ROW = 22;
 
   function curve() {
     var all = [];
@@ -23,27 +23,14 @@ ${CHART_HELPERS}
       x: [0, max(all.map(function (p) { return p.throughput; }).concat(bound("throughput"))) * 1.05],
       y: [0, max(all.map(function (p) { return p.latencyMs; }).concat(bound("latency"))) * 1.1],
       xTitle: "Throughput (infer/sec)", yTitle: data.latencyLabel + " (ms)" });
-    data.limits.forEach(function (l) {
-      var latency = l.axis === "latency";
-      var at = latency ? f.y(l.value) : f.x(l.value);
-      el("line", { x1: latency ? M.l : at, x2: latency ? W - M.r : at,
-        y1: latency ? at : M.t, y2: latency ? at : H - M.b,
-        stroke: LIMIT, "stroke-dasharray": "6 4", "data-limit": l.label }, f.svg);
-      el("text", { x: latency ? W - M.r - 4 : at + 4, y: latency ? at - 5 : M.t + 10,
-        "text-anchor": latency ? "end" : "start", fill: LIMIT, style: "fill: " + LIMIT },
-        f.svg, l.label);
-    });
+    data.limits.forEach(function (l) { limitLine(f, l, l.axis !== "latency"); });
     data.series.forEach(function (s, i) {
       line(f.svg, s.points.map(function (p) { return [f.x(p.throughput), f.y(p.latencyMs)]; }),
         color(i));
       s.points.forEach(function (p) {
         var cx = f.x(p.throughput), cy = f.y(p.latencyMs);
-        var mark = point(f.svg, { cx: cx, cy: cy, r: p.best ? 7 : 4.5,
-          fill: p.candidate ? color(i) : "#fff", stroke: p.best ? BEST : color(i),
-          "stroke-width": 2, "data-series": i },
-          s.label + ", " + p.load + ": " + fmt(p.throughput) + " infer/sec, " +
-          fmt(p.latencyMs) + " ms; " + p.status);
-        if (p.best) mark.setAttribute("data-best", "");
+        searchMark(f, p, i, [cx, cy], s.label + ", " + p.load + ": " + fmt(p.throughput) +
+          " infer/sec, " + fmt(p.latencyMs) + " ms; " + p.status);
         el("text", { x: cx + 8, y: cy - 8 }, f.svg, p.label + (p.best ? " best" : ""));
       });
     });
