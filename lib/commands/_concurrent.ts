@@ -11,7 +11,7 @@ import {
   serverTable,
   writeBestDirectory,
 } from "../search/mod.ts";
-import { csvCell } from "../report/csv.ts";
+import { csvText } from "../report/csv.ts";
 import { describeLoad } from "../sweep/mod.ts";
 import { type Outcome, printError } from "./outcome.ts";
 
@@ -60,7 +60,7 @@ export function finishConcurrent(
     ],
     [
       `${results}/metrics-server-only.csv`,
-      serverTable(config.serverFields, ram).map((r) => r.map(csvCell).join(",")).join("\n") + "\n",
+      csvText(serverTable(config.serverFields, ram)),
     ],
   ] as const;
   writeAll(files.map(([path, text]) => () => writeFileAtomic(path, text)));

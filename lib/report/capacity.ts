@@ -6,7 +6,7 @@
  */
 import { evaluateSlos, type Slo } from "../measure/slo.ts";
 import type { CapacityLevel, CapacityReport, LevelResult } from "../types/results.ts";
-import { csvCell } from "./csv.ts";
+import { csvText } from "./csv.ts";
 import { formatGeneral } from "./format.ts";
 import { escapeHtml } from "./html_template.ts";
 
@@ -67,7 +67,7 @@ export function capacityCsv(report: CapacityReport): string {
     ["Points measured", report.points],
     ["Stopped", report.stopped],
   ];
-  return "\n" + rows.map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
+  return "\n" + csvText(rows);
 }
 
 const WIDTH = 640;

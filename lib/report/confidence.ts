@@ -6,7 +6,7 @@
  */
 import { type MeanInterval, meanInterval } from "../measure/confidence.ts";
 import type { LoadMode } from "../types/results.ts";
-import { csvCell } from "./csv.ts";
+import { csvText } from "./csv.ts";
 import {
   type Figure,
   headlineFigures,
@@ -170,7 +170,7 @@ export function formatConfidenceCsv(report: RunsReport): string {
       f.values.map((v) => scaled(f, v)).join(" "),
     ])
   );
-  return [head, ...rows].map((row) => row.map(csvCell).join(",")).join("\n") + "\n";
+  return csvText([head, ...rows]);
 }
 
 /** The summary JSON's `profile_runs` (docs/summary.schema.json); figures in their JSON units. */

@@ -60,6 +60,11 @@ export function csvCell(value: string | number): string {
 
 const row = (cells: readonly (string | number)[]) => `${cells.map(csvCell).join(",")}\n`;
 
+/** Rows as CSV text: cells quoted as RFC 4180 needs, each row ended by a newline. */
+export function csvText(rows: readonly (readonly (string | number)[])[]): string {
+  return rows.map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
+}
+
 const byThroughput = (results: readonly LevelResult[]) =>
   [...results].sort((a, b) => a.client.throughput - b.client.throughput);
 

@@ -4,7 +4,7 @@
  * with a row per model of every combination's points (the Combination
  * column names the configurations measured together), best first.
  */
-import { csvCell } from "../report/csv.ts";
+import { csvText } from "../report/csv.ts";
 import { formatGeneral } from "../report/format.ts";
 import { describeLoad, type PointRecord } from "../sweep/mod.ts";
 import {
@@ -109,6 +109,5 @@ export function formatConcurrentCsv(outcome: ConcurrentOutcome, fields: readonly
       }))
     )
   );
-  return inferenceTable(concurrentFields(fields), rows).map((r) => r.map(csvCell).join(","))
-    .join("\n") + "\n";
+  return csvText(inferenceTable(concurrentFields(fields), rows));
 }

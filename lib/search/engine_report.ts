@@ -5,7 +5,7 @@
  * constraints) and the closing summary (the top variants, why the best
  * won, its command line ready to copy).
  */
-import { csvCell } from "../report/csv.ts";
+import { csvText } from "../report/csv.ts";
 import { formatGeneral } from "../report/format.ts";
 import { describeLoad, type PointRecord, type SweepPoint } from "../sweep/mod.ts";
 import type { Distribution, LevelResult } from "../types/results.ts";
@@ -105,7 +105,7 @@ export function formatEngineCsv(outcome: EngineOutcome): string {
       ]);
     }
   }
-  return rows.map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
+  return csvText(rows);
 }
 
 /** `concurrency 4: 512 tokens/s, 128 tokens/s per user, TTFT p90 45.1 ms, ITL avg 7.8 ms` */

@@ -5,7 +5,7 @@
  * mode), and a text summary: the best configurations of each model and why
  * the best one won.
  */
-import { csvCell } from "../report/csv.ts";
+import { csvText } from "../report/csv.ts";
 import { formatGeneral } from "../report/format.ts";
 import { constraintText, describeLoad, formatMetric, type PointRecord } from "../sweep/mod.ts";
 import { describeObjectives, rankPoints } from "./objectives.ts";
@@ -65,7 +65,7 @@ export function formatInferenceCsv(outcome: SearchOutcome, fields: readonly stri
         : {}),
     }))
   );
-  return inferenceTable(fields, rows).map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
+  return csvText(inferenceTable(fields, rows));
 }
 
 /** metrics-server-only.csv: the server's resident memory, the most any point of a variant saw. */
@@ -78,7 +78,7 @@ export function formatServerCsv(outcome: SearchOutcome, fields: readonly string[
         : [{ model: model.name, variant: v.variant.name, ramMb: Math.max(...ram as number[]) }];
     })
   );
-  return serverTable(fields, rows).map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
+  return csvText(serverTable(fields, rows));
 }
 
 /** `2:CPU instance(s), max batch size 4, dynamic batching` */

@@ -3,7 +3,7 @@
  * point of each model and the full table; the same data as CSV. Latencies in
  * the table and CSV are whole microseconds, like perf_analyzer's reports.
  */
-import { csvCell } from "../report/csv.ts";
+import { csvText } from "../report/csv.ts";
 import { formatGeneral, wholeUs } from "../report/format.ts";
 import type { PointRecord } from "./checkpoint.ts";
 import { describeLoad, describePoint, type SweepPoint } from "./config.ts";
@@ -168,7 +168,7 @@ export function formatSweepCsv(records: readonly PointRecord[], options: { goals
     "Notes",
     "Measured At",
   ];
-  const lines = [header.map(csvCell).join(",")];
+  const lines: Array<Array<string | number>> = [header];
   records.forEach(({ point, result, measuredAt }, i) => {
     const c = result.client;
     const s = result.server?.[0];
@@ -192,7 +192,7 @@ export function formatSweepCsv(records: readonly PointRecord[], options: { goals
       judged[i]!.reasons.join("; "),
       measuredAt,
     ];
-    lines.push(cells.map(csvCell).join(","));
+    lines.push(cells);
   });
-  return lines.join("\n") + "\n";
+  return csvText(lines);
 }
