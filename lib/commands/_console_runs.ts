@@ -11,7 +11,7 @@ import { ReportSession } from "../profile/report_session.ts";
 import { runProfile } from "../profile/run.ts";
 import type { RunEnd, RunTarget } from "../profile/sinks/mod.ts";
 import type { LevelResult } from "../types/results.ts";
-import { type CommandContext, printError } from "./outcome.ts";
+import { type CommandContext, printError, writeOnCtrlC } from "./outcome.ts";
 
 /** What one run measured. */
 export interface ConsoleRun {
@@ -88,13 +88,6 @@ export async function openRunsOutputs(
       printError((error as Error).message);
     }
   };
-  const onSignal = () => {
-    options.interrupt.trigger();
-    if (options.interrupt.hard) {
-      finishQuietly();
-      options.context.exitNow("interrupted");
-    }
-  };
-  Deno.addSignalListener("SIGINT", onSignal);
-  return { finish, finishQuietly, close: () => Deno.removeSignalListener("SIGINT", onSignal) };
+  const close = writeOnCtrlC(options.interrupt, { context: options.context, write: finishQuietly });
+  return { finish, finishQuietly, close };
 }

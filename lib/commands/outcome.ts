@@ -1,4 +1,5 @@
 import { printableLine } from "../report/format.ts";
+import type { Interrupt } from "../measure/interrupt.ts";
 
 /**
  * How a command ended. Commands return an Outcome (or throw); only main.ts
@@ -33,4 +34,24 @@ export function printError(message: string): void {
 /** One line on stderr about results that stand but need care, or what was ignored. */
 export function printWarning(message: string): void {
   console.error(`warning: ${printableLine(message)}`);
+}
+
+/**
+ * Ctrl-C triggers `interrupt` (the running level finishes); a second one
+ * makes it hard: `write` saves what was measured and the process ends.
+ * Returns the handler's remover.
+ */
+export function writeOnCtrlC(
+  interrupt: Interrupt,
+  options: { context: CommandContext; write: () => void },
+): () => void {
+  const onSignal = () => {
+    interrupt.trigger();
+    if (interrupt.hard) {
+      options.write();
+      options.context.exitNow("interrupted");
+    }
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  return () => Deno.removeSignalListener("SIGINT", onSignal);
 }

@@ -15,7 +15,13 @@ import { reportedWindows } from "../report/components.ts";
 import type { MpiSession } from "../mpi/session.ts";
 import type { CodedWindow } from "../mpi/window_codec.ts";
 import { countWarnings } from "../measure/usage_check.ts";
-import { type CommandContext, type Outcome, printError, printWarning } from "./outcome.ts";
+import {
+  type CommandContext,
+  type Outcome,
+  printError,
+  printWarning,
+  writeOnCtrlC,
+} from "./outcome.ts";
 
 /** Options `inferperf demo` sets unless the user gives them. */
 const DEMO_DEFAULTS: Array<[string, string]> = [
@@ -90,19 +96,15 @@ async function profileRank(
   }
   const interrupt = new Interrupt();
   const report = await ReportSession.open(config);
-  const onSignal = () => {
-    interrupt.trigger();
-    if (interrupt.hard) {
-      finishAfterFailure(report);
-      context.exitNow("interrupted");
-    }
-  };
   const onTerm = () => {
     printError(`MPI rank ${mpi!.comm.rank}: ${JOB_ENDING}; the finished levels are written`);
     finishAfterFailure(report);
     context.exitNow("interrupted");
   };
-  Deno.addSignalListener("SIGINT", onSignal);
+  const removeCtrlC = writeOnCtrlC(interrupt, {
+    context,
+    write: () => finishAfterFailure(report),
+  });
   if (mpi) Deno.addSignalListener("SIGTERM", onTerm);
   let breaches: string[] = [];
   let searched = false;
@@ -123,7 +125,7 @@ async function profileRank(
     finishAfterFailure(report);
     throw error;
   } finally {
-    Deno.removeSignalListener("SIGINT", onSignal);
+    removeCtrlC();
     if (mpi) Deno.removeSignalListener("SIGTERM", onTerm);
   }
   const failed = report.failedRequests;
