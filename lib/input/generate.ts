@@ -16,6 +16,11 @@ import { f32ToBf16Bits, f32ToF16Bits, integerRange } from "./codec.ts";
 /** A source of uniform numbers in [0, 1). */
 export type Rng = () => number;
 
+/** A standard normal draw (Box-Muller; 1 - rng() keeps the logarithm finite). */
+export function standardNormal(rng: Rng): number {
+  return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
+}
+
 /**
  * Mulberry32: a small, fast 32-bit generator with a full 2^32 period, good
  * enough for test data and schedules (not for cryptography).

@@ -7,7 +7,7 @@
  * PNG is encoded here; JPEG by the jpeg-js package, loaded only when asked for.
  */
 import { concatBytes } from "./codec.ts";
-import type { Rng } from "./generate.ts";
+import { type Rng, standardNormal } from "./generate.ts";
 
 export interface ImageOptions {
   widthMean: number;
@@ -41,7 +41,7 @@ export interface MediaOptions {
 /** A normal draw (Box-Muller), rounded, at least `min`. */
 function drawn(mean: number, stddev: number, rng: Rng, min: number): number {
   if (stddev === 0) return Math.max(min, Math.round(mean));
-  const z = Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
+  const z = standardNormal(rng);
   return Math.max(min, Math.round(mean + z * stddev));
 }
 
@@ -199,7 +199,7 @@ export async function mediaParts(
     const seconds = Math.max(
       0.01,
       audio!.lengthMean + (audio!.lengthStddev === 0 ? 0 : (
-        Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng()) * audio!.lengthStddev
+        standardNormal(rng) * audio!.lengthStddev
       )),
     );
     const wav = wavAudio({

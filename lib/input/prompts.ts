@@ -6,7 +6,7 @@
  * share a prefix), and AIPerf's ISL/OSL mixes (--sequence-distribution).
  */
 import { InputError } from "./errors.ts";
-import type { Rng } from "./generate.ts";
+import { type Rng, standardNormal } from "./generate.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 
 const WORDS = (
@@ -16,14 +16,9 @@ const WORDS = (
   "right study book eye job word business issue side kind head house service friend father"
 ).split(" ");
 
-/** A standard normal sample (Box-Muller). */
-function gaussian(rng: Rng): number {
-  return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
-}
-
 /** A length from a normal distribution, rounded, at least 1. */
 export function sampleLength(rng: Rng, mean: number, stddev: number): number {
-  return Math.max(1, Math.round(mean + stddev * gaussian(rng)));
+  return Math.max(1, Math.round(mean + stddev * standardNormal(rng)));
 }
 
 /**
@@ -33,7 +28,7 @@ export function sampleLength(rng: Rng, mean: number, stddev: number): number {
 export function positiveNormalInteger(rng: Rng, mean: number, stddev: number): number {
   if (stddev <= 0) return Math.ceil(mean);
   for (;;) {
-    const n = mean + stddev * gaussian(rng);
+    const n = mean + stddev * standardNormal(rng);
     if (n >= 0) return Math.ceil(n);
   }
 }

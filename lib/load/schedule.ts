@@ -4,7 +4,7 @@
  * generator, so every schedule can be checked exactly without a network.
  * The pacer adds the due times to its start time on the monotonic clock.
  */
-import type { Rng } from "../input/generate.ts";
+import { type Rng, standardNormal } from "../input/generate.ts";
 
 /** A sequence of due times; each call returns the next one, never a smaller one. */
 export interface Schedule {
@@ -38,11 +38,6 @@ export function poissonSchedule(rate: number, rng: Rng): Schedule {
   return { next: () => due += -meanMs * Math.log(1 - rng()) };
 }
 
-/** A standard normal draw (Box-Muller; 1 - rng() keeps the logarithm finite). */
-function normal(rng: Rng): number {
-  return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
-}
-
 /**
  * A gamma draw of shape `k` and mean 1, by Marsaglia and Tsang's method
  * (shapes below 1 through the k + 1 draw times U^(1/k)). Shape 1 is the
@@ -54,7 +49,7 @@ export function unitGamma(k: number, rng: Rng): number {
   const d = k - 1 / 3;
   const c = 1 / Math.sqrt(9 * d);
   for (;;) {
-    const x = normal(rng);
+    const x = standardNormal(rng);
     const v = (1 + c * x) ** 3;
     if (v <= 0) continue;
     const u = 1 - rng();

@@ -9,6 +9,7 @@
  * improvement's ratio, is suggested. Pure: the seeded RNG is the only state,
  * so the same scores give the same suggestions.
  */
+import { standardNormal } from "../input/generate.ts";
 
 /** An integer parameter from `low` to `high` (both included). */
 export interface IntParameter {
@@ -112,12 +113,6 @@ export function logMass(m: Mixture, x: number): number {
   return Math.log(Math.max(total, 1e-300));
 }
 
-/** Standard normal by Box-Muller. */
-function gaussian(random: () => number): number {
-  const u = 1 - random();
-  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
-}
-
 /** An integer drawn from the mixture: a component by weight, then its truncated Gaussian. */
 function draw(m: Mixture, p: IntParameter, random: () => number): number {
   let u = random();
@@ -125,7 +120,7 @@ function draw(m: Mixture, p: IntParameter, random: () => number): number {
   while (k < m.weights.length - 1 && u >= m.weights[k]!) u -= m.weights[k++]!;
   let x = m.mus[k]!;
   for (let tries = 0; tries < 100; tries++) {
-    const y = m.mus[k]! + m.sigmas[k]! * gaussian(random);
+    const y = m.mus[k]! + m.sigmas[k]! * standardNormal(random);
     if (y >= m.low && y <= m.high) {
       x = y;
       break;

@@ -10,7 +10,7 @@
  * token and inter-token latency have a ground truth; a share of the streams
  * fails on purpose (error_rate). A prompt token is a whitespace-separated word.
  */
-import { mulberry32 } from "../input/generate.ts";
+import { mulberry32, standardNormal } from "../input/generate.ts";
 import type { LlmSpec, ModelSpec } from "./config_types.ts";
 import { type Clock, realClock } from "./model.ts";
 import { ENGINE_MODEL, type SlotEngine } from "./engine.ts";
@@ -63,11 +63,6 @@ function failure(status: number, message: string, code?: string): HttpResponse {
   });
 }
 
-/** A standard normal sample (Box-Muller) from `rng`. */
-function gaussian(rng: () => number): number {
-  return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
-}
-
 function positiveInteger(body: JsonObject, field: string): number | undefined {
   const value = body[field];
   if (value === undefined || value === null) return undefined;
@@ -88,7 +83,7 @@ function outputTokens(
   const { llm } = options;
   const natural = Math.max(
     1,
-    Math.round(llm.outputTokens + llm.outputTokensStddev * gaussian(options.rng)),
+    Math.round(llm.outputTokens + llm.outputTokensStddev * standardNormal(options.rng)),
   );
   const max = positiveInteger(body, "max_completion_tokens") ?? positiveInteger(body, "max_tokens");
   const min = positiveInteger(body, "min_tokens") ?? 1;
