@@ -45,10 +45,24 @@ function served(v: Variant): ServedModel {
   };
 }
 
-/** Runs the search of `argv` on a reference server serving every variant; returns its best and points. */
+/**
+ * What a variant serves at concurrency `c` by construction: each of its instances runs one
+ * execution of 20 ms at a time, a batch of up to max batch requests with dynamic batching,
+ * one request without.
+ */
+function capacity(v: Variant, c: number): number {
+  const model = served(v);
+  const perExecution = model.dynamic_batching ? model.max_batch_size! : 1;
+  return Math.min(c, model.instances! * perExecution) * 1000 / COMPUTE_MS;
+}
+
+/**
+ * Runs the search of `argv` on a reference server serving every variant; returns its best (as
+ * measured, and what that configuration and load serve by construction) and its points.
+ */
 async function search(
   ...argv: string[]
-): Promise<{ best: number; points: number; seconds: number }> {
+): Promise<{ best: number; bestCapacity: number; points: number; seconds: number }> {
   const config = buildSearchConfig(
     parseArgv([
       "profile",
@@ -100,6 +114,7 @@ async function search(
     const best = rankConfigs(rankModel(model!, variants!))[0]!;
     return {
       best: best.record.result.client.throughput,
+      bestCapacity: capacity(best.variant.variant, best.record.result.value),
       points: outcome.measured,
       seconds: (performance.now() - started) / 1000,
     };
@@ -134,7 +149,15 @@ Deno.test({
       } s; formula ${truth}/s`,
     );
     assert.ok(Math.abs(brute.best - truth) <= truth * 0.1, `brute ${brute.best}`);
-    assert.ok(optuna.best >= brute.best * 0.9, `optuna ${optuna.best} against ${brute.best}`);
+    // The best found is a configuration: judged by what it serves by construction, since the
+    // measured best of 160 noisy points sits above the truth (3,233/s seen) and the same
+    // configuration measured once by the Optuna search may sit below it (2,881/s seen).
+    assert.equal(brute.bestCapacity, truth);
+    assert.ok(
+      optuna.bestCapacity >= brute.bestCapacity * 0.9,
+      `optuna ${optuna.bestCapacity} (measured ${optuna.best}) against ${brute.bestCapacity}`,
+    );
+    assert.ok(optuna.best >= truth * 0.8, `optuna measured ${optuna.best}`);
     assert.ok(optuna.points <= brute.points / 3, `optuna ${optuna.points}, brute ${brute.points}`);
   },
 });
