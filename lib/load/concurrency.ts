@@ -2,7 +2,8 @@
  * Closed-loop load: N workers, each with its own keep-alive session, send
  * the next request as soon as the previous one completes. A concurrency
  * shape (shape.ts) changes N on a timer: new lanes start at once, and a
- * lane above the new N ends after its request in flight.
+ * lane above the new N ends after its request in flight (and ends its
+ * sequence, on sequence models).
  */
 import type { RequestRecorder } from "../measure/recorder.ts";
 import { ConnectionError } from "../protocol/errors.ts";
@@ -143,25 +144,20 @@ export class ConcurrencyLoad {
 
   /**
    * Stops issuing requests and waits for the ones in flight (given up on
-   * after a stall); then each sequence under way gets its last request, with
-   * the END flag, and that is waited for too.
+   * after a stall); each sequence under way gets its last request, with the
+   * END flag, as soon as its lane's request in flight answers, and that is
+   * waited for too.
    */
   async stop(): Promise<void> {
     this.#halt();
     await this.drained();
     const feed = this.#feed;
-    // Not after giving up on the server: it stopped answering.
+    // Lanes whose workers ended before the stop (the request count reached) still owe their END;
+    // not after giving up on the server: it stopped answering.
     if (feed.endSequence !== undefined && this.#abandonment.epoch === this.#startEpoch) {
       const lanes = [...this.#sessions.keys()].filter((lane) => feed.endSequence!(lane));
-      if (lanes.length > 0) {
-        // One request per lane: without the prefill gate a worker takes its share of the budget
-        // synchronously within this call, so the budget is spent before any of them loops again.
-        this.#limit = this.#sessions.length;
-        this.#budget = lanes.length;
-        this.#workers = lanes.map((lane) => this.#work(this.#idle.pop(), lane, { gated: false }));
-        await this.drained();
-        this.#halt();
-      }
+      this.#workers = lanes.map((lane) => this.#work(this.#idle.pop(), lane));
+      await this.drained();
     }
     this.#workers = [];
   }
@@ -187,12 +183,23 @@ export class ConcurrencyLoad {
     this.#idle.length = 0;
   }
 
+  /**
+   * A lane that stops sending (a stop, or a shape's lower concurrency) ends its
+   * sequence under way with one more request, right after its answer, as
+   * perf_analyzer sends its END at once: waiting for every other lane's answer
+   * first leaves the sequence idle on the server, holding its sequence slot
+   * from the sequences waiting for one, until Triton's idle timeout ends it
+   * and the END fails ("must specify the START flag"). A lane that ran out of
+   * the request count owes none yet: stop() ends it (those requests count in
+   * no window), and a lane given up on owes none.
+   */
+  #owesEnd(lane: number, epoch: number): boolean {
+    return lane >= this.#limit && this.#abandonment.of(epoch) === undefined &&
+      this.#feed.endSequence?.(lane) === true;
+  }
+
   /** Sessions open lazily so that a refused connection counts as a failed request, not a fatal error. */
-  async #work(
-    reused: InferSession | undefined,
-    lane: number,
-    options: { gated: boolean } = { gated: true },
-  ): Promise<void> {
+  async #work(reused: InferSession | undefined, lane: number): Promise<void> {
     let session = reused;
     const timing: RequestTiming = { start: 0, sendEnd: 0, recvStart: 0, end: 0, responses: 0 };
     const feed = this.#feed;
@@ -211,19 +218,23 @@ export class ConcurrencyLoad {
       session?.close();
     };
     this.#cancels[lane] = cancel;
-    const hold = options.gated && this.#prefill ? new PrefillHold(this.#prefill) : undefined;
+    const hold = this.#prefill && new PrefillHold(this.#prefill);
     const plain = hold?.plain;
     const decode = hold?.decode ?? DECODE;
-    while (lane < this.#limit && this.#budget > 0) {
-      if (hold !== undefined) {
-        await hold.gate.acquire();
-        hold.begin();
-        if (!(lane < this.#limit && this.#budget > 0)) {
-          hold.end();
-          break;
+    for (;;) {
+      if (!(lane < this.#limit && this.#budget > 0)) {
+        if (!this.#owesEnd(lane, epoch)) break;
+      } else {
+        if (hold !== undefined) {
+          await hold.gate.acquire();
+          hold.begin();
+          if (!(lane < this.#limit && this.#budget > 0)) {
+            hold.end();
+            continue;
+          }
         }
+        this.#budget--;
       }
-      this.#budget--;
       const request = feed.next(lane);
       let timer: ReturnType<typeof setTimeout> | undefined;
       try {

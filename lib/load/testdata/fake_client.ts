@@ -9,15 +9,20 @@ export interface FakeRequest extends PreparedRequest {
   parameters: InferRequest["parameters"];
 }
 
-/** Answers every request after `latencyMs`; counts sessions and the most requests in flight. */
+/**
+ * Answers every request after `latencyMs` (or what it says for the request);
+ * counts sessions and the most requests in flight.
+ */
 export class FakeClient implements Pick<InferenceClient, "openSession" | "prepare"> {
   sessions = 0;
   inflight = 0;
   maxInflight = 0;
   sent: FakeRequest[] = [];
+  /** When each request of `sent` was sent (performance.now()). */
+  sentMs: number[] = [];
   /** How long opening a session takes; failing: it fails instead. */
   connect = { ms: 0, failing: false };
-  constructor(readonly latencyMs: number) {}
+  constructor(readonly latencyMs: number | ((request: FakeRequest) => number)) {}
 
   prepare(request: InferRequest): PreparedRequest {
     return { byteLength: 0, parameters: request.parameters } as FakeRequest;
@@ -32,10 +37,15 @@ export class FakeClient implements Pick<InferenceClient, "openSession" | "prepar
       infer: async (request: PreparedRequest, timing: RequestTiming) => {
         assert.ok(!busy, "one request at a time per session");
         busy = true;
-        this.sent.push(request as FakeRequest);
+        const fake = request as FakeRequest;
+        this.sent.push(fake);
         this.maxInflight = Math.max(this.maxInflight, ++this.inflight);
         timing.start = timing.sendEnd = performance.now();
-        await new Promise((r) => setTimeout(r, this.latencyMs));
+        this.sentMs.push(timing.start);
+        const latencyMs = typeof this.latencyMs === "number"
+          ? this.latencyMs
+          : this.latencyMs(fake);
+        await new Promise((r) => setTimeout(r, latencyMs));
         timing.recvStart = timing.end = performance.now();
         timing.responses = 1;
         this.inflight--;
