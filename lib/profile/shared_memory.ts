@@ -4,9 +4,8 @@
  */
 import type { ProfilePlan } from "./plan.ts";
 import { UsageError } from "../types/errors.ts";
-import { hasSharedMemoryControl, SystemSharedMemory } from "../protocol/shm.ts";
+import { hasSharedMemoryControl, outputSlotBytes, SystemSharedMemory } from "../protocol/shm.ts";
 import type { InferenceClient } from "../protocol/types.ts";
-import { elementCount, elementSize } from "../types/datatype.ts";
 import type { InferRequest } from "../types/tensor.ts";
 import type { ModelInfo, ServerInfo } from "../types/model.ts";
 
@@ -16,27 +15,6 @@ export interface SharedMemorySession {
   place(request: InferRequest): InferRequest;
   /** Unregisters the regions and removes the shared-memory objects. */
   release(): Promise<void>;
-}
-
-/**
- * The bytes of each output's slot, as perf_analyzer sizes them: a fixed-size
- * output's batch-1 size from the model times the batch size; outputs of
- * variable size (a -1 dim, BYTES) take --output-shared-memory-size per batch
- * element instead.
- */
-export function outputSlotBytes(
-  model: Pick<ModelInfo, "outputs" | "maxBatchSize">,
-  options: { batchSize: number; variableBytes: number },
-): (output: string) => number {
-  const batch = model.maxBatchSize > 0 ? options.batchSize : 1;
-  const sizes = new Map(model.outputs.map((spec) => {
-    const fixed = elementSize(spec.datatype) > 0 && !spec.dims.includes(-1);
-    const bytes = fixed
-      ? elementSize(spec.datatype) * elementCount(spec.dims)
-      : options.variableBytes;
-    return [spec.name, bytes * batch];
-  }));
-  return (output) => sizes.get(output) ?? options.variableBytes * batch;
 }
 
 /**

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { placementOf, SystemSharedMemory } from "../protocol/shm.ts";
+import { outputSlotBytes, placementOf, SystemSharedMemory } from "../protocol/shm.ts";
 import type { TensorSpec } from "../types/tensor.ts";
-import { outputSlotBytes } from "./shared_memory.ts";
 
 const image: TensorSpec = { name: "OUTPUT0", datatype: "FP32", dims: [3, 224, 224] };
 const text: TensorSpec = { name: "OUTPUT1", datatype: "BYTES", dims: [1] };

@@ -14,9 +14,31 @@ import { decodeBytesElements } from "../input/codec.ts";
 import { type Datatype, elementCount, elementSize } from "../types/datatype.ts";
 import type { InferenceClient } from "./types.ts";
 import type { InferRequest } from "../types/tensor.ts";
+import type { ModelInfo } from "../types/model.ts";
 
 /** Where POSIX shared-memory objects live on Linux. */
 export const SHM_DIRECTORY = "/dev/shm";
+
+/**
+ * The bytes of each output's slot (or region, in process), as perf_analyzer
+ * sizes them: a fixed-size output's batch-1 size from the model times the
+ * batch size; outputs of variable size (a -1 dim, BYTES) take
+ * --output-shared-memory-size per batch element instead.
+ */
+export function outputSlotBytes(
+  model: Pick<ModelInfo, "outputs" | "maxBatchSize">,
+  options: { batchSize: number; variableBytes: number },
+): (output: string) => number {
+  const batch = model.maxBatchSize > 0 ? options.batchSize : 1;
+  const sizes = new Map(model.outputs.map((spec) => {
+    const fixed = elementSize(spec.datatype) > 0 && !spec.dims.includes(-1);
+    const bytes = fixed
+      ? elementSize(spec.datatype) * elementCount(spec.dims)
+      : options.variableBytes;
+    return [spec.name, bytes * batch];
+  }));
+  return (output) => sizes.get(output) ?? options.variableBytes * batch;
+}
 
 /** A tensor's place in a registered region. */
 export interface SharedMemoryRef {

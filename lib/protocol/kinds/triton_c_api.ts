@@ -2,7 +2,7 @@
  * Triton's core library in this process (--triton-server-directory,
  * --model-repository): no network, so no URL, headers or TLS; the requests
  * are built from the input data as for triton. --shared-memory system is the
- * client's own input regions (no server extension in process).
+ * client's own input and output regions (no server extension in process).
  */
 import type { ServiceKindDef } from "./kind.ts";
 
@@ -14,7 +14,14 @@ export const tritonCApi: ServiceKindDef = {
       directory: plan.tritonServerDirectory,
       repository: plan.modelRepository,
       verbose: plan.verbose > 0,
-      sharedMemory: plan.sharedMemory === "system",
+      ...(plan.sharedMemory === "system"
+        ? {
+          sharedMemory: {
+            batchSize: plan.batchSize,
+            outputSharedMemorySize: plan.outputSharedMemorySize,
+          },
+        }
+        : {}),
       ...options,
     });
   },

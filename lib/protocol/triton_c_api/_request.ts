@@ -119,19 +119,28 @@ export function requestSettings(parameters: Record<string, ParameterValue>): Req
 }
 
 export class PreparedCApiRequest implements PreparedRequest {
+  readonly model: Uint8Array<ArrayBuffer>;
+  readonly version: bigint;
+  readonly inputs: PreparedInput[];
+  readonly outputs: Array<Uint8Array<ArrayBuffer>>;
+  readonly settings: RequestSetting[];
+  /** Decoupled models may answer with an empty final response, which is not counted. */
+  readonly decoupled: boolean;
+  /** `outputs` by name, which the export writes a response without data with. */
+  readonly outputNames: readonly string[];
+  /** The response allocator's userp: the output regions' table (_regions.ts), or null. */
+  readonly outputRegions: Deno.PointerValue;
   readonly byteLength: number;
 
-  constructor(
-    readonly model: Uint8Array<ArrayBuffer>,
-    readonly version: bigint,
-    readonly inputs: PreparedInput[],
-    readonly outputs: Array<Uint8Array<ArrayBuffer>>,
-    readonly settings: RequestSetting[],
-    /** Decoupled models may answer with an empty final response, which is not counted. */
-    readonly decoupled: boolean,
-    /** `outputs` by name, which the export writes a response without data with. */
-    readonly outputNames: readonly string[],
-  ) {
-    this.byteLength = inputs.reduce((sum, input) => sum + input.data.byteLength, 0);
+  constructor(parts: Omit<PreparedCApiRequest, "byteLength">) {
+    this.model = parts.model;
+    this.version = parts.version;
+    this.inputs = parts.inputs;
+    this.outputs = parts.outputs;
+    this.settings = parts.settings;
+    this.decoupled = parts.decoupled;
+    this.outputNames = parts.outputNames;
+    this.outputRegions = parts.outputRegions;
+    this.byteLength = parts.inputs.reduce((sum, input) => sum + input.data.byteLength, 0);
   }
 }

@@ -2,16 +2,20 @@
  * The response allocator: CPU buffers for the output tensors Triton writes.
  *
  * Triton calls the allocation function on its own thread and needs the
- * buffer before it goes on. Where it can be made, the allocator is native
- * (native.ts: malloc and free, no JavaScript on Triton's threads). Otherwise
- * a JavaScript allocator costs one blocking round trip to the event loop per
- * output: its buffers are ArrayBuffers kept here by address until Triton
- * releases them (when the response is deleted, on the JS thread), so their
- * memory never moves.
+ * buffer before it goes on. A request with output regions (_regions.ts:
+ * --shared-memory system) has each output written into its region, or
+ * failed with perf_analyzer's error when it does not fit; other outputs get
+ * a buffer of their own. Where it can be made, the allocator is native
+ * (native.ts: regions, malloc and free, no JavaScript on Triton's threads).
+ * Otherwise a JavaScript allocator costs one blocking round trip to the event
+ * loop per output: its buffers are ArrayBuffers kept here by address until
+ * Triton releases them (when the response is deleted, on the JS thread), so
+ * their memory never moves.
  */
 import { ALLOC_FN, MEMORY_CPU, RELEASE_FN, type TritonLibrary } from "./ffi.ts";
-import { nativeAllocator } from "./native.ts";
-import { check } from "./server.ts";
+import { ERROR_INTERNAL, nativeAllocator, OUTPUT_TOO_LARGE } from "./native.ts";
+import { TABLE_ENTRY, TABLE_HEADER } from "./_regions.ts";
+import { check, cString } from "./server.ts";
 
 export interface ResponseAllocator {
   /** The TRITONSERVER_ResponseAllocator*. */
@@ -46,9 +50,35 @@ function newAllocator(
   return Deno.UnsafePointer.create(cell[0])!;
 }
 
-/** The native allocator where it can be made, else the JavaScript one. */
-export function createAllocator(lib: TritonLibrary): ResponseAllocator {
-  const native = nativeAllocator();
+/** The region of output `name` in the output table at `table`, if it has one. */
+function regionOf(
+  table: Deno.PointerObject,
+  name: string,
+): { base: bigint; size: bigint } | undefined {
+  const view = new Deno.UnsafePointerView(table);
+  const count = Number(view.getBigUint64(0));
+  for (let i = 0; i < count; i++) {
+    const at = TABLE_HEADER + TABLE_ENTRY * i;
+    if (Deno.UnsafePointerView.getCString(view.getPointer(at)!) === name) {
+      return { base: view.getBigUint64(at + 8), size: view.getBigUint64(at + 16) };
+    }
+  }
+  return undefined;
+}
+
+/** OUTPUT_TOO_LARGE filled in, as the native allocator's snprintf does. */
+export function outputTooLarge(name: string, region: bigint, needed: bigint): string {
+  const values = [name, String(region), String(needed)];
+  return OUTPUT_TOO_LARGE.replace(/%s|%zu/g, () => values.shift()!);
+}
+
+/**
+ * The native allocator where it can be made, else the JavaScript one.
+ * `library` is the path of the loaded libtritonserver.so (whose
+ * TRITONSERVER_ErrorNew the native code calls).
+ */
+export function createAllocator(lib: TritonLibrary, library: string): ResponseAllocator {
+  const native = nativeAllocator((code) => code.loadedAddress(library, "TRITONSERVER_ErrorNew"));
   if (native !== undefined) {
     const pointer = newAllocator(lib, native.alloc, native.release);
     return {
@@ -62,23 +92,39 @@ export function createAllocator(lib: TritonLibrary): ResponseAllocator {
   const buffers = new Map<bigint, ArrayBuffer>();
   const alloc = Deno.UnsafeCallback.threadSafe(
     ALLOC_FN,
-    (_allocator, _name, byteSize, _type, _typeId, _userp, buffer, bufferUserp, type, typeId) => {
-      const size = Number(byteSize);
+    (_allocator, name, byteSize, _type, _typeId, userp, buffer, bufferUserp, type, typeId) => {
+      const size = BigInt(byteSize);
       let address = 0n;
-      if (size > 0) {
-        const memory = new ArrayBuffer(size);
+      writeU64(bufferUserp, 0n);
+      writeU32(type, MEMORY_CPU);
+      writeU64(typeId, 0n);
+      const region = size > 0n && userp !== null
+        ? regionOf(userp, Deno.UnsafePointerView.getCString(name!))
+        : undefined;
+      if (region !== undefined) {
+        if (size > region.size) {
+          writeU64(buffer, 0n);
+          const message = outputTooLarge(
+            Deno.UnsafePointerView.getCString(name!),
+            region.size,
+            size,
+          );
+          return lib.symbols.TRITONSERVER_ErrorNew(ERROR_INTERNAL, cString(message));
+        }
+        address = region.base;
+        writeU64(bufferUserp, 1n);
+      } else if (size > 0n) {
+        const memory = new ArrayBuffer(Number(size));
         address = BigInt(Deno.UnsafePointer.value(Deno.UnsafePointer.of(memory)));
         buffers.set(address, memory);
       }
       writeU64(buffer, address);
-      writeU64(bufferUserp, 0n);
-      writeU32(type, MEMORY_CPU);
-      writeU64(typeId, 0n);
       return null;
     },
   );
-  const release = Deno.UnsafeCallback.threadSafe(RELEASE_FN, (_allocator, buffer) => {
-    buffers.delete(BigInt(Deno.UnsafePointer.value(buffer)));
+  const release = Deno.UnsafeCallback.threadSafe(RELEASE_FN, (_allocator, buffer, bufferUserp) => {
+    // A region (buffer_userp set) stays: it is no buffer of this map's.
+    if (bufferUserp === null) buffers.delete(BigInt(Deno.UnsafePointer.value(buffer)));
     return null;
   });
   const pointer = newAllocator(lib, alloc.pointer, release.pointer);

@@ -8,7 +8,7 @@
  * A request is deleted only at its release: the core still owns it until
  * then (deleting it at the final response corrupts the next request).
  * Requests are prepared by _request.ts; output buffers come from the
- * allocator of allocator.ts.
+ * allocator of allocator.ts, or are the regions of _regions.ts.
  */
 import type { InferRequest, Tensor } from "../../types/tensor.ts";
 import type { ModelInfo, ModelStatistics, ServerInfo } from "../../types/model.ts";
@@ -34,7 +34,16 @@ import {
 import { createAllocator, type ResponseAllocator } from "./allocator.ts";
 import { type Completions, createCompletions } from "./completions.ts";
 import { MEMORY_CPU, RESPONSE_COMPLETE_FINAL, type TritonLibrary } from "./ffi.ts";
-import { check, cString, InProcessServer, openTritonLibrary, takeError } from "./server.ts";
+import { ProcessRegions } from "./_regions.ts";
+import {
+  check,
+  cString,
+  InProcessServer,
+  openTritonLibrary,
+  takeError,
+  tritonLibraryPath,
+} from "./server.ts";
+import { outputSlotBytes } from "../shm.ts";
 
 /** How long a statistics read waits for answered requests to be released. */
 const STATISTICS_WAIT_MS = 200;
@@ -50,12 +59,20 @@ export interface TritonCApiOptions {
   requestTimeoutMs?: number;
   /**
    * --shared-memory system, as perf_analyzer's C API mode has it: in process
-   * there is no shared-memory extension, so inputs live in regions of this
-   * process's memory, each distinct tensor once, which every request reads in
-   * place (perf_analyzer: a region per tensor, registered with its loader by
-   * pointer). Without it each prepared request has its own copy.
+   * there is no shared-memory extension, so tensors live in regions of this
+   * process's memory (_regions.ts; perf_analyzer: a region per tensor,
+   * registered with its loader by pointer). Inputs are read in place, each
+   * distinct tensor once (without the option each prepared request has its
+   * own copy); outputs are written into regions sized from the model, -b and
+   * --output-shared-memory-size (without it each response allocates them).
    */
-  sharedMemory?: boolean;
+  sharedMemory?: { batchSize: number; outputSharedMemorySize: number };
+}
+
+/** A model's outputs and the size of each one's region. */
+interface OutputSizes {
+  names: readonly string[];
+  bytes: (output: string) => number;
 }
 
 /** A request in flight: what its responses settle. */
@@ -100,8 +117,10 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
   readonly #server: InProcessServer;
   readonly #allocator: ResponseAllocator;
   readonly #requestTimeoutMs: number | undefined;
-  /** --shared-memory system: the input regions, by the tensor data they hold. */
-  readonly #regions: Map<Uint8Array, Uint8Array> | undefined;
+  /** --shared-memory system: the regions, and the sizes of each loaded model's outputs. */
+  readonly #regions: ProcessRegions | undefined;
+  readonly #sharedMemory: TritonCApiOptions["sharedMemory"];
+  readonly #outputSizes = new Map<string, OutputSizes>();
   readonly #completions: Completions;
   readonly #calls = new Map<number, Call>();
   /** Prepared requests whose tensors the core may still read, by call id, until released. */
@@ -120,13 +139,16 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
   private constructor(
     lib: TritonLibrary,
     server: InProcessServer,
-    options: { allocator: ResponseAllocator; requestTimeoutMs?: number; sharedMemory?: boolean },
+    options: Pick<TritonCApiOptions, "requestTimeoutMs" | "sharedMemory"> & {
+      allocator: ResponseAllocator;
+    },
   ) {
     this.#lib = lib;
     this.#server = server;
     this.#allocator = options.allocator;
     this.#requestTimeoutMs = options.requestTimeoutMs;
-    this.#regions = options.sharedMemory ? new Map() : undefined;
+    this.#sharedMemory = options.sharedMemory;
+    this.#regions = options.sharedMemory === undefined ? undefined : new ProcessRegions();
     this.#completions = createCompletions({
       response: (response, flags, userp) => this.#response(response, flags, userp),
       release: (request, userp) => this.#release(request, userp),
@@ -139,10 +161,10 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
     const lib = openTritonLibrary(options.directory);
     const server = await InProcessServer.start(lib, options);
     try {
-      const allocator = createAllocator(lib);
+      const allocator = createAllocator(lib, tritonLibraryPath(options.directory));
       return new TritonCApiClient(lib, server, {
         allocator,
-        sharedMemory: options.sharedMemory ?? false,
+        ...(options.sharedMemory === undefined ? {} : { sharedMemory: options.sharedMemory }),
         ...(options.requestTimeoutMs === undefined
           ? {}
           : { requestTimeoutMs: options.requestTimeoutMs }),
@@ -175,6 +197,16 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
       { model, version },
     );
     if (info.decoupled) this.#decoupled.add(model);
+    const shared = this.#sharedMemory;
+    if (shared !== undefined) {
+      this.#outputSizes.set(model, {
+        names: info.outputs.map((output) => output.name),
+        bytes: outputSlotBytes(info, {
+          batchSize: shared.batchSize,
+          variableBytes: shared.outputSharedMemorySize,
+        }),
+      });
+    }
     return info;
   }
 
@@ -200,10 +232,13 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
   }
 
   prepare(request: InferRequest, target: { model: string; version: string }): PreparedRequest {
+    const regions = this.#regions;
     const inputs = request.inputs.map((tensor) => {
       const datatype = DATATYPE_CODES[tensor.datatype];
       // The core reads the bytes in place while the request runs: an ArrayBuffer never moves.
-      const data = tensor.data.byteLength === 0 ? tensor.data : this.#region(tensor.data);
+      const data = tensor.data.byteLength === 0
+        ? tensor.data
+        : regions?.input(tensor.data) ?? tensor.data.slice();
       return {
         name: cString(tensor.name),
         datatype,
@@ -212,24 +247,35 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
         pointer: data.byteLength === 0 ? null : Deno.UnsafePointer.of(data),
       };
     });
-    return new PreparedCApiRequest(
-      cString(target.model),
-      BigInt(versionNumber(target.version)),
+    return new PreparedCApiRequest({
+      model: cString(target.model),
+      version: BigInt(versionNumber(target.version)),
       inputs,
-      request.outputs.map(cString),
-      requestSettings(request.parameters ?? {}),
-      this.#decoupled.has(target.model),
-      request.outputs,
-    );
+      outputs: request.outputs.map(cString),
+      settings: requestSettings(request.parameters ?? {}),
+      decoupled: this.#decoupled.has(target.model),
+      outputNames: request.outputs,
+      outputRegions: regions === undefined ? null : this.#outputTable(regions, {
+        model: target.model,
+        inputs: inputs.map((input) => input.data),
+        outputs: request.outputs,
+      }),
+    });
   }
 
-  /** A copy of `data` that stays put: its region with shared memory (made once), else its own. */
-  #region(data: Uint8Array): Uint8Array {
-    const regions = this.#regions;
-    if (regions === undefined) return data.slice();
-    let region = regions.get(data);
-    if (region === undefined) regions.set(data, region = data.slice());
-    return region;
+  /**
+   * The output regions of a request: those of the outputs it asks for, or of
+   * every output of the model (the core then answers with all of them).
+   */
+  #outputTable(
+    regions: ProcessRegions,
+    request: { model: string; inputs: readonly Uint8Array[]; outputs: readonly string[] },
+  ): Deno.PointerObject {
+    const sizes = this.#outputSizes.get(request.model);
+    const outputs = request.outputs.length > 0 ? request.outputs : sizes?.names ?? [];
+    // A model not read first has no sizes: every output gets --output-shared-memory-size.
+    const bytes = sizes?.bytes ?? (() => this.#sharedMemory!.outputSharedMemorySize);
+    return regions.outputs(request.model, request.inputs, { outputs, bytes });
   }
 
   openSession(): Promise<InferSession> {
@@ -360,7 +406,7 @@ export class TritonCApiClient implements InferenceClient, StatisticsSource {
         s.TRITONSERVER_InferenceRequestSetResponseCallback(
           handle,
           this.#allocator.pointer,
-          null,
+          request.outputRegions,
           this.#completions.response,
           userp,
         ),

@@ -13,7 +13,7 @@
  * callbacks are used.
  */
 import { REQUEST_RELEASE_FN, RESPONSE_COMPLETE_FN } from "./ffi.ts";
-import { imm64, NativeCode } from "./native.ts";
+import { imm32, imm64, NativeCode } from "./native.ts";
 
 /** What Triton's response-complete and request-release callbacks deliver. */
 export interface CompletionHandlers {
@@ -179,10 +179,6 @@ export function queueCode(base: bigint, semPost: bigint): { code: number[]; rele
     ],
     release: 8,
   };
-}
-
-function imm32(value: number): number[] {
-  return [...new Uint8Array(new Uint32Array([value]).buffer)];
 }
 
 function nativeCompletions(handlers: CompletionHandlers): Completions | undefined {

@@ -9,6 +9,7 @@ const BUF = "buffer" as const;
 
 export const TRITON_SYMBOLS = {
   TRITONSERVER_ApiVersion: { parameters: [BUF, BUF], result: P },
+  TRITONSERVER_ErrorNew: { parameters: ["u32", BUF], result: P },
   TRITONSERVER_ErrorMessage: { parameters: [P], result: P },
   TRITONSERVER_ErrorDelete: { parameters: [P], result: "void" },
   TRITONSERVER_StringToDataType: { parameters: [BUF], result: "u32" },

@@ -55,9 +55,14 @@ export function check(lib: TritonLibrary, error: Deno.PointerValue, what: string
   if (error !== null) throw new InferError(`${what}: ${takeError(lib, error)}`, 0);
 }
 
+/** `DIR/lib/libtritonserver.so` of --triton-server-directory DIR. */
+export function tritonLibraryPath(directory: string): string {
+  return `${directory.replace(/\/+$/, "")}/lib/libtritonserver.so`;
+}
+
 /** The library at `DIR/lib/libtritonserver.so`, with one-line errors for what users get wrong. */
 export function openTritonLibrary(directory: string): TritonLibrary {
-  const path = `${directory.replace(/\/+$/, "")}/lib/libtritonserver.so`;
+  const path = tritonLibraryPath(directory);
   const ffi = Deno.permissions.querySync({ name: "ffi", path });
   if (ffi.state !== "granted") {
     throw setupError(
