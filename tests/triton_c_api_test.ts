@@ -118,6 +118,74 @@ Deno.test({
 });
 
 Deno.test({
+  name: "C API --shared-memory system: the core writes each output into its region",
+  ignore,
+  async fn() {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", ...WITH_FFI, new URL("./_c_api_regions.ts", import.meta.url).pathname]
+        .concat(TRITON_DIR, MODELS),
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const report = JSON.parse(new TextDecoder().decode(out.stdout));
+    for (const [i, { inputs, decoded }] of report.answers.entries()) {
+      // perf_analyzer's sizes at -b 2: OUTPUT0 (dims [-1]) 2 x --output-shared-memory-size 64,
+      // OUTPUT1 (4 INT32) 2 x 16 bytes; identity's outputs are its inputs, written in place.
+      const [output0, output1] = report.regions[i];
+      assert.deepEqual([output0.name, output0.size, output1.name, output1.size], [
+        ...["OUTPUT0", 128, "OUTPUT1", 32],
+      ]);
+      assert.deepEqual(output0.bytes, [...inputs[0], ...new Array(128 - 40).fill(0)]);
+      assert.deepEqual(output1.bytes, inputs[1]);
+      // Decoded (validation, export) from the regions, as without the option.
+      assert.deepEqual(decoded, [
+        { name: "OUTPUT0", bytes: inputs[0] },
+        { name: "OUTPUT1", bytes: inputs[1] },
+      ]);
+    }
+    assert.notDeepEqual(report.regions[0][0].bytes, report.regions[1][0].bytes, "own regions");
+  },
+});
+
+Deno.test({
+  name:
+    "C API --shared-memory system: outputs exported, and one that does not fit fails in one line",
+  ignore,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      const cli = await withData("identity_fp32", "fp32_echo.json", 20, [
+        ...["--shared-memory", "system", "--profile-export-file", `${dir}/export.json`],
+      ]);
+      assert.equal(cli.code, 0, cli.stderr + cli.stdout);
+      const exported = parseProfileExport(await Deno.readTextFile(`${dir}/export.json`));
+      for (const request of exported.experiments[0].requests) {
+        assert.deepEqual(request.response_outputs[0].OUTPUT0, request.request_inputs.INPUT0);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+    // BYTES is of variable size: its region is --output-shared-memory-size; ["ab", "cde"] needs
+    // 13 bytes. perf_analyzer's allocator fails the output with this message.
+    const small = await withData("identity_bytes", "bytes_echo.json", 3, [
+      ...["--shared-memory", "system", "--output-shared-memory-size", "8"],
+    ]);
+    assert.equal(small.code, 3, small.stderr + small.stdout);
+    assert.equal(
+      small.stderr,
+      "error: No valid requests recorded within time interval. Please use a larger time window. " +
+        "3 requests failed, most with: shared memory size specified with the request for output " +
+        "'OUTPUT0' (8 bytes) should be at least 13 bytes to hold the results\n",
+    );
+    const fits = await withData("identity_bytes", "bytes_echo.json", 3, [
+      ...["--shared-memory", "system", "--output-shared-memory-size", "13"],
+    ]);
+    assert.equal(fits.code, 0, fits.stderr + fits.stdout);
+  },
+});
+
+Deno.test({
   name: "C API: one 10 ms instance gives ~100 infer/s and N x 10 ms at concurrency N",
   ignore,
   async fn() {
