@@ -1,9 +1,10 @@
 /**
  * Triton's core library in this process (--service-kind triton_c_api),
  * through Deno FFI: the symbols (ffi.ts), the in-process server (server.ts),
- * the response allocator (allocator.ts) and the client (client.ts, with the
- * request preparation of _request.ts). lib/protocol/kinds/triton_c_api.ts
- * loads this module lazily, for the runs of that kind only.
+ * the response allocator (allocator.ts), the regions of --shared-memory system
+ * (_regions.ts) and the client (client.ts, with the request preparation of
+ * _request.ts). lib/protocol/kinds/triton_c_api.ts loads this module lazily,
+ * for the runs of that kind only.
  *
  * @module
  */
