@@ -1,5 +1,6 @@
 /** Shared helpers of the end-to-end tests: run the CLI as a user would, check ground truth. */
 import assert from "node:assert/strict";
+import { splitCsv } from "../lib/input/traces.ts";
 import { type ModelConfig, type RunningServer, startServerInWorker } from "../lib/server/mod.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
@@ -142,9 +143,9 @@ export async function withServer<T>(fn: (server: RunningServer) => Promise<T>): 
   }
 }
 
-/** Parses `--` CSV text into rows of cells (the reports never quote numeric cells). */
+/** A CSV's rows of cells (quoted cells as the CSV writers quote them: commas, doubled quotes). */
 export function parseCsv(text: string): string[][] {
-  return text.trim().split("\n").map((line) => line.split(","));
+  return text.trim().split("\n").map(splitCsv);
 }
 
 export function within(actual: number, expected: number, tolerance: number, what: string): void {

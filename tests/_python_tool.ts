@@ -85,13 +85,14 @@ export async function findTool(spec: ToolSpec): Promise<ToolInstall | { reason: 
 
 /**
  * A directory holding `perf_analyzer`, which runs this checkout's main.ts with
- * Deno (with `extraArgs` after the tool's).
+ * Deno (with `extraArgs` after the tool's), allowed FFI for --enable-mpi
+ * (Model Analyzer's concurrent search runs it under mpiexec).
  */
 export async function perfAnalyzerShim(
   dir: string,
   extraArgs: readonly string[] = [],
 ): Promise<void> {
-  const permissions = "--allow-net --allow-read --allow-write --allow-env --allow-sys";
+  const permissions = "--allow-net --allow-read --allow-write --allow-env --allow-sys --allow-ffi";
   const path = `${dir}/perf_analyzer`;
   const extra = extraArgs.map((a) => ` '${a}'`).join("");
   await Deno.writeTextFile(

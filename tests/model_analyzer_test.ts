@@ -2,11 +2,15 @@
  * NVIDIA Model Analyzer itself, unchanged (../shared/model-analyzer, built by
  * its install.sh; tests/_python_tool.ts), with this checkout's inferperf as
  * its `perf_analyzer_path`, against the real Triton server: a remote search
- * over gRPC and a local brute search, each beside inferperf's own search of
- * the same space. Model Analyzer's metrics-model-inference.csv must name the
- * same configurations and points as inferperf's, with the same best, and
- * throughput that agrees. Nothing answers at Model Analyzer's metrics URL:
- * inferperf measures on without metrics, as perf_analyzer does.
+ * over gRPC, a local brute search, a remote request-rate search over HTTP
+ * with the user's perf_analyzer_flags, and two models profiled concurrently
+ * (perf_analyzer under mpiexec with --enable-mpi), each beside inferperf's
+ * own search of the same space. Model Analyzer's metrics-model-inference.csv
+ * must name the same configurations and points as inferperf's, with the same
+ * best, and throughput that agrees (and, where the load fixes it, the
+ * throughput the identity models' execute_delay_ms or the request rate
+ * gives). Nothing answers at Model Analyzer's metrics URL: inferperf
+ * measures on without metrics, as perf_analyzer does.
  */
 import assert from "node:assert/strict";
 import { parseCsv, runCli } from "./_helpers.ts";
@@ -49,11 +53,13 @@ const NO_METRICS = `http://127.0.0.1:${freePort()}/metrics`;
 /** On a 2-core machine shared with other suites: the two tools' points measured minutes apart. */
 const TOLERANCE = 0.3;
 
-/** A root with the model repository (`delay` alone: Model Analyzer checks every model there). */
-function workspace(): string {
+/** A root with the model repository of `models` (Model Analyzer checks every model there). */
+function workspace(models: Record<string, string>): string {
   const root = Deno.makeTempDirSync({ prefix: "inferperf_model_analyzer_" });
-  Deno.mkdirSync(`${root}/repo/delay/1`, { recursive: true });
-  Deno.writeTextFileSync(`${root}/repo/delay/config.pbtxt`, MODEL);
+  for (const [name, config] of Object.entries(models)) {
+    Deno.mkdirSync(`${root}/repo/${name}/1`, { recursive: true });
+    Deno.writeTextFileSync(`${root}/repo/${name}/config.pbtxt`, config);
+  }
   return root;
 }
 
@@ -66,19 +72,30 @@ output_model_repository_path: ${root}/${tag}/output_models
 `;
 }
 
-/** Runs `model-analyzer profile -f FILE`; its output when it fails. */
-async function modelAnalyzer(root: string, yaml: string): Promise<void> {
+type Protocol = "grpc" | "http";
+
+/**
+ * Runs `model-analyzer profile -f FILE` over `protocol` (its client_protocol); its output, which
+ * is shown when it fails. `env` is passed on to perf_analyzer (Model Analyzer copies its own).
+ */
+async function modelAnalyzer(
+  root: string,
+  yaml: string,
+  options: { protocol?: Protocol; env?: Record<string, string> } = {},
+): Promise<string> {
   const { venv } = found as { venv: string };
   await perfAnalyzerShim(root);
   const file = `${root}/ma.yaml`;
   await Deno.writeTextFile(
     file,
-    `${yaml}perf_analyzer_path: ${root}/perf_analyzer\nclient_protocol: grpc\n` +
+    `${yaml}perf_analyzer_path: ${root}/perf_analyzer\n` +
+      `client_protocol: ${options.protocol ?? "grpc"}\n` +
       `override_output_model_repository: true\ntriton_metrics_url: ${NO_METRICS}\n`,
   );
   const child = new Deno.Command(`${venv}/bin/model-analyzer`, {
     args: ["profile", "-f", file],
     cwd: root,
+    ...(options.env ? { env: options.env } : {}),
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -89,15 +106,21 @@ async function modelAnalyzer(root: string, yaml: string): Promise<void> {
   const output = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
   assert.equal(code, 0, `model-analyzer exited with ${code}:\n${output.slice(-3000)}`);
   assert.doesNotMatch(output, /attempts to acquire measurements have failed/, output);
+  assert.doesNotMatch(output, /Perf Analyzer encountered an error/, output);
+  return output;
 }
 
 /** inferperf's own search with Model Analyzer's windows (count_windows of 50 requests). */
-async function inferperfSearch(root: string, yaml: string): Promise<void> {
+async function inferperfSearch(
+  root: string,
+  yaml: string,
+  protocol: Protocol = "grpc",
+): Promise<void> {
   const file = `${root}/inferperf.yaml`;
   await Deno.writeTextFile(file, yaml);
   const cli = await runCli(
     [
-      ...["profile", "--config", file, "-i", "grpc"],
+      ...["profile", "--config", file, "-i", protocol],
       ...["--measurement-mode", "count_windows", "--measurement-request-count", "50"],
     ],
     {
@@ -111,22 +134,40 @@ async function inferperfSearch(root: string, yaml: string): Promise<void> {
   assert.equal(cli.code, 0, cli.stderr + cli.stdout);
 }
 
-/** metrics-model-inference.csv: throughput by configuration and concurrency, best first. */
-function results(dir: string): Array<{ key: string; config: string; throughput: number }> {
+interface Row {
+  /** Model, configuration, instances, max batch size and load (concurrency or request rate). */
+  key: string;
+  config: string;
+  throughput: number;
+}
+
+/**
+ * metrics-model-inference.csv: throughput by model, configuration and load, best first. A row of
+ * models measured together is one per model: Model Analyzer joins the models' cells with commas
+ * ("delay,fast", throughput "143.6, [48.6,95.0]": the total, then each model's), inferperf writes a
+ * row per model.
+ */
+function results(dir: string): Row[] {
   const [header, ...rows] = parseCsv(
     Deno.readTextFileSync(`${dir}/results/metrics-model-inference.csv`),
   );
-  const at = (row: string[], name: string) => row[header.indexOf(name)];
-  return rows.map((row) => ({
-    key: ["Model Config Path", "Instance Group", "Max Batch Size", "Concurrency"]
-      .map((name) => at(row, name)).join(" "),
-    config: at(row, "Model Config Path"),
-    throughput: Number(at(row, "Throughput (infer/sec)")),
-  }));
+  const load = header.includes("Request Rate") ? "Request Rate" : "Concurrency";
+  const columns = ["Model", "Model Config Path", "Instance Group", "Max Batch Size", load];
+  return rows.flatMap((row) => {
+    const at = (name: string) => row[header.indexOf(name)];
+    const cells = columns.map((name) => at(name).split(","));
+    const throughput = at("Throughput (infer/sec)");
+    const each = /\[(.*)\]/.exec(throughput)?.[1].split(",") ?? [throughput];
+    return each.map((value, i) => ({
+      key: cells.map((models) => models[i]).join(" "),
+      config: cells[1][i],
+      throughput: Number(value),
+    }));
+  });
 }
 
 /** Both tools' CSVs: the same points, the same best configuration, throughput that agrees. */
-function assertAgree(root: string): void {
+function assertAgree(root: string): Row[] {
   const ours = results(`${root}/inferperf`);
   const theirs = results(`${root}/ma`);
   const figures = theirs.map((r) =>
@@ -139,14 +180,19 @@ function assertAgree(root: string): void {
     const mine = ours.find((o) => o.key === r.key)!.throughput;
     assert.ok(Math.abs(r.throughput - mine) <= TOLERANCE * mine, `${r.key}\n${figures}`);
   }
+  return theirs;
 }
 
-function modelAnalyzerTest(name: string, fn: (root: string) => Promise<void>): void {
+function modelAnalyzerTest(
+  name: string,
+  fn: (root: string) => Promise<void>,
+  models: Record<string, string> = { delay: MODEL },
+): void {
   Deno.test({
     name: `Model Analyzer: ${name}`,
     ignore: "reason" in found,
     fn: async () => {
-      const root = workspace();
+      const root = workspace(models);
       try {
         await fn(root);
       } finally {
@@ -187,3 +233,112 @@ modelAnalyzerTest("a local brute search finds inferperf's points and best", asyn
   );
   assertAgree(root);
 });
+
+/**
+ * 5 ms per execution, one at a time (no dynamic batching): 200 requests/s at most, so that the
+ * request rates below are served as sent. Its inputs have two variable dims: a run must be given
+ * both shapes (inferperf infers a single variable dim from the data's size, not two).
+ */
+const SHAPED = `backend: "identity"
+max_batch_size: 4
+input [
+  { name: "INPUT0", data_type: TYPE_FP32, dims: [ -1, -1 ] },
+  { name: "INPUT1", data_type: TYPE_FP32, dims: [ -1, -1 ] }
+]
+output [
+  { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ -1, -1 ] },
+  { name: "OUTPUT1", data_type: TYPE_FP32, dims: [ -1, -1 ] }
+]
+instance_group [ { kind: KIND_CPU, count: 1 } ]
+parameters [ { key: "execute_delay_ms", value: { string_value: "5" } } ]
+`;
+/** INPUT0's shape comes from --shape alone, INPUT1's from the data alone. */
+const SHAPED_DATA = {
+  data: [{
+    INPUT0: Array.from({ length: 16 }, (_, i) => i),
+    INPUT1: { content: Array.from({ length: 8 }, (_, i) => i), shape: [2, 4] },
+  }],
+};
+const RATES = [50, 100];
+
+modelAnalyzerTest(
+  "a remote request-rate search over HTTP with perf_analyzer_flags serves the rates, as inferperf's own",
+  async (root) => {
+    // gRPC off: a client that used it could not measure anything.
+    const server = await startTriton({
+      args: ["--model-control-mode=explicit", "--load-model=shaped", "--allow-grpc=false"],
+      repository: `${root}/repo`,
+    });
+    const data = `${root}/input.json`;
+    await Deno.writeTextFile(data, JSON.stringify(SHAPED_DATA));
+    try {
+      const remote = `model_repository: ${root}/repo
+triton_launch_mode: remote
+triton_http_endpoint: ${server.http}
+run_config_search_disable: true
+request_rate_search_enable: true
+profile_models:
+  shaped:
+    cpu_only: true
+    parameters: { request_rate: [${RATES.join(", ")}] }
+perf_analyzer_flags: { shape: "INPUT0:2,8", input-data: ${data}, percentile: 95 }
+`;
+      await modelAnalyzer(root, remote + outputs(root, "ma"), { protocol: "http" });
+      await inferperfSearch(root, remote + outputs(root, "inferperf"), "http");
+    } finally {
+      await server.stop();
+    }
+    const rows = assertAgree(root);
+    // Under the model's 200 requests/s, what is sent is served: the throughput is the rate.
+    for (const rate of RATES) {
+      const row = rows.find((r) => r.key.endsWith(` ${rate}`));
+      assert.ok(
+        row && Math.abs(row.throughput - rate) <= 0.05 * rate,
+        `${rate}: ${row?.throughput}`,
+      );
+    }
+  },
+  { shaped: SHAPED },
+);
+
+/** 10 ms per execution: at any concurrency above one, 100 requests/s (delay: 50). */
+const FAST = MODEL.replace('string_value: "20"', 'string_value: "10"');
+
+modelAnalyzerTest(
+  "two models profiled concurrently under mpiexec each serve what their delay allows, as inferperf's own",
+  async (root) => {
+    const server = await startTriton({
+      args: ["--model-control-mode=explicit", "--load-model=delay", "--load-model=fast"],
+      repository: `${root}/repo`,
+    });
+    try {
+      const remote = `model_repository: ${root}/repo
+triton_launch_mode: remote
+triton_grpc_endpoint: ${server.grpc}
+triton_http_endpoint: ${server.http}
+run_config_search_disable: true
+run_config_profile_models_concurrently_enable: true
+profile_models:
+  delay: { cpu_only: true, parameters: { concurrency: [2] } }
+  fast: { cpu_only: true, parameters: { concurrency: [2] } }
+`;
+      // Open MPI gives a host as many slots as cores: a machine of one core would refuse two ranks.
+      const env = { OMPI_MCA_rmaps_base_oversubscribe: "1" };
+      await modelAnalyzer(root, remote + outputs(root, "ma"), { env });
+      await inferperfSearch(root, remote + outputs(root, "inferperf"));
+    } finally {
+      await server.stop();
+    }
+    const rows = assertAgree(root);
+    // One instance executes one request at a time: no more than 1000 / delay each, a little less
+    // for the server's own time between executions.
+    for (const [model, most] of [["delay", 50], ["fast", 100]] as const) {
+      const row = rows.find((r) => r.key.startsWith(`${model} `));
+      assert.ok(
+        row && row.throughput <= 1.02 * most && row.throughput >= 0.85 * most,
+        `${model}: ${row?.throughput}`,
+      );
+    }
+  },
+  { delay: MODEL, fast: FAST },
+);

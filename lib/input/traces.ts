@@ -55,7 +55,7 @@ async function csvRows(
 }
 
 /** A CSV line's cells; a quoted cell may hold commas and doubled quotes. */
-function splitCsv(line: string): string[] {
+export function splitCsv(line: string): string[] {
   const cells: string[] = [];
   let cell = "";
   let quoted = false;
