@@ -75,8 +75,8 @@ output_model_repository_path: ${root}/${tag}/output_models
 type Protocol = "grpc" | "http";
 
 /**
- * Runs `model-analyzer profile -f FILE` over `protocol` (its client_protocol); its output, which
- * is shown when it fails. `env` is passed on to perf_analyzer (Model Analyzer copies its own).
+ * Runs `model-analyzer profile -f FILE` over `protocol` (its client_protocol); its output, with
+ * perf_analyzer's (perf_output), which is shown when it fails. `env` is passed on to perf_analyzer (Model Analyzer copies its own).
  */
 async function modelAnalyzer(
   root: string,
@@ -89,7 +89,7 @@ async function modelAnalyzer(
   await Deno.writeTextFile(
     file,
     `${yaml}perf_analyzer_path: ${root}/perf_analyzer\n` +
-      `client_protocol: ${options.protocol ?? "grpc"}\n` +
+      `client_protocol: ${options.protocol ?? "grpc"}\nperf_output: true\n` +
       `override_output_model_repository: true\ntriton_metrics_url: ${NO_METRICS}\n`,
   );
   const child = new Deno.Command(`${venv}/bin/model-analyzer`, {
@@ -324,7 +324,14 @@ profile_models:
 `;
       // Open MPI gives a host as many slots as cores: a machine of one core would refuse two ranks.
       const env = { OMPI_MCA_rmaps_base_oversubscribe: "1" };
-      await modelAnalyzer(root, remote + outputs(root, "ma"), { env });
+      const output = await modelAnalyzer(root, remote + outputs(root, "ma"), { env });
+      // mpiexec --tag-output: each rank's lines as "[job,rank]<stdout>:".
+      for (const rank of [0, 1]) {
+        assert.match(
+          output,
+          new RegExp(`^\\[\\d+,${rank}\\]<stdout>:.*MPI: rank ${rank} of 2`, "m"),
+        );
+      }
       await inferperfSearch(root, remote + outputs(root, "inferperf"));
     } finally {
       await server.stop();
