@@ -103,20 +103,18 @@ export interface LevelOptions extends MeasurementOptions {
   async?: boolean;
   /** Prints a warning (on stderr, between windows). */
   onWarning?: (message: string) => void;
-  /** count_windows: the shortest window, ms (MIN_COUNT_WINDOW_MS unless a test sets it). */
-  minCountWindowMs?: number;
+  /** count_windows: how often the count is checked, ms (COUNT_CHECK_MS unless a test sets it). */
+  countCheckMs?: number;
 }
 
 /**
- * count_windows: a window lasts at least this long, then ends once it holds
- * --measurement-request-count requests. perf_analyzer checks the count once
- * a second, so its windows last at least a second (a whole number of them);
- * a window of 50 requests of a fast model (10 ms at 5,000 infer/s) is too
- * short to stabilize. Past the second a window ends at the count, sooner
- * than perf_analyzer's next whole second, which costs no stability: it
- * already holds the count over at least a second.
+ * count_windows: as perf_analyzer, which sleeps a second between checks of
+ * the count, a window ends at the first whole number of these (at least one)
+ * by which it holds --measurement-request-count requests. So a window of 50
+ * requests of a fast model (10 ms at 5,000 infer/s) lasts a second, long
+ * enough to stabilize, and a slow one's a whole number of seconds.
  */
-export const MIN_COUNT_WINDOW_MS = 1000;
+export const COUNT_CHECK_MS = 1000;
 
 /** The --max-send-lag default: perf_analyzer's bound for a "delayed" send. */
 export const DEFAULT_MAX_SEND_LAG_MS = 1;
@@ -339,19 +337,11 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
           coordinator ? Math.max(0, endMs - performance.now()) : options.measurementIntervalMs,
         );
       } else {
-        const minMs = options.minCountWindowMs ?? MIN_COUNT_WINDOW_MS;
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const longEnough = new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, Math.max(0, windowStartMs + minMs - performance.now()));
+        await countWindow(recorder, {
+          ...options,
+          startMs: windowStartMs,
+          checkMs: options.countCheckMs ?? COUNT_CHECK_MS,
         });
-        // A server that stopped answering ends the window short (then empty) instead of never.
-        await interrupt.race(
-          settledOrStalled(
-            Promise.all([longEnough, recorder.waitForCompleted(options.measurementRequestCount)]),
-            { lastMs: () => recorder.lastCompletedMs, stallMs: options.stallTimeoutMs },
-          ),
-        );
-        clearTimeout(timer);
       }
       const own = recorder.rotate();
       windowStartMs = performance.now();
@@ -409,6 +399,33 @@ export async function measureLevel(load: LevelLoad, options: LevelOptions): Prom
   return withWarmup(released(
     summarize(windows.slice(-STABILITY_WINDOWS), windows, { ...options, stable }),
   ));
+}
+
+/**
+ * Waits out a count window begun at `startMs`: until the first whole number of
+ * `checkMs` (at least one) by which the recorder holds the count. A server
+ * that stopped answering ends it short (then empty) instead of never.
+ */
+async function countWindow(
+  recorder: Recorder,
+  options: Pick<LevelOptions, "interrupt" | "measurementRequestCount" | "stallTimeoutMs"> & {
+    startMs: number;
+    checkMs: number;
+  },
+): Promise<void> {
+  const { interrupt, startMs, checkMs } = options;
+  let countedMs: number | undefined;
+  const counted = recorder.waitForCompleted(options.measurementRequestCount)
+    .then(() => countedMs = performance.now());
+  const stalled = await interrupt.race(
+    settledOrStalled(counted, {
+      lastMs: () => recorder.lastCompletedMs,
+      stallMs: options.stallTimeoutMs,
+    }),
+  );
+  if (stalled !== false || countedMs === undefined) return;
+  const checks = checkMs > 0 ? Math.max(1, Math.ceil((countedMs - startMs) / checkMs)) : 0;
+  await interrupt.sleep(Math.max(0, startMs + checks * checkMs - performance.now()));
 }
 
 /** Adds the requests that `tail` (what completed after the last window) failed as abandoned. */
