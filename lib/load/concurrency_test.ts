@@ -5,6 +5,17 @@ import { ConcurrencyLoad, CONNECTION_BACKOFF_MS, connectionBackoffMs } from "./c
 import { SequenceFeed } from "./sequences.ts";
 import { FakeClient } from "./testdata/fake_client.ts";
 
+/** `count` sequences of one empty step, long enough never to end on their own. */
+function sequenceFeed(fake: FakeClient, count: number): SequenceFeed {
+  return new SequenceFeed([[{ inputs: [], outputs: [] }]], (r) => fake.prepare(r), {
+    count,
+    length: 1000,
+    variationPct: 0,
+    idRange: { start: 1, end: 100 },
+    rng: Math.random,
+  });
+}
+
 Deno.test("connection failures in a row back off exponentially, up to a bound", () => {
   assert.deepEqual([1, 2, 3, 4].map(connectionBackoffMs), [50, 100, 200, 400]);
   assert.equal(connectionBackoffMs(5), CONNECTION_BACKOFF_MS.max);
@@ -13,13 +24,7 @@ Deno.test("connection failures in a row back off exponentially, up to a bound", 
 
 Deno.test("between levels every sequence under way ends; the next level starts new ones", async () => {
   const fake = new FakeClient(1);
-  const feed = new SequenceFeed([[{ inputs: [], outputs: [] }]], (r) => fake.prepare(r), {
-    count: 4,
-    length: 1000,
-    variationPct: 0,
-    idRange: { start: 1, end: 100 },
-    rng: Math.random,
-  });
+  const feed = sequenceFeed(fake, 4);
   const load = new ConcurrencyLoad(fake as unknown as InferenceClient, { feed });
   const recorder = new Recorder();
   const flagsById = () => {
@@ -55,13 +60,7 @@ Deno.test("at a stop, a lane ends its sequence right after its own answer, not a
   // server would hold sequence 1 idle (and its slot) that long; Triton's idle timeout ends it,
   // and its END fails.
   const fake = new FakeClient((r) => r.parameters!.sequence_id === 2 ? 200 : 1);
-  const feed = new SequenceFeed([[{ inputs: [], outputs: [] }]], (r) => fake.prepare(r), {
-    count: 2,
-    length: 1000,
-    variationPct: 0,
-    idRange: { start: 1, end: 100 },
-    rng: Math.random,
-  });
+  const feed = sequenceFeed(fake, 2);
   const load = new ConcurrencyLoad(fake as unknown as InferenceClient, { feed });
   load.start(2, { recorder: new Recorder() });
   await new Promise((r) => setTimeout(r, 20));
@@ -79,13 +78,7 @@ Deno.test("at a stop, a lane ends its sequence right after its own answer, not a
 
 Deno.test("a lane a concurrency shape stops ends its sequence; a new one starts when it resumes", async () => {
   const fake = new FakeClient(2);
-  const feed = new SequenceFeed([[{ inputs: [], outputs: [] }]], (r) => fake.prepare(r), {
-    count: 2,
-    length: 1000,
-    variationPct: 0,
-    idRange: { start: 1, end: 100 },
-    rng: Math.random,
-  });
+  const feed = sequenceFeed(fake, 2);
   const load = new ConcurrencyLoad(fake as unknown as InferenceClient, { feed });
   const steps = { initial: 2, steps: [{ atMs: 30, value: 1 }, { atMs: 80, value: 2 }], endMs: 80 };
   load.start(2, { recorder: new Recorder(), steps });
