@@ -54,8 +54,14 @@ Deno.test("--workers 2 end to end", async (t) => {
       assert.equal(run.code, 0, run.stderr + run.stdout);
       const [header, row] = parseCsv(await Deno.readTextFile(csv));
       const column = (name: string) => Number(row[header.indexOf(name)]);
-      within(column("Inferences/Second"), 400, 0.2, "throughput");
-      within(column("Avg latency"), 10_000, 0.3, "latency");
+      const throughput = column("Inferences/Second");
+      const latencyUs = column("Avg latency");
+      // Little's law holds on any machine: 4 always in flight. The 10 ms model bounds both
+      // figures; a busy shared machine stretches latency (CI once saw 305/s at ~13 ms).
+      within(throughput * latencyUs / 1e6, 4, 0.1, "requests in flight");
+      assert.ok(latencyUs >= 10_000, `latency ${latencyUs} us below the model's 10 ms`);
+      assert.ok(throughput <= 400 * 1.05, `throughput ${throughput} above 4 / 10 ms`);
+      assert.ok(throughput >= 400 * 0.5, `throughput ${throughput}: the workers fall behind`);
     });
 
     await t.step("request rate 200 on 2 workers: the rate, exact counts", async () => {
