@@ -264,6 +264,10 @@ export async function searchCommand(raw: RawOptions, context: CommandContext): P
               r.bestTrial === 0 ? "the baseline" : `trial ${r.bestTrial}`
             }`,
           ),
+        climb: (model, r) =>
+          say(
+            `Quick search of ${model.name}: the climb measured ${r.coordinates} of the ${r.size} combinations of its composing models' configurations`,
+          ),
       },
       pointEvents: progress.events(),
     });

@@ -23,6 +23,8 @@ export * from "./walks.ts";
 export * from "./concurrent.ts";
 export * from "./concurrent_report.ts";
 export * from "./optuna.ts";
+export * from "./neighborhood.ts";
+export * from "./ensemble_quick.ts";
 export * from "./tpe.ts";
 export * from "./html.ts";
 export * from "./detailed.ts";

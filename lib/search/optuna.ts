@@ -20,7 +20,15 @@ import {
   type SearchModel,
 } from "./config.ts";
 import { compareResults } from "./objectives.ts";
-import { type ModelPlan, sweepWalk, type VariantOutcome, type Walk } from "./walks.ts";
+import {
+  clamp,
+  formulaLoad,
+  type ModelPlan,
+  onePoint,
+  sweepTop,
+  type VariantOutcome,
+  type WalkVariant,
+} from "./walks.ts";
 import { type IntParameter, type Observation, seededRandom, suggest } from "./tpe.ts";
 import type { Variant } from "./variants.ts";
 
@@ -58,16 +66,6 @@ export interface SearchSpace {
     load: number;
   };
   size: number;
-}
-
-/** Clamped to the range of `loads`. */
-const clamp = (value: number, loads: readonly number[]) =>
-  Math.min(Math.max(value, Math.min(...loads)), Math.max(...loads));
-
-/** 2 x instances x max batch size, Model Analyzer's concurrency formula. */
-function formulaLoad(variant: Variant): number {
-  const count = (variant.config.instance_group ?? []).reduce((n, g) => n + Number(g.count ?? 1), 0);
-  return 2 * Math.max(1, count) * Math.max(1, Number(variant.config.max_batch_size ?? 1));
 }
 
 /**
@@ -117,17 +115,6 @@ export function searchSpace(
     },
   };
 }
-
-/** Measures `variant` as `walk` leads (into `result` when given), as runSearch's walkOne does. */
-export type WalkVariant = (
-  variant: Variant,
-  walk: (batchSize: number) => Walk | undefined,
-  result?: VariantOutcome,
-) => Promise<VariantOutcome>;
-
-/** One point: `load` at client batch size `batchSize`. */
-const onePoint = (batchSize: number, load: number) => (b: number): Walk | undefined =>
-  b === batchSize ? (series) => series.length === 0 ? load : undefined : undefined;
 
 /**
  * A trial's score: its gain over the baseline, or NO_CANDIDATE where it had
@@ -205,16 +192,9 @@ export async function optunaSearch(
   }
   const report = { trials: history.length, bestTrial: best.trial, bounds, size: space.size };
   if (settings.sweepDisable || requestRate) return report;
-  const top = options.top(config.numConfigs);
-  const ownOutcome = outcomeOf(own);
-  if (ownOutcome && !top.includes(ownOutcome)) top.push(ownOutcome);
-  for (const v of top) {
-    // The trials' points the sweep meets are taken as measured.
-    await walk(v.variant, () => sweepWalk(loads, model), v);
-    if (options.interrupted()) return undefined;
-    v.records.sort((a, b) =>
-      a.point.batchSize - b.point.batchSize || a.point.value - b.point.value
-    );
-  }
-  return report;
+  // The trials' points the sweep meets are taken as measured.
+  const top = [...options.top(config.numConfigs), outcomeOf(own)];
+  return await sweepTop(model, { outcomes: top, loads, walk, interrupted: options.interrupted })
+    ? report
+    : undefined;
 }

@@ -35,6 +35,7 @@ import {
 } from "./walks.ts";
 import { compareResults, rankPoints } from "./objectives.ts";
 import { type OptunaReport, optunaSearch } from "./optuna.ts";
+import { type ClimbReport, ensembleQuickSearch, isEnsembleSearch } from "./ensemble_quick.ts";
 
 export interface SearchOutcome<V extends SearchVariant = Variant> {
   models: Array<{ model: SearchModel; variants: VariantOutcome<V>[] }>;
@@ -53,6 +54,8 @@ export interface SearchEvents<V extends SearchVariant = Variant> {
   serverRestarted?(reason: string): void;
   /** The Optuna search of a model ended its trials. */
   optuna?(model: SearchModel, report: OptunaReport): void;
+  /** The quick search of an ensemble ended its climb. */
+  climb?(model: SearchModel, report: ClimbReport): void;
 }
 
 /**
@@ -246,9 +249,13 @@ export async function runSearch<V extends SearchVariant = Variant>(
   for (const plan of options.plans) {
     const done: VariantOutcome<V>[] = [];
     outcome.models.push({ model: plan.model, variants: done });
-    // Quick climbs the brute grid's coordinates: an ensemble's combinations are measured as brute.
     const quick = config.searchMode === "quick" && !plan.model.configParameters &&
       !config.disabled && plan.variants.slice(1).every((v) => v.coordinates !== undefined);
+    // Model Analyzer's climb measures each coordinate at a concurrency of its own: where the model
+    // fixes its loads or is swept by request rate, its ensemble's combinations are measured as brute.
+    const ensembleQuick = config.searchMode === "quick" && !config.disabled &&
+      isEnsembleSearch(plan as unknown as ModelPlan) &&
+      loadModeOf(config, plan.model) === "concurrency" && !plan.model.concurrency;
     /** Measures `variant`'s points as `walk` leads, into `result`, its outcome so far. */
     const walkOne = async (
       variant: V,
@@ -274,6 +281,25 @@ export async function runSearch<V extends SearchVariant = Variant>(
         await finalSweep(plan.model, done, {
           measure: measureOne,
           concurrencies,
+        });
+      }
+    } else if (ensembleQuick) {
+      const sweepDisable = config.optuna?.sweepDisable ?? false;
+      const report = await ensembleQuickSearch(plan as unknown as ModelPlan, {
+        config,
+        sweepDisable,
+        done: done as unknown as VariantOutcome[],
+        walk: walkOne as unknown as Parameters<typeof ensembleQuickSearch>[1]["walk"],
+        interrupted: () => outcome.interrupted,
+        top: (count) => ranked(plan.model, done).slice(0, count) as unknown as VariantOutcome[],
+      });
+      if (report) events.climb?.(plan.model, report);
+      // Model Analyzer's sweep of the best configurations is its brute search's, bisection included.
+      if (report && !sweepDisable) {
+        await bisectTop(plan.model, done, {
+          walk: walkOne,
+          steps: config.binarySearchSteps,
+          count: config.numConfigs,
         });
       }
     } else if (config.searchMode === "optuna" && config.optuna && !config.disabled) {

@@ -34,6 +34,53 @@ export interface ModelPlan<V extends SearchVariant = Variant> {
  */
 export type Walk = (series: readonly PointRecord[]) => number | string | undefined;
 
+/** Measures `variant` as `walk` leads (into `result` when given), as runSearch's walkOne does. */
+export type WalkVariant = (
+  variant: Variant,
+  walk: (batchSize: number) => Walk | undefined,
+  result?: VariantOutcome,
+) => Promise<VariantOutcome>;
+
+/** One point: `load` at client batch size `batchSize`. */
+export const onePoint = (batchSize: number, load: number) => (b: number): Walk | undefined =>
+  b === batchSize ? (series) => series.length === 0 ? load : undefined : undefined;
+
+/** Clamped to the range of `loads`. */
+export const clamp = (value: number, loads: readonly number[]) =>
+  Math.min(Math.max(value, Math.min(...loads)), Math.max(...loads));
+
+/** 2 x instances x max batch size, Model Analyzer's concurrency formula. */
+export function formulaLoad(variant: Variant): number {
+  const count = (variant.config.instance_group ?? []).reduce((n, g) => n + Number(g.count ?? 1), 0);
+  return 2 * Math.max(1, count) * Math.max(1, Number(variant.config.max_batch_size ?? 1));
+}
+
+/**
+ * Model Analyzer's concurrency sweep after a quick or Optuna search: each of
+ * `outcomes` (the best configurations and the model's own, once each) swept
+ * over `loads`, the points measured before taken as they are. False when
+ * interrupted.
+ */
+export async function sweepTop(
+  model: Pick<SearchModel, "goals">,
+  options: {
+    outcomes: ReadonlyArray<VariantOutcome | undefined>;
+    loads: readonly number[];
+    walk: WalkVariant;
+    interrupted: () => boolean;
+  },
+): Promise<boolean> {
+  for (const v of new Set(options.outcomes)) {
+    if (!v) continue;
+    await options.walk(v.variant, () => sweepWalk(options.loads, model), v);
+    if (options.interrupted()) return false;
+    v.records.sort((a, b) =>
+      a.point.batchSize - b.point.batchSize || a.point.value - b.point.value
+    );
+  }
+  return true;
+}
+
 /** A sweep over `loads` that stops as sweepStop says. */
 export function sweepWalk(
   loads: readonly number[],
