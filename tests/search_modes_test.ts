@@ -266,6 +266,44 @@ ensemble_scheduling {
       console.log(
         run.stdout.split("\n").filter((l) => /^( {2}Best| {2}#| {8}at)/.test(l)).join("\n"),
       );
+      // Model Analyzer's quick search: the own configuration, the climb over both steps' instance
+      // counts (each coordinate one point, at 2 x slow_step's max batch x instances), then the best
+      // and the own swept over the concurrencies.
+      const quick = await runCli([
+        ...local(root, "-quick"),
+        "--profile-models",
+        "pipeline",
+        ...ONE_OR_TWO_BY_4,
+        "--run-config-search-max-concurrency",
+        "16",
+        "--run-config-search-mode",
+        "quick",
+        "--num-configs-per-model",
+        "1",
+      ], { permissions: PERMISSIONS, timeoutMs: 300_000 });
+      assert.equal(quick.code, 0, quick.stderr + quick.stdout);
+      const found = bestOf(root, "-quick");
+      assert.match(found.best[4]!, /^2:CPU\+[12]:CPU$/, found.csv);
+      // Judged as brute's, by ratio (the machine's load moves both): one slow instance serves half.
+      const quickRows = parseCsv(found.csv).slice(1);
+      const oneSlow = quickRows.filter((r) => /^1:CPU\+/.test(r[4]!)).map((r) => Number(r[7]));
+      assert.ok(
+        oneSlow.length > 0 && Math.max(...oneSlow) < 0.65 * Number(found.best[7]),
+        found.csv,
+      );
+      assert.match(
+        quick.stdout,
+        /Quick search of pipeline: the climb measured 4 of the 4 combinations /,
+      );
+      assert.match(
+        quick.stdout,
+        /Best pipeline_config_\d: slow_step_config_1 \(2:CPU instance\(s\), max batch size 4, dynamic batching\) \+ fast_step_config_[01] /,
+      );
+      console.log(`points: brute ${rows.length}, quick ${found.points}`);
+      assert.ok(found.points < rows.length, `quick ${found.points}, brute ${rows.length}`);
+      console.log(
+        quick.stdout.split("\n").filter((l) => /^(Quick| {2}Best| {2}#| {8}at)/.test(l)).join("\n"),
+      );
     } finally {
       Deno.removeSync(root, { recursive: true });
     }
