@@ -20,6 +20,7 @@ import {
   type SearchModel,
 } from "./config.ts";
 import { compareResults } from "./objectives.ts";
+import { isEnsembleSearch } from "./ensemble_quick.ts";
 import {
   clamp,
   formulaLoad,
@@ -79,13 +80,24 @@ export function searchSpace(
 ): SearchSpace {
   const grid = plan.variants.slice(1);
   const dims: Array<{ name: string; values: readonly number[] }> = [];
-  const automatic = grid.every((v) => v.coordinates !== undefined);
-  const counts = [...new Set(grid.map((v) => v.coordinates?.count ?? 0))];
-  const batches = [...new Set(grid.map((v) => v.coordinates?.maxBatchSize ?? 0))];
+  // A model's coordinates, or an ensemble's composing models' (Model Analyzer's `<model>::` names).
+  const ensemble = isEnsembleSearch(plan);
+  const pointsOf = (v: Variant) =>
+    ensemble ? v.composing!.map((m) => m.coordinates) : [v.coordinates];
+  const automatic = ensemble || grid.every((v) => v.coordinates !== undefined);
+  const prefixes = ensemble ? grid[0]!.composing!.map((m) => `${m.model}::`) : [""];
+  const axes = prefixes.map((prefix, k) => ({
+    count: `${prefix}instance_group`,
+    batch: `${prefix}max_batch_size`,
+    counts: [...new Set(grid.map((v) => pointsOf(v)[k]?.count ?? 0))],
+    batches: [...new Set(grid.map((v) => pointsOf(v)[k]?.maxBatchSize ?? 0))],
+  }));
   if (automatic) {
-    dims.push({ name: "instance_group", values: counts });
-    if (batches.length > 1 || batches[0] !== 0) {
-      dims.push({ name: "max_batch_size", values: batches });
+    for (const a of axes) {
+      dims.push({ name: a.count, values: a.counts });
+      if (a.batches.length > 1 || a.batches[0] !== 0) {
+        dims.push({ name: a.batch, values: a.batches });
+      }
     }
   } else dims.push({ name: "variant", values: grid.map((_, i) => i) });
   if (plan.model.batchSizes.length > 1) {
@@ -102,8 +114,10 @@ export function searchSpace(
     point(params) {
       const variant = automatic
         ? grid.find((v) =>
-          v.coordinates!.count === value(params, "instance_group") &&
-          (v.coordinates!.maxBatchSize ?? 0) === (value(params, "max_batch_size") ?? 0)
+          pointsOf(v).every((p, k) =>
+            p!.count === value(params, axes[k]!.count) &&
+            (p!.maxBatchSize ?? 0) === (value(params, axes[k]!.batch) ?? 0)
+          )
         )!
         : grid[value(params, "variant")!]!;
       const load = value(params, "load") ?? clamp(formulaLoad(variant), options.loads);

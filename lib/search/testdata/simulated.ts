@@ -77,7 +77,7 @@ export function searchOf(...argv: string[]): { config: SearchConfig; plans: Mode
 /** Runs a search against the simulation in a temporary checkpoint directory. */
 export async function runSimulated(
   search: { config: SearchConfig; plans: ModelPlan[] },
-  options: { computeMs: number; noise?: number; seed?: number },
+  options: { computeMs: number; noise?: number; seed?: number; simulate?: typeof simulate },
 ): Promise<{ outcome: SearchOutcome; measured: string[] }> {
   // Measurement noise: throughput off by up to +-noise, as on a busy machine.
   const random = seededRandom(options.seed ?? 1);
@@ -88,7 +88,7 @@ export async function runSimulated(
     const mode = plan.loadMode === "request_rate" ? "request_rate" : "concurrency";
     const value = (mode === "request_rate" ? plan.requestRate : plan.concurrency).start;
     measured.push(`${plan.model}@${value}`);
-    const result = simulate(variants.get(plan.model)!, {
+    const result = (options.simulate ?? simulate)(variants.get(plan.model)!, {
       mode,
       value,
       computeMs: options.computeMs,
