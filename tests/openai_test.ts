@@ -523,7 +523,9 @@ Deno.test("openai: without usage the tokenizer counts; Triton's generate; embedd
         const streamed = endpoint === "generate_stream";
         assert.equal(run.llm.time_to_first_token_ms !== undefined, streamed);
         if (streamed) {
-          notEarly((run.llm.time_to_first_token_ms as Statistics).avg, 100, "generate TTFT");
+          // The median: the first of six requests pays the connection and cold code (one full
+          // CI run's average came 9 % over).
+          notEarly((run.llm.time_to_first_token_ms as Statistics).p50, 100, "generate TTFT p50");
           within((run.llm.inter_token_latency_ms as Statistics).avg, 10, "generate ITL");
         }
         assert.equal((run.llm.output_sequence_length_tokens as Statistics).avg, 12);

@@ -102,11 +102,21 @@ export class Http2Session {
   #goawayCode: number | undefined;
   #closeNotified = false;
   #error: Error | undefined;
+  /** Whether the peer has sent any bytes. */
+  #heard = false;
+  /** A write that failed before the peer said anything: the read side's end says why. */
+  #writeError: Error | undefined;
 
   constructor(transport: Transport, options: SessionOptions) {
     this.#transport = transport;
     this.#writer = new FrameWriter(transport, {
-      failed: (error) => this.#fail(error, false),
+      failed: (error) => {
+        // A peer that hangs up unheard (a gRPC server refusing a TLS client without the
+        // certificate it requires) fails the first write or the read, whichever comes first;
+        // only the read's error tells which. A failed write means the read ends soon too.
+        if (this.#heard) this.#fail(error, false);
+        else this.#writeError ??= error;
+      },
       idle: () => {
         if (this.#closed) this.#closeTransport();
       },
@@ -217,6 +227,7 @@ export class Http2Session {
   /** Feeds bytes read from the transport; `chunk` may be reused by the caller afterwards. */
   receive(chunk: Uint8Array): void {
     if (this.#closed) return;
+    this.#heard = true;
     try {
       this.#reader.receive(chunk);
     } catch (error) {
@@ -235,7 +246,11 @@ export class Http2Session {
     const after = this.#goawayCode === undefined
       ? ""
       : ` after GOAWAY ${errorName(this.#goawayCode)}`;
-    this.#fail(error ?? new Http2Error(`The connection was closed by the peer${after}`), false);
+    this.#fail(
+      error ?? this.#writeError ??
+        new Http2Error(`The connection was closed by the peer${after}`),
+      false,
+    );
   }
 
   /** Sends GOAWAY, lets queued frames go out, then closes the transport. */

@@ -157,6 +157,34 @@ Deno.test("closing the transport resets open streams, the session reports it", a
   assert.equal(closed?.message, "reset by peer");
 });
 
+Deno.test("a peer that hangs up unheard: the read's error, not the write's, fails the streams", async () => {
+  const close = "peer closed connection without sending TLS close_notify";
+  for (const readError of [new Error(close), undefined]) {
+    const session = new Http2Session({
+      write: () => Promise.reject(new Error("Broken pipe (os error 32)")),
+      close() {},
+    }, { role: "client" });
+    const collector = new Collector();
+    session.request(collector, REQUEST, true);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // The failed write alone ends nothing: the read side has the reason.
+    assert.equal(collector.error, undefined);
+    session.transportClosed(readError);
+    await collector.ended.promise;
+    assert.match(collector.error!.message, readError ? /close_notify/ : /Broken pipe/);
+  }
+  // Once the peer has spoken, a failed write fails the session at once.
+  const session = new Http2Session({
+    write: () => Promise.reject(new Error("Broken pipe (os error 32)")),
+    close() {},
+  }, { role: "client" });
+  session.receive(frame(4, 0, 0));
+  const collector = new Collector();
+  session.request(collector, REQUEST, true);
+  await collector.ended.promise;
+  assert.match(collector.error!.message, /Writing to the connection failed: Broken pipe/);
+});
+
 function frame(type: number, flags: number, stream: number, payload: number[] = []): Uint8Array {
   const n = payload.length;
   return Uint8Array.from([
