@@ -6,6 +6,10 @@ import type { EngineSettings } from "../server/engine.ts";
 
 export interface ServeConfig {
   models?: string;
+  /** --model-repository: a Triton model repository simulated. */
+  modelRepository?: string;
+  modelControlMode: "none" | "explicit";
+  loadModels: string[];
   host: string;
   httpPort: number;
   metricsPort: number;
@@ -26,6 +30,9 @@ export function buildServeConfig(raw: RawOptions): ServeConfig {
     r.bounded(name, (n) => n >= 0 && n <= 65535, "a port from 0 to 65535");
   const config = {
     models: r.string("models"),
+    modelRepository: r.string("model-repository"),
+    modelControlMode: r.string("model-control-mode") as "none" | "explicit",
+    loadModels: r.list("load-model"),
     host: r.string("host")!,
     httpPort: port("http-port"),
     metricsPort: port("metrics-port"),
@@ -44,6 +51,9 @@ export function buildServeConfig(raw: RawOptions): ServeConfig {
   }
   if (config.grpcClientCaFile !== undefined && config.grpcCertificateFile === undefined) {
     r.errors.push("Option --grpc-client-ca-file needs --grpc-certificate-file (mutual TLS is TLS)");
+  }
+  if (config.loadModels.length > 0 && config.modelControlMode !== "explicit") {
+    r.errors.push("Option --load-model needs --model-control-mode explicit");
   }
   const engine = r.has("llm-slots") ? engineSettings(r) : undefined;
   if (r.errors.length > 0) throw new UsageError(r.errors);

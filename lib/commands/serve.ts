@@ -39,6 +39,9 @@ export async function serveCommand(raw: RawOptions): Promise<Outcome> {
   ]);
   const server = await startServer({
     ...(models ? { models } : {}),
+    ...(config.modelRepository === undefined ? {} : { modelRepository: config.modelRepository }),
+    modelControlMode: config.modelControlMode,
+    loadModels: config.loadModels,
     host: config.host,
     httpPort: config.httpPort,
     metricsPort: config.metricsPort,

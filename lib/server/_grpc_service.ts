@@ -21,7 +21,7 @@ import type { ModelSpec } from "./config.ts";
 import { responseParameters } from "./behaviour.ts";
 import { ServerError, type ServerErrorCode } from "./errors.ts";
 import type { CoreRequest, SimulatedModel } from "./model.ts";
-import type { ModelRepository } from "./repository.ts";
+import { type ModelRepository, perModel } from "./repository.ts";
 import { statisticsFields } from "./statistics.ts";
 import { type RegionRef, regionRef, SharedMemoryRegistry } from "./shm.ts";
 import { KSERVE_EXTENSIONS } from "./kserve_http.ts";
@@ -162,10 +162,26 @@ export class InferenceService {
   readonly #sharedMemory: SharedMemoryRegistry;
   readonly #trace: TraceSettingsStore;
   readonly #serverMetadata: Uint8Array;
-  readonly #metadata = new Map<SimulatedModel, Uint8Array>();
-  readonly #config = new Map<SimulatedModel, Uint8Array>();
+  readonly #metadata = perModel((model: SimulatedModel) => {
+    const spec = model.spec;
+    return encodeMessage(Messages.ModelMetadataResponse, {
+      name: spec.name,
+      versions: spec.versions,
+      platform: spec.platform,
+      inputs: tensorMetadata(spec, spec.inputs),
+      outputs: tensorMetadata(spec, spec.outputs),
+    });
+  });
+  readonly #config = perModel((model: SimulatedModel) =>
+    encodeMessage(Messages.ModelConfigResponse, { config: modelConfig(model.spec) })
+  );
   /** Parameters each model attaches to its responses, as InferParameters. */
-  readonly #parameters = new Map<ModelSpec, Fields>();
+  readonly #parameters = perModel((spec: ModelSpec) => {
+    const own = responseParameters(spec);
+    return own === undefined
+      ? undefined
+      : Object.fromEntries(Object.entries(own).map(([k, v]) => [k, toInferParameter(v)])) as Fields;
+  });
 
   constructor(
     repository: ModelRepository,
@@ -184,30 +200,6 @@ export class InferenceService {
       ...identity,
       extensions: KSERVE_EXTENSIONS,
     });
-    for (const model of repository.models) {
-      const spec = model.spec;
-      this.#metadata.set(
-        model,
-        encodeMessage(Messages.ModelMetadataResponse, {
-          name: spec.name,
-          versions: spec.versions,
-          platform: spec.platform,
-          inputs: tensorMetadata(spec, spec.inputs),
-          outputs: tensorMetadata(spec, spec.outputs),
-        }),
-      );
-      this.#config.set(
-        model,
-        encodeMessage(Messages.ModelConfigResponse, { config: modelConfig(spec) }),
-      );
-      const own = responseParameters(spec);
-      if (own !== undefined) {
-        this.#parameters.set(
-          spec,
-          Object.fromEntries(Object.entries(own).map(([k, v]) => [k, toInferParameter(v)])),
-        );
-      }
-    }
   }
 
   /** Answers a unary RPC other than ModelInfer. */
@@ -229,9 +221,9 @@ export class InferenceService {
       case "ServerMetadata":
         return this.#serverMetadata;
       case "ModelMetadata":
-        return this.#metadata.get(model(Messages.ModelMetadataRequest))!;
+        return this.#metadata(model(Messages.ModelMetadataRequest));
       case "ModelConfig":
-        return this.#config.get(model(Messages.ModelConfigRequest))!;
+        return this.#config(model(Messages.ModelConfigRequest));
       case "ModelStatistics": {
         const r = request(Messages.ModelStatisticsRequest);
         return statistics(this.#repository.statisticsOf(r.name, r.version));
@@ -392,7 +384,7 @@ export class InferenceService {
    * final response); `flags` add the stream's.
    */
   inferResponse(call: InferCall, outputs: Tensor[], flags?: Fields): Uint8Array {
-    const own = outputs.length > 0 ? this.#parameters.get(call.model.spec) : undefined;
+    const own = outputs.length > 0 ? this.#parameters(call.model.spec) : undefined;
     const parameters = own === undefined ? flags : { ...own, ...flags };
     return encodeMessage(Messages.ModelInferResponse, {
       model_name: call.model.name,

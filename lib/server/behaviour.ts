@@ -176,6 +176,9 @@ export function createBehaviour(spec: ModelSpec): Behaviour {
       return zeros(spec);
     case "accumulate":
       return accumulate(spec);
+    case "bls":
+      // Its outputs are its calls' (model.ts).
+      return () => [];
   }
 }
 

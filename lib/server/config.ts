@@ -42,6 +42,7 @@ const FIELDS = new Set([
   "decoupled",
   "llm",
   "faults",
+  "bls_models",
 ]);
 const TENSOR_FIELDS = new Set(["name", "datatype", "dims"]);
 const DISTRIBUTION_FIELDS = new Set(["dist", "mean_ms", "stddev_ms", "min_ms", "max_ms"]);
@@ -358,6 +359,22 @@ class ModelChecker {
     };
   }
 
+  bls(kind: unknown): Pick<ModelSpec, "blsModels"> {
+    const value = this.value.bls_models;
+    if (kind !== "bls") {
+      if (value !== undefined) this.add("bls_models", 'is only for kind "bls"');
+      return {};
+    }
+    if (
+      !Array.isArray(value) || value.length === 0 ||
+      !value.every((m) => typeof m === "string" && NAME.test(m))
+    ) {
+      this.add("bls_models", `must be a non-empty list of model names, got ${show(value)}`);
+      return {};
+    }
+    return { blsModels: [...value] };
+  }
+
   behaviour(spec: ModelSpec): void {
     const { inputs, outputs } = spec;
     if (inputs.length === 0 || outputs.length === 0) return;
@@ -476,6 +493,7 @@ class ModelChecker {
       decoupled: this.decoupled(),
       llm: this.llm(),
       faults: checkFaults(value.faults, (field, message) => this.add(field, message)),
+      ...this.bls(kind),
     };
     if (this.problems.length === 0) this.behaviour(spec);
     return this.problems.length === 0 ? spec : undefined;
@@ -570,6 +588,7 @@ function specToConfig(spec: ModelSpec): ModelConfig {
     };
   }
   if (spec.faults !== undefined) config.faults = faultsToConfig(spec.faults);
+  if (spec.blsModels !== undefined) config.bls_models = spec.blsModels;
   return config;
 }
 

@@ -2,13 +2,18 @@
 import type { Datatype } from "../types/datatype.ts";
 import type { FaultConfig, FaultSpec } from "./faults.ts";
 
-export const BEHAVIOUR_KINDS = ["add_sub", "identity", "zeros", "accumulate"] as const;
+export const BEHAVIOUR_KINDS = ["add_sub", "identity", "zeros", "accumulate", "bls"] as const;
 /**
  * - add_sub: like Triton's `simple`; OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1.
  * - accumulate: a sequence model; the output is the element-wise sum of every input of the
  *   sequence so far (needs sequence_batching), so a client's sequence mistakes show.
  * - identity: each output echoes the input at the same position.
  * - zeros: zero-filled outputs; -1 dims take the value of the input at the same position.
+ * - bls: a BLS model (a Python model calling others by name): each request goes through
+ *   `bls_models` in order, in this server, each call scheduled as the model's own requests are
+ *   (its instances, batching and queue); an instance of the BLS model is held until its requests
+ *   have come back, as a Python model's execute() blocks on its BLS calls. Each call's inputs
+ *   are the previous step's outputs (the request's inputs first), by position.
  */
 export type BehaviourKind = typeof BEHAVIOUR_KINDS[number];
 
@@ -159,6 +164,8 @@ export interface ModelConfig {
   llm?: LlmConfig;
   /** Injected faults for tests (see faults.ts). */
   faults?: FaultConfig;
+  /** kind "bls": the models each request calls, in order, by name. */
+  bls_models?: string[];
 }
 
 /** A validated model configuration with every default filled in. */
@@ -179,6 +186,7 @@ export interface ModelSpec {
   decoupled?: { responses: number; gapMs: number };
   llm?: LlmSpec;
   faults?: FaultSpec;
+  blsModels?: string[];
 }
 
 /** Every problem of a configuration at once, each naming the model and field. */

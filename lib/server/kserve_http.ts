@@ -7,10 +7,10 @@ import type { Tensor } from "../types/tensor.ts";
 import type { Datatype } from "../types/datatype.ts";
 import { type JsonElement, tensorToJson } from "../input/codec.ts";
 import type { ModelSpec } from "./config.ts";
-import { ServerError, type ServerErrorCode, unknownModel } from "./errors.ts";
+import { ServerError, type ServerErrorCode } from "./errors.ts";
 import { responseParameters } from "./behaviour.ts";
 import type { SimulatedModel } from "./model.ts";
-import type { ModelRepository } from "./repository.ts";
+import { type ModelControl, type ModelRepository, perModel } from "./repository.ts";
 import { statisticsFields } from "./statistics.ts";
 import type { SharedMemoryRegistry } from "./shm.ts";
 import type { TraceSettingsStore } from "./trace.ts";
@@ -345,25 +345,25 @@ function traceRoute(request: HttpRequest, trace: TraceSettingsStore): HttpRespon
 export function createKServeHandler(
   repository: ModelRepository,
   identity: ServerIdentity,
-  options: { sharedMemory: SharedMemoryRegistry; trace: TraceSettingsStore },
+  options: {
+    sharedMemory: SharedMemoryRegistry;
+    trace: TraceSettingsStore;
+    control?: ModelControl;
+  },
 ): HttpHandler {
   const serverMetadata = json({ ...identity, extensions: KSERVE_EXTENSIONS });
-  const endpoints = new Map<SimulatedModel, ModelEndpoint>(
-    repository.models.map((m) => [m, new ModelEndpoint(m, options.sharedMemory)]),
-  );
+  const endpointOf = perModel((m: SimulatedModel) => new ModelEndpoint(m, options.sharedMemory));
   const endpoint = (name: string, version: string | undefined) =>
-    endpoints.get(repository.get(name, version))!;
+    endpointOf(repository.get(name, version));
 
-  /** The endpoint, or undefined where Triton answers a text/plain 404 (inference, readiness). */
+  /** The endpoint, or the text/plain 404 Triton answers inference and readiness with. */
   const endpointOrError = (name: string, version: string | undefined) => {
     try {
       return endpoint(name, version);
-    } catch {
-      return undefined;
+    } catch (error) {
+      return plainError(404, (error as Error).message);
     }
   };
-  const notFound = (name: string, version: string | undefined) =>
-    plainError(404, unknownModel(name, version).message);
 
   function modelRoute(request: HttpRequest, path: string): HttpResponse | Promise<HttpResponse> {
     const parts = path.split("/");
@@ -382,24 +382,64 @@ export function createKServeHandler(
     const action = parts[i] ?? "";
     const method = request.method;
     switch (action) {
-      case "infer":
+      case "infer": {
         if (method !== "POST") return METHOD_NOT_ALLOWED;
-        return endpointOrError(name, version)?.infer(request) ?? notFound(name, version);
+        const found = endpointOrError(name, version);
+        return found instanceof ModelEndpoint ? found.infer(request) : found;
+      }
       case "":
         if (method !== "GET") return METHOD_NOT_ALLOWED;
         return endpoint(name, version).metadata;
       case "config":
         if (method !== "GET") return METHOD_NOT_ALLOWED;
         return endpoint(name, version).config;
-      case "ready":
+      case "ready": {
         if (method !== "GET") return METHOD_NOT_ALLOWED;
-        return endpointOrError(name, version) === undefined ? notFound(name, version) : OK;
+        const found = endpointOrError(name, version);
+        return found instanceof ModelEndpoint ? OK : found;
+      }
       case "stats":
         if (method !== "GET") return METHOD_NOT_ALLOWED;
         return statistics(repository.statisticsOf(name, version ?? ""));
       default:
         return NOT_FOUND;
     }
+  }
+
+  /** Triton's model repository extension: index, load (with a `config` override), unload. */
+  function repositoryRoute(request: HttpRequest, path: string): HttpResponse {
+    const control = options.control;
+    const parts = path.split("/");
+    const action = parts[0] === "index" && parts.length === 1
+      ? "index"
+      : parts[0] === "models" && parts.length === 3 && parts[1] !== ""
+      ? parts[2]
+      : undefined;
+    if (control === undefined || !["index", "load", "unload"].includes(action ?? "")) {
+      return NOT_FOUND;
+    }
+    // Triton answers these routes' refusals in JSON.
+    if (request.method !== "POST") return errorResponse(405, "Method Not Allowed");
+    let body: unknown = {};
+    try {
+      if (request.body.byteLength > 0) body = JSON.parse(decoder.decode(request.body));
+    } catch {
+      // Triton's repository routes answer RapidJSON's words with a 500.
+      throw new ServerError(
+        "failed to parse the request JSON buffer: Invalid value. at 0",
+        "internal",
+      );
+    }
+    if (action === "index") return json(control.index(isRecord(body) && body.ready === true));
+    const name = decodeSegment(parts[1]);
+    if (action === "unload") control.unload(name);
+    else {
+      const config = isRecord(body) && isRecord(body.parameters)
+        ? body.parameters.config
+        : undefined;
+      control.load(name, typeof config === "string" ? config : undefined);
+    }
+    return OK_JSON;
   }
 
   function route(request: HttpRequest): HttpResponse | Promise<HttpResponse> {
@@ -409,6 +449,7 @@ export function createKServeHandler(
       return sharedMemoryRoute(request, { path: path.slice(22), registry: options.sharedMemory });
     }
     if (path.startsWith("/v2/cudasharedmemory/")) return cudaSharedMemoryRoute(request, path);
+    if (path.startsWith("/v2/repository/")) return repositoryRoute(request, path.slice(15));
     switch (path) {
       case "/v2":
       case "/v2/":
@@ -418,13 +459,6 @@ export function createKServeHandler(
       case "/v2/health/live":
       case "/v2/health/ready":
         return request.method === "GET" ? OK : METHOD_NOT_ALLOWED;
-      case "/v2/repository/index":
-        if (request.method !== "POST") return METHOD_NOT_ALLOWED;
-        return json(
-          [...repository.models]
-            .sort((a, b) => a.name.localeCompare(b.name) || Number(a.version) - Number(b.version))
-            .map((m) => ({ name: m.name, version: m.version, state: "READY" })),
-        );
       default:
         return NOT_FOUND;
     }

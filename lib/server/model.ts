@@ -11,6 +11,7 @@ import { type Behaviour, createBehaviour, type SequenceState } from "./behaviour
 import { ServerError } from "./errors.ts";
 import { Faults } from "./faults.ts";
 import { ModelStats } from "./statistics.ts";
+import { blsCall } from "./_bls.ts";
 
 /** Time source; tests substitute a fake one to check the schedule exactly. */
 export interface Clock {
@@ -50,6 +51,8 @@ export interface ModelOptions {
   /** Uniform [0, 1) source for compute-time distributions. */
   random?: () => number;
   load?: LoadSink;
+  /** A loaded model by name, for a BLS model's calls (throws a not_found ServerError). */
+  resolve?: (name: string) => SimulatedModel;
 }
 
 /** One inference request as every front end hands it to the core. */
@@ -142,6 +145,7 @@ export class SimulatedModel {
   readonly #behaviour: Behaviour;
   readonly #clock: Clock;
   readonly #load: LoadSink | undefined;
+  readonly #resolve: ((name: string) => SimulatedModel) | undefined;
   readonly #computeMs: () => number;
   readonly #allOutputs: readonly number[];
   readonly #idle: Instance[] = [];
@@ -158,6 +162,7 @@ export class SimulatedModel {
   constructor(readonly spec: ModelSpec, readonly version: string, options: ModelOptions = {}) {
     this.#clock = options.clock ?? realClock;
     this.#load = options.load;
+    this.#resolve = options.resolve;
     this.#behaviour = createBehaviour(spec);
     this.#computeMs = sampler(spec.compute, options.random ?? Math.random);
     if (spec.faults) this.#faults = new Faults(spec.faults, options.random ?? Math.random);
@@ -458,6 +463,7 @@ export class SimulatedModel {
   /** Runs `instance.jobs` as one execution. */
   #start(instance: Instance, readyAt: number): void {
     instance.start = Math.max(instance.freeAt, readyAt);
+    if (this.spec.blsModels !== undefined) return this.#call(instance);
     const faults = this.#faults;
     instance.inferMs = this.#computeMs() +
       (faults?.extraComputeMs(instance.start, this.queued) ?? 0);
@@ -486,13 +492,48 @@ export class SimulatedModel {
     instance.cancel = this.#clock.setTimer(fire, delay);
   }
 
-  #complete(instance: Instance): void {
+  /**
+   * A BLS execution: its own compute time, then each request through the
+   * called models in order, all of the batch's at once; the instance is busy
+   * until every one has come back.
+   */
+  #call(instance: Instance): void {
+    this.#busy.add(instance);
+    instance.inferMs = this.#computeMs();
+    const run = () => {
+      instance.cancel = noop;
+      void Promise.allSettled(
+        instance.jobs.map((job) =>
+          blsCall(this.spec, { resolve: this.#resolve!, now: () => this.#clock.now(), job })
+        ),
+      ).then((settled) => {
+        // close() has failed the requests.
+        if (this.#closed) return;
+        this.#busy.delete(instance);
+        instance.freeAt = this.#clock.now();
+        // The calls' time is the BLS model's compute time, as Triton counts a Python model's.
+        instance.inferMs = instance.freeAt - instance.start - this.spec.computeInputMs;
+        this.#complete(instance, settled);
+        this.#dispatch();
+      });
+    };
+    const wait = instance.start + this.spec.computeInputMs + instance.inferMs - this.#clock.now();
+    if (wait > 0) instance.cancel = this.#clock.setTimer(run, wait);
+    else run();
+  }
+
+  /** Ends an execution: its outputs (a BLS model's from its calls, `settled`) and statistics. */
+  #complete(instance: Instance, settled?: PromiseSettledResult<Tensor[]>[]): void {
     const clock = this.#clock;
     const stats = this.stats;
     const { jobs, start } = instance;
     instance.jobs = [];
     const workStart = clock.now();
-    const results = jobs.map((job) => this.#behaviour(job.inputs, job.outputs, job.sequence));
+    const results = settled ??
+      jobs.map((job): PromiseSettledResult<Tensor[]> => ({
+        status: "fulfilled",
+        value: this.#behaviour(job.inputs, job.outputs, job.sequence),
+      }));
     const done = clock.now();
     const inputMs = this.spec.computeInputMs;
     // The real work of computing the outputs counts as compute time too.
@@ -509,12 +550,18 @@ export class SimulatedModel {
     batch.computeOutput.add(outputMs);
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i];
+      const result = results[i];
+      if (result.status === "rejected") {
+        stats.fail.add(done - job.request.arrival);
+        job.reject(result.reason);
+        continue;
+      }
       stats.queue.add(start - job.enqueued);
       stats.computeInput.add(inputMs);
       stats.computeInfer.add(inferMs);
       stats.computeOutput.add(outputMs);
       stats.success.add(done - job.request.arrival);
-      job.resolve(results[i]);
+      job.resolve(result.value);
     }
     this.#load?.addBusy(instance.device, inputMs + inferMs + outputMs);
     this.#idle.push(instance);

@@ -16,7 +16,10 @@ import { SharedMemoryRegistry } from "./shm.ts";
 import { TraceSettingsStore } from "./trace.ts";
 import { createTorchServeHandler } from "./torchserve.ts";
 import type { Clock } from "./model.ts";
-import { ModelRepository } from "./repository.ts";
+import { ModelControl, type ModelControlMode, ModelRepository } from "./repository.ts";
+import { ModelDirectory } from "./triton_models.ts";
+import { ModelConfigError } from "./config_types.ts";
+import { ServerError } from "./errors.ts";
 import { type HttpServer, serveHttp } from "./_http.ts";
 
 export const SERVER_NAME = "inferperf-reference";
@@ -53,6 +56,16 @@ export interface ServerOptions {
   random?: () => number;
   /** The tunable LLM engine (engine.ts): its model `engine` beside `models`, its /metrics. */
   engine?: EngineSettings;
+  /**
+   * A Triton model repository directory (triton_models.ts): its models beside `models` (then no
+   * built-in ones), loaded at start with model control "none", by the repository API with
+   * "explicit".
+   */
+  modelRepository?: string;
+  /** Default "none": every model loaded at start, loads and unloads refused, as Triton's. */
+  modelControlMode?: ModelControlMode;
+  /** With "explicit": the directory's models loaded at start ("*": all). Default none. */
+  loadModels?: readonly string[];
 }
 
 export interface RunningServer {
@@ -73,17 +86,39 @@ function hostPort(host: string, port: number): string {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+/** The directory's models `names` ("*": all) as specifications; every problem at once. */
+function directoryModels(directory: ModelDirectory | undefined, names: readonly string[]) {
+  if (directory === undefined || names.length === 0) return [];
+  const problems: string[] = [];
+  const models = (names.includes("*") ? directory.names() : names).flatMap((name) => {
+    try {
+      return [directory.model(name)];
+    } catch (error) {
+      if (!(error instanceof ServerError)) throw error;
+      problems.push(error.message.trim());
+      return [];
+    }
+  });
+  if (problems.length > 0) throw new ModelConfigError(directory.path, problems);
+  return models.length > 0 ? resolveModelSpecs(models, directory.path) : [];
+}
+
 /** Validates the models (rejecting with a ModelConfigError) and starts listening. */
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const { signal } = options;
   signal?.throwIfAborted();
   const host = options.host ?? "127.0.0.1";
   const engine = options.engine && new SlotEngine(options.engine);
-  const models = [
-    ...options.models ?? DEFAULT_MODELS,
+  const directory = options.modelRepository === undefined
+    ? undefined
+    : new ModelDirectory(options.modelRepository);
+  const configured = [
+    ...options.models ?? (directory ? [] : DEFAULT_MODELS),
     ...(options.engine ? [engineModel(options.engine)] : []),
   ];
-  const specs = resolveModelSpecs(models, "options.models");
+  const mode = options.modelControlMode ?? "none";
+  const specs = configured.length > 0 ? resolveModelSpecs(configured, "options.models") : [];
+  specs.push(...directoryModels(directory, mode === "none" ? ["*"] : options.loadModels ?? []));
   const gpus = new SimulatedGpus();
   const repository = new ModelRepository(specs, {
     clock: options.clock,
@@ -93,7 +128,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const identity = { name: SERVER_NAME, version: denoConfig.version };
   const sharedMemory = new SharedMemoryRegistry({ directory: options.sharedMemoryDirectory });
   const trace = new TraceSettingsStore();
-  const kserve = createKServeHandler(repository, identity, { sharedMemory, trace });
+  const control = new ModelControl(repository, {
+    mode,
+    ...(directory ? { directory } : {}),
+    configured,
+  });
+  const kserve = createKServeHandler(repository, identity, { sharedMemory, trace, control });
   const torchserve = createTorchServeHandler(repository);
   const openai = createOpenAiHandler(repository, {
     ...(options.clock ? { clock: options.clock } : {}),

@@ -22,7 +22,7 @@ import type { Tensor } from "../types/tensor.ts";
 import type { ModelSpec } from "./config.ts";
 import { ServerError } from "./errors.ts";
 import type { SimulatedModel } from "./model.ts";
-import type { ModelRepository } from "./repository.ts";
+import { type ModelRepository, perModel } from "./repository.ts";
 
 function invalid(message: string): ServerError {
   return new ServerError(message, "invalid_argument");
@@ -43,29 +43,25 @@ function tensorInfos(spec: ModelSpec, tensors: ModelSpec["inputs"]): Fields {
 
 export class TfServingService {
   readonly #repository: ModelRepository;
-  readonly #metadata = new Map<SimulatedModel, Uint8Array>();
+  readonly #metadata = perModel((model: SimulatedModel) => {
+    const spec = model.spec;
+    const signatures = encodeMessage(TfServingMessages.SignatureDefMap, {
+      signature_def: {
+        [DEFAULT_SIGNATURE]: {
+          inputs: tensorInfos(spec, spec.inputs),
+          outputs: tensorInfos(spec, spec.outputs),
+          method_name: "tensorflow/serving/predict",
+        },
+      },
+    });
+    return encodeMessage(TfServingMessages.GetModelMetadataResponse, {
+      model_spec: { name: spec.name, version: { value: Number(model.version) } },
+      metadata: { signature_def: { type_url: SIGNATURE_DEF_MAP_URL, value: signatures } },
+    });
+  });
 
   constructor(repository: ModelRepository) {
     this.#repository = repository;
-    for (const model of repository.models) {
-      const spec = model.spec;
-      const signatures = encodeMessage(TfServingMessages.SignatureDefMap, {
-        signature_def: {
-          [DEFAULT_SIGNATURE]: {
-            inputs: tensorInfos(spec, spec.inputs),
-            outputs: tensorInfos(spec, spec.outputs),
-            method_name: "tensorflow/serving/predict",
-          },
-        },
-      });
-      this.#metadata.set(
-        model,
-        encodeMessage(TfServingMessages.GetModelMetadataResponse, {
-          model_spec: { name: spec.name, version: { value: Number(model.version) } },
-          metadata: { signature_def: { type_url: SIGNATURE_DEF_MAP_URL, value: signatures } },
-        }),
-      );
-    }
   }
 
   /** Whether `method` ("Predict", ...) is a PredictionService method this service answers. */
@@ -82,7 +78,7 @@ export class TfServingService {
         if (!fields.includes("signature_def")) {
           throw invalid('Metadata field(s) must be specified: only "signature_def" is supported');
         }
-        return Promise.resolve(this.#metadata.get(this.#model(request.model_spec))!);
+        return Promise.resolve(this.#metadata(this.#model(request.model_spec)));
       }
       return this.#predict(decodeMessage(TfServingMessages.PredictRequest, message), arrival);
     } catch (error) {

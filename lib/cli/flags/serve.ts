@@ -76,7 +76,25 @@ export const SERVE: readonly OptionDef[] = [
     commands: ["serve"],
     help: "Require gRPC clients to present a certificate signed by these CAs (mutual TLS).",
   },
-
+  {
+    name: "model-control-mode",
+    type: "string",
+    default: "none",
+    choices: ["none", "explicit"],
+    group: "Reference server (inferperf serve)",
+    commands: ["serve"],
+    help:
+      "As Triton's: none loads every model at start; explicit loads them by the repository API (POST /v2/repository/models/NAME/load, with a config override).",
+  },
+  {
+    name: "load-model",
+    type: "list",
+    group: "Reference server (inferperf serve)",
+    valueName: "NAME",
+    commands: ["serve"],
+    help:
+      "With --model-control-mode explicit: a model of --model-repository loaded at start (* for all).",
+  },
   engineFlag(
     "llm-slots",
     "int",

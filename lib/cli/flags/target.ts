@@ -75,7 +75,9 @@ export const TARGET: readonly OptionDef[] = [
     type: "string",
     group: "Target",
     valueName: "DIR",
-    help: "Model repository of the in-process server (--service-kind triton_c_api).",
+    commands: ["profile", "demo", "serve"],
+    help:
+      "Model repository of the in-process server (--service-kind triton_c_api); with serve, the Triton model repository whose config.pbtxt files it simulates.",
   },
   {
     name: "endpoint",
