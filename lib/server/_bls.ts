@@ -26,7 +26,13 @@ export async function blsCall(
   const { job } = options;
   let tensors: readonly Tensor[] = job.inputs;
   for (const name of spec.blsModels!) {
-    const model = options.resolve(name);
+    let model: SimulatedModel;
+    try {
+      model = options.resolve(name);
+    } catch (error) {
+      // The BLS model's execute() fails with the call's error: an internal error of the model.
+      throw missing((error as Error).message);
+    }
     const inputs = model.spec.inputs.map((input, i) => {
       const tensor = tensors[i];
       if (tensor === undefined) {

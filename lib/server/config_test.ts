@@ -68,7 +68,7 @@ Deno.test("every problem is reported at once, naming the model and the field", (
     'models[0] ("a"): field "outputs[0].dims" must be a list of positive integers or -1',
     'models[0] ("a"): field "compute_ms.stddev_ms" is required by the "normal" distribution',
     'models[0] ("a"): field "instances" must be an integer >= 1, got 0',
-    'models[1] ("b"): field "kind" must be one of add_sub, identity, zeros, accumulate, got "echo"',
+    'models[1] ("b"): field "kind" must be one of add_sub, identity, zeros, accumulate, bls, got "echo"',
     'models[1] ("b"): field "inputs" must be a non-empty list of tensors',
     'models[1] ("b"): field "dynamic_batching" needs max_batch_size > 0',
     'models[2] ("a"): field "name" repeats the name of models[0]',

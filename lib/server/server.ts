@@ -117,7 +117,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...(options.engine ? [engineModel(options.engine)] : []),
   ];
   const mode = options.modelControlMode ?? "none";
-  const specs = configured.length > 0 ? resolveModelSpecs(configured, "options.models") : [];
+  // A model repository alone may start empty (explicit model control).
+  const specs = configured.length > 0 || directory === undefined
+    ? resolveModelSpecs(configured, "options.models")
+    : [];
   specs.push(...directoryModels(directory, mode === "none" ? ["*"] : options.loadModels ?? []));
   const gpus = new SimulatedGpus();
   const repository = new ModelRepository(specs, {
