@@ -2,7 +2,17 @@
 import type { Tensor } from "../types/tensor.ts";
 import type { ModelSpec } from "./config.ts";
 import { ServerError } from "./errors.ts";
-import type { CoreRequest, SimulatedModel } from "./model.ts";
+
+/** What a BLS call needs of a called model (model.ts's SimulatedModel). */
+interface Callee {
+  readonly spec: ModelSpec;
+  infer(request: {
+    id: string;
+    inputs: readonly Tensor[];
+    outputs: readonly string[];
+    arrival: number;
+  }): Promise<Tensor[]>;
+}
 
 function missing(message: string): ServerError {
   return new ServerError(message, "internal");
@@ -17,16 +27,16 @@ function missing(message: string): ServerError {
 export async function blsCall(
   spec: ModelSpec,
   options: {
-    resolve: (name: string) => SimulatedModel;
+    resolve: (name: string) => Callee;
     /** The calling model's clock. */
     now: () => number;
-    job: { request: CoreRequest; inputs: readonly Tensor[]; outputs: readonly number[] };
+    job: { request: { id: string }; inputs: readonly Tensor[]; outputs: readonly number[] };
   },
 ): Promise<Tensor[]> {
   const { job } = options;
   let tensors: readonly Tensor[] = job.inputs;
   for (const name of spec.blsModels!) {
-    let model: SimulatedModel;
+    let model: Callee;
     try {
       model = options.resolve(name);
     } catch (error) {
