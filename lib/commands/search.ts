@@ -4,9 +4,11 @@ import type { RawOptions } from "../cli/options.ts";
 import { formatModelConfig } from "../protocol/model_config.ts";
 import {
   acrossModels,
+  blsVariants,
   bruteVariants,
   buildSearchConfig,
   checkRemote,
+  composingVariants,
   ensembleSteps,
   ensembleVariants,
   findConfigs,
@@ -51,8 +53,18 @@ function planVariants(config: SearchConfig): ModelPlan[] {
     const base = readModelConfig(config.modelRepository, model.name);
     let variants: Variant[];
     const steps = ensembleSteps(base);
+    const ranges = { ...config, cpuOnly: model.cpuOnly };
     if (model.configParameters) {
       variants = manualVariants(model.name, base, model.configParameters);
+    } else if (model.blsComposing) {
+      // A BLS model: its own coordinates and its composing models', which it calls by name.
+      variants = blsVariants(
+        bruteVariants(model.name, base, ranges),
+        model.blsComposing.map((c) =>
+          composingVariants(c, { base: readModelConfig(config.modelRepository, c.name), ranges })
+        ),
+      );
+      if (config.disabled) variants = variants.slice(0, 1);
     } else if (steps.length > 0) {
       // An ensemble: its composing models' configurations are searched, the ensemble measured.
       variants = ensembleVariants(
@@ -60,15 +72,12 @@ function planVariants(config: SearchConfig): ModelPlan[] {
         base,
         steps.map((name) => ({
           name,
-          variants: bruteVariants(name, readModelConfig(config.modelRepository, name), {
-            ...config,
-            cpuOnly: model.cpuOnly,
-          }),
+          variants: bruteVariants(name, readModelConfig(config.modelRepository, name), ranges),
         })),
       );
       if (config.disabled) variants = variants.slice(0, 1);
     } else {
-      variants = bruteVariants(model.name, base, { ...config, cpuOnly: model.cpuOnly });
+      variants = bruteVariants(model.name, base, ranges);
       if (config.disabled) variants = variants.slice(0, 1);
     }
     return { model, variants };
@@ -266,7 +275,9 @@ export async function searchCommand(raw: RawOptions, context: CommandContext): P
           ),
         climb: (model, r) =>
           say(
-            `Quick search of ${model.name}: the climb measured ${r.coordinates} of the ${r.size} combinations of its composing models' configurations`,
+            `Quick search of ${model.name}: the climb measured ${r.coordinates} of the ${r.size} combinations of its ${
+              model.blsComposing ? "own and its composing models'" : "composing models'"
+            } configurations`,
           ),
       },
       pointEvents: progress.events(),

@@ -13,6 +13,7 @@ import { UsageError } from "../types/errors.ts";
 import type { LoadMode } from "../types/results.ts";
 import { type Objectives, parseObjectives } from "./objectives.ts";
 import { checkFields, DEFAULT_SERVER_FIELDS, defaultInferenceFields } from "./fields.ts";
+import { type BlsComposing, checkBls, parseBlsComposing } from "./bls.ts";
 
 export type LaunchMode = "local" | "remote" | "c_api";
 
@@ -36,6 +37,8 @@ export interface SearchModel {
   cpuOnly?: boolean;
   /** weighting: the model's share when a concurrent search combines the models' scores (1). */
   weighting?: number;
+  /** bls_composing_models: the model is a BLS model calling these, searched with it. */
+  blsComposing?: BlsComposing[];
   objectives: Objectives;
   goals: Goals;
 }
@@ -164,6 +167,8 @@ const SEARCH_ONLY = new Set([
   "latency-report-file",
   "report-html",
   "model-repository",
+  // A BLS search's points name its composing models themselves (planOf).
+  "bls-composing-models",
 ]);
 
 /**
@@ -463,6 +468,22 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
   const binarySearchSteps = int(raw, "run-config-search-max-binary-search-steps", errors);
   const optuna = optunaSettings(raw, errors);
   const concurrent = raw.get("run-config-profile-models-concurrently-enable") === true;
+  const blsComposing = parseBlsComposing(raw, errors);
+  if (blsComposing) {
+    errors.push(...checkBls({
+      ...(raw.has("run-config-search-mode")
+        ? { searchMode: text(raw, "run-config-search-mode") }
+        : {}),
+      models: models.length,
+      concurrent,
+    }));
+    if (mode !== "remote") {
+      errors.push(
+        `A BLS search (--bls-composing-models) runs with --triton-launch-mode remote only (given ${mode}): its composing variants are loaded under their models' own names`,
+      );
+    }
+    if (models[0]) models[0].blsComposing = blsComposing;
+  }
   if (concurrent && text(raw, "run-config-search-mode") === "optuna") {
     errors.push(
       "--run-config-search-mode optuna does not search models concurrently: use brute or quick",
@@ -546,7 +567,11 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
       http: text(raw, "triton-http-endpoint"),
       grpc: text(raw, "triton-grpc-endpoint"),
     },
-    searchMode: text(raw, "run-config-search-mode") as SearchConfig["searchMode"],
+    // As Model Analyzer: composing models are searched quick unless asked otherwise.
+    searchMode:
+      (blsComposing && !raw.has("run-config-search-mode")
+        ? "quick"
+        : text(raw, "run-config-search-mode")) as SearchConfig["searchMode"],
     concurrent,
     optuna,
     disabled: raw.get("run-config-search-disable") === true,

@@ -1,12 +1,14 @@
 /**
- * Model Analyzer's quick search of an ensemble: the ensemble's own
+ * Model Analyzer's quick search of an ensemble or a BLS model: the model's own
  * configuration first (at 2 x its max batch size x instances), then the
  * neighbourhood climb (neighborhood.ts) over its composing models'
  * coordinates, each composing model's max batch size (where it batches) and
  * instance count in step order, every coordinate measured end to end
  * through the ensemble at one concurrency: 2 x max batch size x instances of
  * the first composing model, as Model Analyzer's ensemble takes its load
- * from its first composing model's coordinates. Then the best
+ * from its first composing model's coordinates. A BLS model (bls.ts) has
+ * coordinates of its own, climbed before its composing models' and giving
+ * its load, as Model Analyzer's. Then the best
  * configurations and the ensemble's own are swept over the concurrencies.
  */
 import { meetsConstraints, type PointRecord } from "../sweep/mod.ts";
@@ -24,12 +26,21 @@ import {
   type WalkVariant,
 } from "./walks.ts";
 
-/** Whether a plan is an ensemble's automatic search (every composing variant a brute point). */
+/** Whether a plan is an ensemble's or a BLS model's automatic search (every variant a brute point). */
 export function isEnsembleSearch(plan: ModelPlan): boolean {
   const grid = plan.variants.slice(1);
   return grid.length > 0 &&
-    grid.every((v) => v.composing?.every((m) => m.coordinates !== undefined) === true);
+    grid.every((v) =>
+      v.composing?.every((m) => m.coordinates !== undefined) === true &&
+      (!v.bls || v.coordinates !== undefined)
+    );
 }
+
+/** A variant's points on the climb's axes: a BLS model's own first, then its composing models'. */
+const pointsOfVariant = (v: Variant) => [
+  ...(v.bls ? [v.coordinates!] : []),
+  ...v.composing!.map((m) => m.coordinates!),
+];
 
 /** A composing model's axes: its max batch sizes (where it batches) and instance counts. */
 interface Axes {
@@ -39,10 +50,10 @@ interface Axes {
 
 const sorted = (values: Iterable<number>) => [...new Set(values)].sort((a, b) => a - b);
 
-/** Each composing model's axes, in step order, from the ensemble's variants. */
+/** The axes of each model climbed, in order, from the variants. */
 function axesOf(grid: readonly Variant[]): Axes[] {
-  return grid[0]!.composing!.map((_, k) => {
-    const points = grid.map((v) => v.composing![k]!.coordinates!);
+  return pointsOfVariant(grid[0]!).map((_, k) => {
+    const points = grid.map((v) => pointsOfVariant(v)[k]!);
     const batches = sorted(points.flatMap((p) => p.maxBatchSize ?? []));
     return { counts: sorted(points.map((p) => p.count)), ...(batches.length ? { batches } : {}) };
   });
@@ -92,7 +103,7 @@ export async function ensembleQuickSearch(
   const batchSize = model.batchSizes[0]!;
   const grid = plan.variants.slice(1);
   const axes = axesOf(grid);
-  const byKey = new Map(grid.map((v) => [keyOf(v.composing!.map((m) => m.coordinates!)), v]));
+  const byKey = new Map(grid.map((v) => [keyOf(pointsOfVariant(v)), v]));
   const dimensions: Dimension[] = axes.flatMap((a) => [
     ...(a.batches ? [{ min: 0, max: a.batches.length - 1 }] : []),
     { min: 0, max: a.counts.length - 1 },

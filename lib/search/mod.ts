@@ -25,6 +25,7 @@ export * from "./concurrent_report.ts";
 export * from "./optuna.ts";
 export * from "./neighborhood.ts";
 export * from "./ensemble_quick.ts";
+export * from "./bls.ts";
 export * from "./tpe.ts";
 export * from "./html.ts";
 export * from "./detailed.ts";

@@ -60,7 +60,8 @@ export function formatInferenceCsv(outcome: SearchOutcome, fields: readonly stri
       config: p.variant.variant.config,
       record: p.record,
       satisfies: p.reasons.length === 0,
-      ...(p.variant.variant.composing
+      // A BLS model's rows are its own settings (an ensemble has none but its steps').
+      ...(p.variant.variant.composing && !p.variant.variant.bls
         ? { composing: p.variant.variant.composing.map((c) => c.config) }
         : {}),
     }))
@@ -88,11 +89,15 @@ function settingsText(c: ModelConfig): string {
 }
 
 function describeConfig(p: RankedPoint): string {
-  const { name, config, composing } = p.variant.variant;
-  // An ensemble's settings are its composing models'.
-  return composing
-    ? `${name}: ${composing.map((c) => `${c.name} (${settingsText(c.config)})`).join(" + ")}`
-    : `${name}: ${settingsText(config)}`;
+  const { name, config, composing, bls } = p.variant.variant;
+  const members = composing?.map((c) => `${c.name} (${settingsText(c.config)})`);
+  // An ensemble's settings are its composing models'; a BLS model's its own, then theirs.
+  if (bls) {
+    return `${name}: ${
+      settingsText(config)
+    }. Which is comprised of the following composing models: ${members!.join(", ")}`;
+  }
+  return members ? `${name}: ${members.join(" + ")}` : `${name}: ${settingsText(config)}`;
 }
 
 function describePoint(p: RankedPoint): string {

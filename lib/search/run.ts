@@ -250,7 +250,8 @@ export async function runSearch<V extends SearchVariant = Variant>(
     const done: VariantOutcome<V>[] = [];
     outcome.models.push({ model: plan.model, variants: done });
     const quick = config.searchMode === "quick" && !plan.model.configParameters &&
-      !config.disabled && plan.variants.slice(1).every((v) => v.coordinates !== undefined);
+      !config.disabled &&
+      plan.variants.slice(1).every((v) => v.coordinates !== undefined && !("bls" in v));
     // Model Analyzer's climb measures each coordinate at a concurrency of its own: where the model
     // fixes its loads or is swept by request rate, its ensemble's combinations are measured as brute.
     const ensembleQuick = config.searchMode === "quick" && !config.disabled &&
@@ -499,6 +500,9 @@ export function planOf(
   const raw = withFlags(config.pointOptions, point.model);
   raw.set("model-name", point.served);
   raw.set("batch-size", String(point.batchSize));
+  if (point.model.blsComposing) {
+    raw.set("bls-composing-models", [point.model.blsComposing.map((c) => c.name).join(",")]);
+  }
   // Load 0: the point is a capacity search (an engine search's --search-recipe) over the range
   // the options give; its answer is the load it reports.
   if (point.value > 0) {

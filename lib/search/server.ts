@@ -107,10 +107,11 @@ export function remoteServer(options: { http: string; grpc: string }): SearchSer
     description: `the Triton server at ${options.http} (remote)`,
     url: (protocol) => protocol === "grpc" ? options.grpc : options.http,
     async load(variant) {
-      // An ensemble's composing models first, each under its own name, which its steps then call.
+      // Composing models first, each under its own name, which an ensemble's steps (or a BLS
+      // model's code) then call.
       for (const v of [...(variant.composing ?? []), variant]) {
         touched.add(v.model);
-        const config = v.composing
+        const config = v.composing && !v.bls
           ? renameSteps(
             v.config,
             (step) => v.composing!.find((c) => c.name === step)?.model ?? step,

@@ -25,6 +25,8 @@ export interface Variant {
   coordinates?: { count: number; maxBatchSize?: number };
   /** An ensemble's: the variant of each composing model its steps call, loaded with it. */
   composing?: Variant[];
+  /** A BLS model's (bls.ts): `composing` are the models it calls, each under its own name. */
+  bls?: true;
 }
 
 /** The model's config.pbtxt; a missing model or a file that does not parse is a UsageError. */
@@ -176,7 +178,7 @@ export function expand(value: Plain): Plain[] {
 }
 
 /** `base` with `change` laid over it: mappings merge field by field, anything else replaces. */
-function overlay(base: ConfigValue | undefined, change: Plain): ConfigValue {
+export function overlay(base: ConfigValue | undefined, change: Plain): ConfigValue {
   if (isObject(change) && base !== undefined && typeof base === "object" && !Array.isArray(base)) {
     const merged: ConfigMessage = { ...base };
     for (const [key, value] of Object.entries(change)) merged[key] = overlay(base[key], value);
@@ -275,8 +277,9 @@ export function writeBestDirectory(
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   const { variant } = options;
-  // An ensemble's best calls its composing models by their own names, each in its <model>_best.
-  const { name: _, ...config } = variant.composing
+  // An ensemble's best calls its composing models by their own names, each in its <model>_best
+  // (as a BLS model's code does).
+  const { name: _, ...config } = variant.composing && !variant.bls
     ? renameSteps(
       variant.config,
       (step) => variant.composing!.find((c) => c.name === step)?.model ?? step,

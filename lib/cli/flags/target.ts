@@ -108,9 +108,11 @@ export const TARGET: readonly OptionDef[] = [
     name: "bls-composing-models",
     perfAnalyzer: true,
     type: "list",
+    structured: true,
     group: "Target",
     valueName: "A[:VER],B",
-    help: "Composing models of a BLS model whose server statistics are reported too. Repeatable.",
+    help:
+      "Composing models of a BLS model whose server statistics are reported too. Repeatable. In a model config search (Model Analyzer's bls_composing_models, also with each one's model_config_parameters), they are searched with the BLS model.",
   },
   {
     name: "grpc-method",
