@@ -1,7 +1,9 @@
 # The fixture model_analyzer_climbs.json: Model Analyzer's own QuickRunConfigGenerator step logic
 # and Neighborhood (its source unpacked at MA_SRC, run in its venv) climbing over a pure model of an
 # ensemble: steps of DELAYS ms, coordinates (max batch index, instance index) per step, measured at
-# concurrency 2 x max batch x instances of the first step. One case (JSON) per run:
+# concurrency 2 x max batch x instances of the first step. With "bls": true, a BLS model calling
+# the steps by name comes first (its own coordinates, holding an instance for the steps' sum, and
+# the load from its coordinates), as Model Analyzer's bls_composing_models. One case (JSON) per run:
 #   PYTHONPATH=$MA_SRC python model_analyzer_climbs.py '{"delays": [20, 5], ...}'
 import sys, json
 from model_analyzer.config.generate.quick_run_config_generator import QuickRunConfigGenerator
@@ -13,7 +15,8 @@ from model_analyzer.config.generate.search_dimension import SearchDimension as S
 from model_analyzer.config.generate.search_dimensions import SearchDimensions
 
 CASE = json.loads(sys.argv[1])
-DELAYS = CASE["delays"]; LIMIT = CASE.get("maxLatencyMs"); MAXC = CASE["maxConcurrency"]
+STEPS = CASE["delays"]; LIMIT = CASE.get("maxLatencyMs"); MAXC = CASE["maxConcurrency"]
+DELAYS = [sum(STEPS)] + STEPS if CASE.get("bls") else STEPS
 B = CASE["batches"]; C = CASE["counts"]
 
 def figures(coord):
@@ -22,7 +25,7 @@ def figures(coord):
         vals.append((B[coord[2*k]], C[coord[2*k+1]]))
     b0, c0 = vals[0]
     conc = min(MAXC, max(1, 2 * b0 * c0))
-    thr = min([conc * 1000 / sum(DELAYS)] + [c * b * 1000 / d for (b, c), d in zip(vals, DELAYS)])
+    thr = min([conc * 1000 / sum(STEPS)] + [c * b * 1000 / d for (b, c), d in zip(vals, DELAYS)])
     return thr, conc / thr * 1000
 
 class M:
