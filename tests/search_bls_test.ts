@@ -1,11 +1,10 @@
 /**
  * The BLS search (bls_composing_models) end to end against the reference
  * server's Triton model repository (this Triton build has no Python backend
- * to run a BLS model): `bls` calls `slow` (20 ms) then `fast` (4 ms), holding
+ * to run a BLS model): `bls` calls `slow` (30 ms) then `fast` (3 ms), holding
  * one of its instances until they answer. With at most 3 instances each, the
- * best is 3 BLS instances and 3 of `slow` (3 / 24 ms = 125/s), against
- * 3 / 20 ms = 150/s for slow and 3 / 24 ms for the BLS model: any fewer of
- * either caps it at 2 / 24 or 2 / 20 ms (83 or 100/s).
+ * best is 3 BLS instances and 3 of `slow`: min(3 / 33 ms, 3 / 30 ms) = 91/s;
+ * one fewer of either caps it at 2 / 33 ms or 2 / 30 ms (61 or 67/s).
  */
 import assert from "node:assert/strict";
 import { parseCsv, runCli } from "./_helpers.ts";
@@ -19,8 +18,8 @@ const delay = (ms: number) =>
 
 function repository(root: string): string {
   const models: Record<string, string> = {
-    slow: `backend: "identity"\nmax_batch_size: 0\n${TENSOR}${delay(20)}`,
-    fast: `backend: "identity"\nmax_batch_size: 0\n${TENSOR}${delay(4)}`,
+    slow: `backend: "identity"\nmax_batch_size: 0\n${TENSOR}${delay(30)}`,
+    fast: `backend: "identity"\nmax_batch_size: 0\n${TENSOR}${delay(3)}`,
     bls: `backend: "python"\nmax_batch_size: 0\n${TENSOR}` +
       'parameters [ { key: "bls_models", value: { string_value: "slow,fast" } } ]\n',
   };
