@@ -249,6 +249,9 @@ Deno.test("subcommands, their options and help/version are recognised", () => {
     grpcCertificateFile: undefined,
     grpcPrivateKeyFile: undefined,
     grpcClientCaFile: undefined,
+    modelRepository: undefined,
+    modelControlMode: "none",
+    loadModels: [],
   });
   assert.deepEqual(
     usageErrors(() =>
