@@ -12,11 +12,17 @@ import { clientBasics, type ServiceKindDef } from "./kind.ts";
 
 export const openai: ServiceKindDef = {
   async createClient(plan, options) {
-    const [{ OpenAiClient }, tokenizer, chatTemplate] = await Promise.all([
+    const loading = [
       import("../openai.ts"),
       loadTokenizer(plan.tokenizer),
       plan.applyChatTemplate ? loadChatTemplate(plan.tokenizer) : undefined,
-    ]);
+    ] as const;
+    // Both loaders read the model directory: whichever fails first in time would name a
+    // different missing file from run to run, so the error is the first in this order.
+    for (const outcome of await Promise.allSettled(loading)) {
+      if (outcome.status === "rejected") throw outcome.reason;
+    }
+    const [{ OpenAiClient }, tokenizer, chatTemplate] = await Promise.all(loading);
     return new OpenAiClient({
       ...clientBasics(plan, options),
       endpoint: plan.endpoint,
