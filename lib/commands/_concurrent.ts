@@ -4,26 +4,28 @@ import { formatGeneral } from "../report/format.ts";
 import {
   type ConcurrentEvents,
   type ConcurrentOutcome,
+  concurrentReportKey,
+  describeCombinationPoint,
   formatConcurrentCsv,
   formatConcurrentSummary,
   rankCombinations,
+  renderConcurrentHtml,
   type SearchConfig,
   serverTable,
   writeBestDirectory,
 } from "../search/mod.ts";
 import { csvText } from "../report/csv.ts";
-import { describeLoad } from "../sweep/mod.ts";
+import denoConfig from "../../deno.json" with { type: "json" };
 import { type Outcome, printError } from "./outcome.ts";
 
 /** Progress lines: each combination, each point's figures per model. */
 export const CONCURRENT_EVENTS: ConcurrentEvents = {
-  combinationStart: (c, info) => console.log(`[${info.index}] ${c.name}`),
   point: (point, c) =>
     console.log(
-      `  ${describeLoad(point.parts[0]!.point)}: ${
+      `[${c.name}] ${describeCombinationPoint(point, c)}: ${
         point.parts.map((part, i) => {
           const p99 = part.result.client.percentilesUs.get(99);
-          return `${c.members[i]!.name} ${
+          return `${c.members[i]!.model} ${
             formatGeneral(Number(part.result.client.throughput.toFixed(1)))
           } infer/sec, p99 ${p99 === undefined ? "-" : (p99 / 1000).toFixed(1)} ms${
             part.result.stable ? "" : " (unstable)"
@@ -33,6 +35,12 @@ export const CONCURRENT_EVENTS: ConcurrentEvents = {
     ),
   seriesEnd: (reason) => console.log(`    ${reason}`),
   failed: (_, message) => console.log(`    failed: ${message}`),
+  optuna: (r) =>
+    console.log(
+      `Optuna search across the models: ${r.trials} trials (${r.bounds.min} to ${r.bounds.max} of a space of ${r.size} points), the best score at ${
+        r.bestTrial === 0 ? "the baseline" : `trial ${r.bestTrial}`
+      }`,
+    ),
 };
 
 /** The summary, the CSVs and (unless a report) each model's configuration of the best combination. */
@@ -65,6 +73,17 @@ export function finishConcurrent(
   ] as const;
   writeAll(files.map(([path, text]) => () => writeFileAtomic(path, text)));
   console.log(`Results written to ${files.map(([path]) => path).join(" and ")}`);
+  const summary = `${config.exportPath}/reports/summaries/${concurrentReportKey(outcome)}`;
+  Deno.mkdirSync(summary, { recursive: true });
+  writeFileAtomic(
+    `${summary}/result_summary.html`,
+    renderConcurrentHtml(outcome, { version: denoConfig.version, numConfigs: config.numConfigs }),
+  );
+  console.log(
+    `Summary of ${
+      outcome.models.map((m) => m.name).join(" and ")
+    } written to ${summary}/result_summary.html`,
+  );
   const best = rankCombinations(outcome.combinations, outcome.models)[0];
   for (const variant of options.bestDirectories && best ? best.outcome.combination.members : []) {
     const directory = writeBestDirectory({

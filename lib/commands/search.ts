@@ -11,6 +11,7 @@ import {
   composingVariants,
   ensembleSteps,
   ensembleVariants,
+  findCombinations,
   findConfigs,
   formatInferenceCsv,
   formatSearchSummary,
@@ -26,6 +27,7 @@ import {
   rankModel,
   readModelConfig,
   remoteServer,
+  renderCombinationHtml,
   renderDetailedHtml,
   renderSearchHtml,
   runConcurrentSearch,
@@ -100,6 +102,21 @@ async function startServer(config: SearchConfig): Promise<SearchServer> {
     case "c_api":
       return inProcessServer(config.outputRepository);
   }
+}
+
+/** A detailed report's page (reports/detailed/NAME/detailed_report.html) and its PDF where Chromium runs. */
+async function writeDetailed(config: SearchConfig, page: { name: string; html: string }) {
+  const directory = `${config.exportPath}/reports/detailed/${page.name}`;
+  Deno.mkdirSync(directory, { recursive: true });
+  const file = `${directory}/detailed_report.html`;
+  writeFileAtomic(file, page.html);
+  const pdf = `${directory}/detailed_report.pdf`;
+  const why = await printPdf(file, pdf);
+  console.log(
+    `Detailed report of ${page.name} written to ${file}${
+      why ? ` (no PDF: ${why})` : ` and ${pdf}`
+    }`,
+  );
 }
 
 /** Writes the CSVs, the summary pages and (unless a report) the best configuration of each model. */
@@ -310,7 +327,19 @@ export async function searchReportCommand(raw: RawOptions): Promise<Outcome | un
       server: inProcessServer(config.outputRepository),
     });
     printReplayed(store, { interrupted: false });
-    return finishConcurrent(config, together, { bestDirectories: false });
+    const names = raw.get("report-model-configs");
+    const detailed = findCombinations(
+      together,
+      Array.isArray(names) ? names.flatMap((n) => n.split(",")) : [],
+    );
+    const finished = finishConcurrent(config, together, { bestDirectories: false });
+    for (const combination of detailed) {
+      await writeDetailed(config, {
+        name: combination.combination.name,
+        html: renderCombinationHtml(together, { combination, version: denoConfig.version }),
+      });
+    }
+    return finished;
   }
   const outcome = await runSearch(config, {
     plans: planVariants(config),
@@ -326,17 +355,10 @@ export async function searchReportCommand(raw: RawOptions): Promise<Outcome | un
   );
   const finished = finishSearch(config, outcome, { bestDirectories: false });
   for (const one of detailed) {
-    const directory = `${config.exportPath}/reports/detailed/${one.variant.variant.name}`;
-    Deno.mkdirSync(directory, { recursive: true });
-    const file = `${directory}/detailed_report.html`;
-    writeFileAtomic(file, renderDetailedHtml(one, { version: denoConfig.version }));
-    const pdf = `${directory}/detailed_report.pdf`;
-    const why = await printPdf(file, pdf);
-    console.log(
-      `Detailed report of ${one.variant.variant.name} written to ${file}${
-        why ? ` (no PDF: ${why})` : ` and ${pdf}`
-      }`,
-    );
+    await writeDetailed(config, {
+      name: one.variant.variant.name,
+      html: renderDetailedHtml(one, { version: denoConfig.version }),
+    });
   }
   return finished;
 }

@@ -484,11 +484,6 @@ export function buildSearchConfig(raw: RawOptions): SearchConfig {
     }
     if (models[0]) models[0].blsComposing = blsComposing;
   }
-  if (concurrent && text(raw, "run-config-search-mode") === "optuna") {
-    errors.push(
-      "--run-config-search-mode optuna does not search models concurrently: use brute or quick",
-    );
-  }
   const numTopConfigs = Number(raw.get("num-top-model-configs") ?? 0);
   if (!Number.isInteger(numTopConfigs) || numTopConfigs < 0) {
     errors.push(

@@ -37,10 +37,10 @@ const p99Ms = (r: LevelResult) => {
   return us === undefined ? undefined : us / 1000;
 };
 const num = (n: number) => formatGeneral(Number(n.toFixed(1)));
-const cell = (text: string, cls = "") => `<td${cls ? ` class="${cls}"` : ""}>${text}</td>`;
-const textCell = (text: string) => cell(escapeHtml(text), "text");
+export const cell = (text: string, cls = "") => `<td${cls ? ` class="${cls}"` : ""}>${text}</td>`;
+export const textCell = (text: string) => cell(escapeHtml(text), "text");
 /** A table; a header given as `[text]` heads a text column (left-aligned, as its cells). */
-const table = (head: Array<string | [string]>, rows: string[]) =>
+export const table = (head: Array<string | [string]>, rows: string[]) =>
   `<div class="scroll"><table><thead><tr>${
     head.map((h) => typeof h === "string" ? `<th>${h}</th>` : `<th class="text">${h[0]}</th>`)
       .join("")

@@ -55,7 +55,7 @@ export function trialBounds(size: number, s: OptunaSettings): { min: number; max
 }
 
 /** A trial's score when its point failed: below every measured one's (gains are > -2). */
-const NO_CANDIDATE = -2;
+export const NO_CANDIDATE = -2;
 
 /** The dimensions of a model's space, each an index into its values. */
 export interface SearchSpace {
@@ -152,6 +152,34 @@ export interface OptunaReport {
 }
 
 /**
+ * The trials of a space: each the TPE sampler's suggestion from the scores
+ * so far, scored by `score` (undefined: interrupted); they stop at the
+ * maximum, or `earlyExit` trials after the minimum without a better score.
+ */
+export async function runTrials(
+  space: Pick<SearchSpace, "parameters" | "size">,
+  options: {
+    settings: OptunaSettings;
+    score: (params: Readonly<Record<string, number>>) => Promise<number | undefined>;
+  },
+): Promise<OptunaReport | undefined> {
+  const { settings } = options;
+  const bounds = trialBounds(space.size, settings);
+  const random = seededRandom(settings.seed);
+  const history: Observation[] = [];
+  let best = { score: 0, trial: 0 };
+  for (let trial = 1; trial <= bounds.max; trial++) {
+    const params = suggest(space.parameters, history, { random });
+    const score = await options.score(params);
+    if (score === undefined) return undefined;
+    if (score > best.score) best = { score, trial };
+    history.push({ params, score });
+    if (trial >= bounds.min && trial - best.trial >= settings.earlyExit) break;
+  }
+  return { trials: history.length, bestTrial: best.trial, bounds, size: space.size };
+}
+
+/**
  * Runs the Optuna search of `plan`: the baseline, the trials, the sweep of
  * the best configurations. Returns what it did, or undefined when
  * interrupted (or the baseline could not be measured).
@@ -190,21 +218,15 @@ export async function optunaSearch(
     requestRate ? loads[0]! : clamp(formulaLoad(own), loads),
   );
   if (options.interrupted() || !baseline) return undefined;
-  const bounds = trialBounds(space.size, settings);
-  const random = seededRandom(settings.seed);
-  const history: Observation[] = [];
-  let best = { score: 0, trial: 0 };
-  for (let trial = 1; trial <= bounds.max; trial++) {
-    const params = suggest(space.parameters, history, { random });
-    const { variant, batchSize, load } = space.point(params);
-    const record = await measure(variant, batchSize, load);
-    if (options.interrupted()) return undefined;
-    const score = scoreOf(model, record, baseline);
-    if (score > best.score) best = { score, trial };
-    history.push({ params, score });
-    if (trial >= bounds.min && trial - best.trial >= settings.earlyExit) break;
-  }
-  const report = { trials: history.length, bestTrial: best.trial, bounds, size: space.size };
+  const report = await runTrials(space, {
+    settings,
+    score: async (params) => {
+      const { variant, batchSize, load } = space.point(params);
+      const record = await measure(variant, batchSize, load);
+      return options.interrupted() ? undefined : scoreOf(model, record, baseline);
+    },
+  });
+  if (!report) return undefined;
   if (settings.sweepDisable || requestRate) return report;
   // The trials' points the sweep meets are taken as measured.
   const top = [...options.top(config.numConfigs), outcomeOf(own)];
