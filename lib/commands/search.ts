@@ -319,6 +319,8 @@ export async function searchReportCommand(raw: RawOptions): Promise<Outcome | un
   const options = store.storedSettings && storedSearchOptions(store.storedSettings, raw);
   if (!options) return undefined;
   const config = buildSearchConfig(options);
+  const given = raw.get("report-model-configs");
+  const names = Array.isArray(given) ? given.flatMap((n) => n.split(",")) : [];
   if (config.concurrent) {
     const together = await runConcurrentSearch(config, {
       plans: planVariants(config),
@@ -327,11 +329,7 @@ export async function searchReportCommand(raw: RawOptions): Promise<Outcome | un
       server: inProcessServer(config.outputRepository),
     });
     printReplayed(store, { interrupted: false });
-    const names = raw.get("report-model-configs");
-    const detailed = findCombinations(
-      together,
-      Array.isArray(names) ? names.flatMap((n) => n.split(",")) : [],
-    );
+    const detailed = findCombinations(together, names);
     const finished = finishConcurrent(config, together, { bestDirectories: false });
     for (const combination of detailed) {
       await writeDetailed(config, {
@@ -348,11 +346,7 @@ export async function searchReportCommand(raw: RawOptions): Promise<Outcome | un
     server: inProcessServer(config.outputRepository),
   });
   printReplayed(store, outcome);
-  const names = raw.get("report-model-configs");
-  const detailed = findConfigs(
-    outcome,
-    Array.isArray(names) ? names.flatMap((n) => n.split(",")) : [],
-  );
+  const detailed = findConfigs(outcome, names);
   const finished = finishSearch(config, outcome, { bestDirectories: false });
   for (const one of detailed) {
     await writeDetailed(config, {

@@ -161,13 +161,13 @@ const LIMITS = (a: number, b: number) =>
     b: { constraints: { perf_latency_p99: { max: b } } },
   });
 
+/** a within 35 ms and b within 45 ms, at concurrencies up to 32. */
+const TIGHT = ["--profile-models", LIMITS(35, 45), "--run-config-search-max-concurrency", "32"];
+
 Deno.test("concurrent brute search: each model's load on its own, the best the analytical one", async () => {
   const { outcome, calls } = await searchWith(
     saturating,
-    "--profile-models",
-    LIMITS(35, 45),
-    "--run-config-search-max-concurrency",
-    "32",
+    ...TIGHT,
   );
   const [best] = rankCombinations(outcome.combinations, outcome.models);
   // a (2 x 4 x 100/s = 800/s): (c + 4) / 800 <= 35 ms up to 24, so 16 (25 ms, 640/s); b (400/s):
@@ -257,10 +257,7 @@ Deno.test("concurrent quick search: each model at the concurrency its coordinate
 Deno.test("concurrent Optuna search: one study over both models' coordinates and loads", async () => {
   const { outcome, calls } = await searchWith(
     saturating,
-    "--profile-models",
-    LIMITS(35, 45),
-    "--run-config-search-max-concurrency",
-    "32",
+    ...TIGHT,
     "--run-config-search-mode",
     "optuna",
     "--optuna-min-trials",
