@@ -158,20 +158,27 @@ num_top_model_configs: 2
 );
 
 tritonTest(
-  "two models measured together: every combination, each model's configuration and figures",
+  "two models measured together: each model's own load within the constraint, their figures the model's",
   async () => {
-    // `fast` sleeps half as long: 1 instance x max batch 4 serves 400/s, `delay` 200/s.
-    const root = repository({ fast: MODEL.replace(`"${DELAY_MS}"`, `"${DELAY_MS / 2}"`) });
+    // `delay` sleeps 50 ms, `fast` 10 ms: without batching c in flight wait c x 50 ms and c x 10
+    // ms, so under a 75 ms p99 delay takes 1 (20/s), fast all 4 (100/s). With dynamic batching
+    // (max batch 4) a closed loop's requests stay staggered, as Triton's batcher takes what is
+    // queued when an instance frees: 2 in flight are not batched, 4 are by about 2 (fast ~190/s).
+    const step = (ms: number) => MODEL.replace(`"${DELAY_MS}"`, `"${ms}"`);
+    const root = repository({ delay: step(50), fast: step(10) });
     try {
       const run = await runCli([
         ...local(root),
         "--profile-models",
         "delay,fast",
         "--run-config-profile-models-concurrently-enable",
-        ...ONE_OR_TWO_BY_4,
+        ...ONE_OR_TWO_BY_4.slice(0, 5),
+        "1",
         "--run-config-search-max-concurrency",
-        "8",
-      ], { permissions: PERMISSIONS, timeoutMs: 300_000 });
+        "4",
+        "--constraints",
+        "max-perf_latency_p99=75",
+      ], { permissions: PERMISSIONS, timeoutMs: 240_000 });
       assert.equal(run.code, 0, run.stderr + run.stdout);
       const { csv } = bestOf(
         root,
@@ -179,23 +186,47 @@ tritonTest(
         "Model,Batch,Concurrency,Model Config Path,Combination,Instance Group,Max Batch Size,Satisfies Constraints,Throughput (infer/sec),p99 Latency (ms)",
       );
       const rows = parseCsv(csv).slice(1);
-      // 3 x 3 combinations of the models' own and 1, 2 instances x max batch 4; a row per model.
-      assert.equal(new Set(rows.map((r) => r[4])).size, 9, csv);
-      // The best: 2 instances each, at 8 in flight. With exactly 2 x 4 in flight the batches do not
-      // always fill (a single-model search peaks at 16): delay serves more than 1 instance's 200/s.
-      const [first, second] = rows;
-      assert.equal(first![4], "delay_config_1+fast_config_1", csv);
-      assert.deepEqual([first![0], second![0]], ["delay", "fast"]);
-      assert.equal(first![2], second![2], "both models at the same concurrency");
-      assert.ok(Number(first![8]) > 200 && Number(first![8]) <= 420, csv);
-      assert.ok(Number(second![8]) > Number(first![8]), csv);
+      // The models' own configurations, and 1 instance x max batch 4 with dynamic batching.
+      const combinations = [
+        "delay_config_0+fast_config_0",
+        "delay_config_default+fast_config_default",
+      ];
+      assert.deepEqual([...new Set(rows.map((r) => r[4]))].sort(), combinations, csv);
+      // Every point is its model's ground truth at its own load, whatever the other's: one
+      // execution at a time without batching, at most min(c, 4) per execution with it.
+      for (const [model, , concurrency, config, , , , , throughput] of rows) {
+        const one = 1000 / (model === "delay" ? 50 : 10);
+        const most = config!.endsWith("_config_0") ? Math.min(Number(concurrency), 4) * one : one;
+        assert.ok(
+          Number(throughput) >= one * 0.8 && Number(throughput) <= most * 1.1,
+          `${model} ${config} at ${concurrency}: ${throughput} infer/sec, not in ${one}..${most}:\n${csv}`,
+        );
+      }
+      // In each combination each model kept the highest load of its own within the budget.
+      for (const combination of combinations) {
+        const passing = (model: string) =>
+          Math.max(
+            ...rows.filter((r) => r[4] === combination && r[0] === model && r[7] === "Yes")
+              .map((r) => Number(r[2])),
+          );
+        assert.deepEqual([passing("delay"), passing("fast")], [1, 4], `${combination}:\n${csv}`);
+      }
+      // The best batches fast: delay at 1 in flight, fast at 4.
       assert.match(
         run.stdout,
-        /Best delay_config_1\+fast_config_1 at concurrency 8:\n +delay: delay_config_1 \(2:CPU, max batch 4\): /,
+        /Best delay_config_0\+fast_config_0:\n +delay: delay_config_0 \(1:CPU, max batch 4\) at concurrency 1: .*\n +fast: fast_config_0 \(1:CPU, max batch 4\) at concurrency 4: /,
       );
-      assert.match(run.stdout, /Best configuration of fast \(fast_config_1\) written to /);
+      assert.match(run.stdout, /Best configuration of fast \(fast_config_0\) written to /);
+      // The combination's detailed report, from the checkpoint.
+      const report = await runCli([
+        "report",
+        ...["--checkpoint-directory", `${root}/checkpoints`, "--export-path", `${root}/export`],
+        ...["--report-model-configs", "delay_config_0+fast_config_0"],
+      ], { permissions: PERMISSIONS });
+      assert.equal(report.code, 0, report.stderr + report.stdout);
+      assert.match(report.stdout, /Detailed report of delay_config_0\+fast_config_0 written to /);
       console.log(
-        run.stdout.split("\n").filter((l) => /^(Models| {2}Best| {2}#| {8})/.test(l)).join("\n"),
+        run.stdout.split("\n").filter((l) => /^(Models| {2}Best| {8})/.test(l)).join("\n"),
       );
     } finally {
       Deno.removeSync(root, { recursive: true });
