@@ -226,7 +226,7 @@ tritonTest(
       assert.equal(report.code, 0, report.stderr + report.stdout);
       assert.match(report.stdout, /Detailed report of delay_config_0\+fast_config_0 written to /);
       console.log(
-        run.stdout.split("\n").filter((l) => /^(Models| {2}Best| {8})/.test(l)).join("\n"),
+        run.stdout.split("\n").filter((l) => /^(Models| {2}Best| {2}#| {8})/.test(l)).join("\n"),
       );
     } finally {
       Deno.removeSync(root, { recursive: true });
