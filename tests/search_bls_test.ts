@@ -96,3 +96,31 @@ Deno.test("BLS search: quick climbs the BLS model's and its composing models' in
     Deno.removeSync(root, { recursive: true });
   }
 });
+
+Deno.test("BLS search: Optuna samples the same coordinates to the best", async () => {
+  const root = Deno.makeTempDirSync({ prefix: "inferperf_bls_" });
+  const server = await startServer({
+    modelRepository: repository(root),
+    modelControlMode: "explicit",
+  });
+  try {
+    const run = await runCli(
+      search(root, server.addr, [
+        ...["--run-config-search-mode", "optuna"],
+        ...["--optuna-min-trials", "12", "--optuna-max-trials", "30"],
+      ]),
+      { permissions: PERMISSIONS, timeoutMs: 120_000 },
+    );
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    assert.match(
+      run.stdout,
+      /Best bls_config_\d+: 3:CPU .*Which is comprised of the following composing models: slow_config_\d+ \(3:CPU/,
+    );
+    console.log(
+      run.stdout.split("\n").filter((l) => /Optuna|Best|at concurrency/.test(l)).join("\n"),
+    );
+  } finally {
+    await server.close();
+    Deno.removeSync(root, { recursive: true });
+  }
+});

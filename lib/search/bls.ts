@@ -3,8 +3,8 @@
  * composing models by their own names, so each of its variants is its own
  * configuration (instance count, and max batch size where it batches) with a
  * configuration of each composing model, all loaded under their models' own
- * names. Only quick search climbs them (ensemble_quick.ts), over the BLS
- * model's coordinates first, then each composing model's.
+ * names. Quick search climbs them (ensemble_quick.ts) and Optuna samples them
+ * (optuna.ts), the BLS model's coordinates first, then each composing model's.
  */
 import type { ModelConfig } from "../protocol/model_config.ts";
 import type { RawOptions } from "../cli/options.ts";
@@ -105,11 +105,6 @@ export function checkBls(
   if (options.searchMode === "brute") {
     errors.push(
       "Profiling of models in brute search mode is not supported for BLS models. Please use quick search mode.",
-    );
-  }
-  if (options.searchMode === "optuna") {
-    errors.push(
-      "--run-config-search-mode optuna does not search BLS models in inferperf: use quick search mode",
     );
   }
   if (options.models > 1) {

@@ -7,6 +7,7 @@ import type { LevelResult } from "../types/results.ts";
 import { blsVariants, composingVariants, parseBlsComposing } from "./bls.ts";
 import { buildSearchConfig } from "./config.ts";
 import { rankConfigs, rankModel } from "./report.ts";
+import { searchSpace } from "./optuna.ts";
 import { planOf } from "./run.ts";
 import { BASE, runSimulated } from "./testdata/simulated.ts";
 import climb from "./testdata/model_analyzer_bls_climb.json" with { type: "json" };
@@ -228,4 +229,44 @@ Deno.test("BLS quick search: Model Analyzer's climb over the BLS model's and its
   const best = rankConfigs(rankModel(model, outcome.models[0]!.variants))[0]!;
   assert.deepEqual(indexes(best.variant.variant), climb.best);
   console.log(`${expected.length} of ${variants.length - 1} combinations climbed`);
+});
+
+Deno.test("BLS Optuna search: the BLS model's own coordinates, then each composing model's", async () => {
+  const config = search(
+    ...["--bls-composing-models", "slow,fast", "--run-config-search-mode", "optuna"],
+    ...["--run-config-search-max-instance-count", "3"],
+    ...["--run-config-search-max-model-batch-size", "4"],
+    ...["--run-config-search-max-concurrency", "32", "--optuna-max-trials", "60"],
+  );
+  const model = config.models[0]!;
+  const variants = blsVariants(
+    bruteVariants("bls", BASE, config),
+    ["slow", "fast"].map((name) => bruteVariants(name, BASE, config)),
+  );
+  const space = searchSpace({ model, variants }, { loads: config.concurrencies, formula: false });
+  assert.deepEqual(space.parameters.map((p) => `${p.name} ${p.high + 1}`), [
+    "instance_group 3",
+    "max_batch_size 3",
+    "slow::instance_group 3",
+    "slow::max_batch_size 3",
+    "fast::instance_group 3",
+    "fast::max_batch_size 3",
+    "load 6",
+  ]);
+  const { outcome, measured } = await runSimulated(
+    { config, plans: [{ model, variants }] },
+    { computeMs: 0, simulate: simulateBls },
+  );
+  // The analytical best over every combination and load, as a brute search would measure it.
+  const all = variants.slice(1).flatMap((v) =>
+    config.concurrencies.map((c) => simulateBls(v, { mode: "concurrency", value: c }))
+  );
+  const truth = Math.max(...all.map((r) => r.client.throughput));
+  const best = rankConfigs(rankModel(model, outcome.models[0]!.variants))[0]!;
+  const found = Math.max(...best.variant.records.map((r) => r.result.client.throughput));
+  assert.ok(found >= truth * 0.9, `${found} against ${truth}`);
+  assert.ok(new Set(measured).size <= all.length / 3, `${measured.length} of ${all.length}`);
+  console.log(
+    `${found} of ${truth} infer/sec in ${new Set(measured).size} of ${all.length} points`,
+  );
 });

@@ -37,7 +37,7 @@ export function isEnsembleSearch(plan: ModelPlan): boolean {
 }
 
 /** A variant's points on the climb's axes: a BLS model's own first, then its composing models'. */
-const pointsOfVariant = (v: Variant) => [
+export const pointsOfVariant = (v: Variant) => [
   ...(v.bls ? [v.coordinates!] : []),
   ...v.composing!.map((m) => m.coordinates!),
 ];

@@ -20,7 +20,7 @@ import {
   type SearchModel,
 } from "./config.ts";
 import { compareResults } from "./objectives.ts";
-import { isEnsembleSearch } from "./ensemble_quick.ts";
+import { isEnsembleSearch, pointsOfVariant } from "./ensemble_quick.ts";
 import {
   clamp,
   formulaLoad,
@@ -80,12 +80,14 @@ export function searchSpace(
 ): SearchSpace {
   const grid = plan.variants.slice(1);
   const dims: Array<{ name: string; values: readonly number[] }> = [];
-  // A model's coordinates, or an ensemble's composing models' (Model Analyzer's `<model>::` names).
+  // A model's coordinates, or an ensemble's composing models' (Model Analyzer's `<model>::` names),
+  // after a BLS model's own.
   const ensemble = isEnsembleSearch(plan);
-  const pointsOf = (v: Variant) =>
-    ensemble ? v.composing!.map((m) => m.coordinates) : [v.coordinates];
+  const pointsOf = (v: Variant) => ensemble ? pointsOfVariant(v) : [v.coordinates];
   const automatic = ensemble || grid.every((v) => v.coordinates !== undefined);
-  const prefixes = ensemble ? grid[0]!.composing!.map((m) => `${m.model}::`) : [""];
+  const prefixes = ensemble
+    ? [...(grid[0]!.bls ? [""] : []), ...grid[0]!.composing!.map((m) => `${m.model}::`)]
+    : [""];
   const axes = prefixes.map((prefix, k) => ({
     count: `${prefix}instance_group`,
     batch: `${prefix}max_batch_size`,
