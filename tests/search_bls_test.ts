@@ -58,14 +58,24 @@ function search(root: string, http: string, more: string[]): string[] {
   ];
 }
 
-Deno.test("BLS search: quick climbs the BLS model's and its composing models' instances to the best", async () => {
+/** Runs `fn` with the reference server serving the test's repository under a fresh `root`. */
+async function withServer(fn: (root: string, addr: string) => Promise<void>): Promise<void> {
   const root = Deno.makeTempDirSync({ prefix: "inferperf_bls_" });
   const server = await startServer({
     modelRepository: repository(root),
     modelControlMode: "explicit",
   });
   try {
-    const brute = await runCli(search(root, server.addr, ["--run-config-search-mode", "brute"]), {
+    await fn(root, server.addr);
+  } finally {
+    await server.close();
+    Deno.removeSync(root, { recursive: true });
+  }
+}
+
+Deno.test("BLS search: quick climbs the BLS model's and its composing models' instances to the best", async () => {
+  await withServer(async (root, addr) => {
+    const brute = await runCli(search(root, addr, ["--run-config-search-mode", "brute"]), {
       permissions: PERMISSIONS,
     });
     assert.equal(brute.code, 1, brute.stderr + brute.stdout);
@@ -74,7 +84,7 @@ Deno.test("BLS search: quick climbs the BLS model's and its composing models' in
       /Profiling of models in brute search mode is not supported for BLS models\. Please use quick search mode\./,
     );
     // No mode given: quick, as Model Analyzer searches composing models.
-    const run = await runCli(search(root, server.addr, []), {
+    const run = await runCli(search(root, addr, []), {
       permissions: PERMISSIONS,
       timeoutMs: 120_000,
     });
@@ -91,21 +101,13 @@ Deno.test("BLS search: quick climbs the BLS model's and its composing models' in
     // The space has 3 x 3 x 3 combinations: the climb measures fewer.
     const configs = new Set(rows.map((r) => r[3]));
     assert.ok(configs.size < 27, `${configs.size} configurations measured`);
-  } finally {
-    await server.close();
-    Deno.removeSync(root, { recursive: true });
-  }
+  });
 });
 
 Deno.test("BLS search: Optuna samples the same coordinates to the best", async () => {
-  const root = Deno.makeTempDirSync({ prefix: "inferperf_bls_" });
-  const server = await startServer({
-    modelRepository: repository(root),
-    modelControlMode: "explicit",
-  });
-  try {
+  await withServer(async (root, addr) => {
     const run = await runCli(
-      search(root, server.addr, [
+      search(root, addr, [
         ...["--run-config-search-mode", "optuna"],
         ...["--optuna-min-trials", "12", "--optuna-max-trials", "30"],
       ]),
@@ -119,8 +121,5 @@ Deno.test("BLS search: Optuna samples the same coordinates to the best", async (
     console.log(
       run.stdout.split("\n").filter((l) => /Optuna|Best|at concurrency/.test(l)).join("\n"),
     );
-  } finally {
-    await server.close();
-    Deno.removeSync(root, { recursive: true });
-  }
+  });
 });

@@ -12,7 +12,7 @@
  * configurations and the ensemble's own are swept over the concurrencies.
  */
 import { meetsConstraints, type PointRecord } from "../sweep/mod.ts";
-import { loadsOf, type SearchConfig, type SearchModel } from "./config.ts";
+import { loadsOf, type SearchModel } from "./config.ts";
 import { type Coordinate, type Dimension, neighborhoodClimb } from "./neighborhood.ts";
 import { compareResults } from "./objectives.ts";
 import type { Variant } from "./variants.ts";
@@ -21,9 +21,8 @@ import {
   formulaLoad,
   type ModelPlan,
   onePoint,
+  type PlanSearchOptions,
   sweepTop,
-  type VariantOutcome,
-  type WalkVariant,
 } from "./walks.ts";
 
 /** Whether a plan is an ensemble's or a BLS model's automatic search (every variant a brute point). */
@@ -85,18 +84,7 @@ export interface ClimbReport {
  */
 export async function ensembleQuickSearch(
   plan: ModelPlan,
-  options: {
-    config: Pick<
-      SearchConfig,
-      "requestRateSearch" | "requestRates" | "concurrencies" | "numConfigs"
-    >;
-    sweepDisable: boolean;
-    done: readonly VariantOutcome[];
-    walk: WalkVariant;
-    interrupted: () => boolean;
-    /** The best `count` variants (with a candidate point), best first. */
-    top: (count: number) => VariantOutcome[];
-  },
+  options: PlanSearchOptions & { sweepDisable: boolean },
 ): Promise<ClimbReport | undefined> {
   const { model } = plan;
   const loads = loadsOf(options.config, model);

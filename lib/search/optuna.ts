@@ -12,13 +12,7 @@
  */
 import type { PointRecord } from "../sweep/mod.ts";
 import { meetsConstraints } from "../sweep/mod.ts";
-import {
-  loadModeOf,
-  loadsOf,
-  type OptunaSettings,
-  type SearchConfig,
-  type SearchModel,
-} from "./config.ts";
+import { loadModeOf, loadsOf, type OptunaSettings, type SearchModel } from "./config.ts";
 import { compareResults } from "./objectives.ts";
 import { isEnsembleSearch, pointsOfVariant } from "./ensemble_quick.ts";
 import {
@@ -26,9 +20,8 @@ import {
   formulaLoad,
   type ModelPlan,
   onePoint,
+  type PlanSearchOptions,
   sweepTop,
-  type VariantOutcome,
-  type WalkVariant,
 } from "./walks.ts";
 import { type IntParameter, type Observation, seededRandom, suggest } from "./tpe.ts";
 import type { Variant } from "./variants.ts";
@@ -188,18 +181,7 @@ export async function runTrials(
  */
 export async function optunaSearch(
   plan: ModelPlan,
-  options: {
-    config: Pick<
-      SearchConfig,
-      "requestRateSearch" | "requestRates" | "concurrencies" | "numConfigs"
-    >;
-    settings: OptunaSettings;
-    done: readonly VariantOutcome[];
-    walk: WalkVariant;
-    interrupted: () => boolean;
-    /** The best `count` variants (with a candidate point), best first. */
-    top: (count: number) => VariantOutcome[];
-  },
+  options: PlanSearchOptions & { settings: OptunaSettings },
 ): Promise<OptunaReport | undefined> {
   const { config, settings, walk } = options;
   const model = plan.model;

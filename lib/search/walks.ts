@@ -6,7 +6,7 @@
  * exactly as an uninterrupted one.
  */
 import { type Goals, meetsConstraints, type PointRecord } from "../sweep/mod.ts";
-import type { SearchModel } from "./config.ts";
+import type { SearchConfig, SearchModel } from "./config.ts";
 import type { Variant } from "./variants.ts";
 import type { SearchVariant } from "./server.ts";
 
@@ -44,6 +44,16 @@ export type WalkVariant = (
 /** One point: `load` at client batch size `batchSize`. */
 export const onePoint = (batchSize: number, load: number) => (b: number): Walk | undefined =>
   b === batchSize ? (series) => series.length === 0 ? load : undefined : undefined;
+
+/** What a search strategy over one plan's variants (quick climb, Optuna) is given. */
+export interface PlanSearchOptions {
+  config: Pick<SearchConfig, "requestRateSearch" | "requestRates" | "concurrencies" | "numConfigs">;
+  done: readonly VariantOutcome[];
+  walk: WalkVariant;
+  interrupted: () => boolean;
+  /** The best `count` variants (with a candidate point), best first. */
+  top: (count: number) => VariantOutcome[];
+}
 
 /** Clamped to the range of `loads`. */
 export const clamp = (value: number, loads: readonly number[]) =>
