@@ -133,8 +133,9 @@ Deno.test({
     const optuna = await search(
       "--run-config-search-mode",
       "optuna",
-      // A third of brute's ~155 points: 32 trials (an early exit after 30) once settled on
-      // 3 x 16, 2,400/s, in CI.
+      // A third of brute's ~155 points (36 measured here). The independent sampler settled on
+      // 3 x 16, 2,400/s, about once in eight runs; the multivariate (the default) found 4 x 16 in
+      // every one of 400 simulated noise realizations (README).
       "--optuna-min-trials",
       "45",
       "--optuna-max-trials",

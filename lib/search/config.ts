@@ -55,6 +55,8 @@ export interface OptunaSettings {
   /** optuna_early_exit_threshold: trials without a better score that end the search (10). */
   earlyExit: number;
   seed: number;
+  /** optuna_sampler: one joint Parzen estimator (multivariate) or one per parameter. */
+  multivariate: boolean;
   /** use_concurrency_formula: the load is 2 x instances x max batch size, not searched. */
   concurrencyFormula: boolean;
   /** concurrency_sweep_disable: no sweep of the best configurations afterwards. */
@@ -409,6 +411,7 @@ function optunaSettings(raw: RawOptions, errors: string[]): OptunaSettings {
     maxPercentageGiven: raw.has("max-percentage-of-search-space"),
     earlyExit: int(raw, "optuna-early-exit-threshold", errors),
     seed: Number(raw.get("optuna-seed") ?? optionDef("optuna-seed").default),
+    multivariate: text(raw, "optuna-sampler") === "multivariate",
     concurrencyFormula: raw.get("use-concurrency-formula") === true,
     sweepDisable: raw.get("concurrency-sweep-disable") === true,
   };

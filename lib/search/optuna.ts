@@ -164,7 +164,10 @@ export async function runTrials(
   const history: Observation[] = [];
   let best = { score: 0, trial: 0 };
   for (let trial = 1; trial <= bounds.max; trial++) {
-    const params = suggest(space.parameters, history, { random });
+    const params = suggest(space.parameters, history, {
+      random,
+      multivariate: settings.multivariate,
+    });
     const score = await options.score(params);
     if (score === undefined) return undefined;
     if (score > best.score) best = { score, trial };

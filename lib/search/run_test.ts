@@ -155,8 +155,9 @@ Deno.test("Optuna search: within 10 % of brute's best with at most a third of it
   // Each point is measured once, duplicate suggestions taken from the checkpoint.
   assert.ok(runs.every((r) => new Set(r.measured).size === r.measured.length));
   assert.ok(Math.max(...points) <= 186 / 3, points.join(","));
-  // Over 20 seeds: 17 found it; the misses found the runner-up.
-  assert.ok(found >= 15, `${found} of 20 seeds within 10 %; points ${points.join(",")}`);
+  // Over 20 seeds the multivariate sampler finds it with every one (the independent, 17 of 20;
+  // its misses found the runner-up).
+  assert.ok(found >= 19, `${found} of 20 seeds within 10 %; points ${points.join(",")}`);
 });
 
 Deno.test("Optuna trial counts: a share of the space unless counts are given; both, the stricter", () => {
@@ -167,6 +168,7 @@ Deno.test("Optuna trial counts: a share of the space unless counts are given; bo
     maxPercentageGiven: false,
     earlyExit: 10,
     seed: 0,
+    multivariate: true,
     concurrencyFormula: false,
     sweepDisable: false,
   };

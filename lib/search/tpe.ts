@@ -1,13 +1,17 @@
 /**
  * A Tree-structured Parzen Estimator over integer parameters, as Optuna's
- * default sampler (independent per parameter): the first trials are drawn
- * uniformly; after them the trials so far split into the best γ(n) ("good",
- * γ(n) = min(⌈n / 10⌉, 25)) and the rest, each parameter gets a Parzen
- * estimator (a mixture of truncated Gaussians, one per observation plus a
- * wide prior) over the good values, l(x), and over the others, g(x), and the
- * candidate drawn from l with the highest l(x) / g(x), the expected
- * improvement's ratio, is suggested. Pure: the seeded RNG is the only state,
- * so the same scores give the same suggestions.
+ * TPESampler: the first trials are drawn uniformly; after them the trials so
+ * far split into the best γ(n) ("good", γ(n) = min(⌈n / 10⌉, 25)) and the
+ * rest, Parzen estimators (mixtures of truncated Gaussians, one per
+ * observation plus a wide prior) are built over the good trials, l(x), and
+ * over the others, g(x), and the candidate drawn from l with the highest
+ * l(x) / g(x), the expected improvement's ratio, is suggested. Independent
+ * (Optuna's default): one estimator per parameter, each chosen on its own.
+ * Multivariate (Optuna's multivariate=True): one joint estimator, so a
+ * candidate stays near one good trial in every parameter; it finds a best
+ * that needs several parameters high together, where independent estimators
+ * see each parameter's marginal only. Pure: the seeded RNG is the only
+ * state, so the same scores give the same suggestions.
  */
 import { standardNormal } from "../input/generate.ts";
 
@@ -29,6 +33,8 @@ export interface TpeOptions {
   startupTrials?: number;
   /** Candidates drawn from l(x) per parameter (Optuna: 24). */
   candidates?: number;
+  /** One joint estimator over all parameters (Optuna's multivariate TPE). */
+  multivariate?: boolean;
 }
 
 /** mulberry32: a small seeded generator of uniform [0, 1) numbers. */
@@ -114,10 +120,12 @@ export function logMass(m: Mixture, x: number): number {
 }
 
 /** An integer drawn from the mixture: a component by weight, then its truncated Gaussian. */
-function draw(m: Mixture, p: IntParameter, random: () => number): number {
-  let u = random();
-  let k = 0;
-  while (k < m.weights.length - 1 && u >= m.weights[k]!) u -= m.weights[k++]!;
+function draw(m: Mixture, p: IntParameter, random: () => number, component?: number): number {
+  let k = component ?? 0;
+  if (component === undefined) {
+    let u = random();
+    while (k < m.weights.length - 1 && u >= m.weights[k]!) u -= m.weights[k++]!;
+  }
   let x = m.mus[k]!;
   for (let tries = 0; tries < 100; tries++) {
     const y = m.mus[k]! + m.sigmas[k]! * standardNormal(random);
@@ -148,6 +156,7 @@ export function suggest(
   const split = gamma(history.length);
   const good = ranked.slice(0, split).map((r) => r.o);
   const bad = ranked.slice(split).map((r) => r.o);
+  if (options.multivariate) return suggestJointly(space, { good, bad, random, candidates });
   for (const p of space) {
     const l = parzenEstimator(good.map((o) => o.params[p.name]!), p);
     const g = parzenEstimator(bad.map((o) => o.params[p.name]!), p);
@@ -160,4 +169,68 @@ export function suggest(
     params[p.name] = best.x;
   }
   return params;
+}
+
+/**
+ * The joint Parzen estimator of `observations` as Optuna's multivariate TPE
+ * builds it: one component per observation, a product of truncated Gaussians
+ * of one width per parameter, 0.2 x n^(-1 / (d + 4)) of its range (Scott's
+ * rule), clipped as the univariate widths are, and the wide prior.
+ */
+function jointEstimator(observations: readonly Observation[], space: readonly IntParameter[]) {
+  const n = observations.length;
+  return space.map((p) => {
+    const low = p.low - 0.5;
+    const high = p.high + 0.5;
+    const range = high - low;
+    const scott = 0.2 * Math.max(n, 1) ** (-1 / (space.length + 4)) * range;
+    const sigma = Math.min(Math.max(scott, range / Math.min(100, n + 2)), range);
+    return {
+      mus: [...observations.map((o) => o.params[p.name]!), (low + high) / 2],
+      sigmas: [...observations.map(() => sigma), range],
+      weights: new Array(n + 1).fill(1 / (n + 1)),
+      low,
+      high,
+    } satisfies Mixture;
+  });
+}
+
+/** log P(x) of a point under a joint estimator: its components' products of bin masses. */
+function jointLogMass(m: readonly Mixture[], x: readonly number[]): number {
+  let total = 0;
+  for (let k = 0; k < m[0]!.mus.length; k++) {
+    let mass = m[0]!.weights[k]!;
+    m.forEach((dim, d) => {
+      const mu = dim.mus[k]!;
+      const sigma = dim.sigmas[k]!;
+      const norm = cdf(dim.high, mu, sigma) - cdf(dim.low, mu, sigma);
+      mass *= (cdf(Math.min(x[d]! + 0.5, dim.high), mu, sigma) -
+        cdf(Math.max(x[d]! - 0.5, dim.low), mu, sigma)) / Math.max(norm, 1e-300);
+    });
+    total += mass;
+  }
+  return Math.log(Math.max(total, 1e-300));
+}
+
+function suggestJointly(
+  space: readonly IntParameter[],
+  options: {
+    good: readonly Observation[];
+    bad: readonly Observation[];
+    random: () => number;
+    candidates: number;
+  },
+): Record<string, number> {
+  const { random } = options;
+  const l = jointEstimator(options.good, space);
+  const g = jointEstimator(options.bad, space);
+  let best = { x: space.map((p) => p.low), ratio: -Infinity };
+  for (let c = 0; c < options.candidates; c++) {
+    // One component for all parameters: the candidate is near one good observation in every one.
+    const component = Math.floor(random() * l[0]!.mus.length);
+    const x = space.map((p, d) => draw(l[d]!, p, random, component));
+    const ratio = jointLogMass(l, x) - jointLogMass(g, x);
+    if (ratio > best.ratio) best = { x, ratio };
+  }
+  return Object.fromEntries(space.map((p, d) => [p.name, best.x[d]!]));
 }

@@ -51,3 +51,41 @@ Deno.test("TPE: uniform start-up trials, then suggestions near the best scores; 
   const random = near(false);
   assert.ok(tpe >= 3 * random && tpe >= 20, `TPE ${tpe} against random ${random} of 200`);
 });
+
+Deno.test("multivariate TPE: finds a best that needs every parameter high at once, where independent often misses it", () => {
+  // Model Analyzer's space on a simulated model: throughput min(load, instances x batch) x 50;
+  // only instances 4, batch 16 and load >= 64 reach the best, 2 points of 160.
+  const counts = [1, 2, 3, 4], batches = [1, 2, 4, 8, 16], loads = [1, 2, 4, 8, 16, 32, 64, 128];
+  const space = [
+    { name: "instances", low: 0, high: 3 },
+    { name: "batch", low: 0, high: 4 },
+    { name: "load", low: 0, high: 7 },
+  ];
+  const run = (noiseSeed: number, multivariate: boolean) => {
+    const noise = seededRandom(1000 + noiseSeed);
+    const random = seededRandom(0);
+    const history: Observation[] = [];
+    let best = { capacity: 0, measured: -Infinity };
+    for (let t = 0; t < 40; t++) {
+      const p = suggest(space, history, { random, multivariate });
+      const capacity = 50 *
+        Math.min(loads[p.load!]!, counts[p.instances!]! * batches[p.batch!]!);
+      // 5 % measurement noise (Box-Muller from the noise stream).
+      const z = Math.sqrt(-2 * Math.log(1 - noise())) * Math.cos(2 * Math.PI * noise());
+      const measured = capacity * (1 + 0.05 * z);
+      if (measured > best.measured) best = { capacity, measured };
+      history.push({ params: p, score: measured });
+    }
+    return best.capacity;
+  };
+  const runs = 60;
+  const found = (multivariate: boolean) =>
+    Array.from({ length: runs }, (_, i) => run(i, multivariate)).filter((c) => c === 3200).length;
+  assert.equal(run(5, true), run(5, true));
+  const joint = found(true);
+  const independent = found(false);
+  assert.ok(
+    joint >= runs - 1 && joint > independent,
+    `multivariate ${joint}, independent ${independent} of ${runs}`,
+  );
+});

@@ -193,6 +193,17 @@ export const SEARCH: readonly OptionDef[] = [
       "Optuna search: the sampler's seed (fixed, so that a search repeats; Model Analyzer draws one).",
   },
   {
+    name: "optuna-sampler",
+    type: "string",
+    default: "multivariate",
+    choices: ["multivariate", "independent"],
+    group: GROUP,
+    valueName: "KIND",
+    commands: ["profile"],
+    help:
+      "Optuna search: multivariate, one Parzen estimator over all parameters together (finds a best that needs several parameters high at once); independent, one per parameter, as Optuna's default TPESampler and Model Analyzer.",
+  },
+  {
     name: "use-concurrency-formula",
     type: "boolean",
     group: GROUP,
