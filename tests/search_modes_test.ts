@@ -5,7 +5,7 @@
  * requests/s with dynamic batching, 50/s without.
  */
 import assert from "node:assert/strict";
-import { parseCsv, runCli } from "./_helpers.ts";
+import { parseCsv, runCli, within } from "./_helpers.ts";
 import { TRITON_DIR, tritonTest } from "./_triton.ts";
 import { bestOf, DELAY_MS, local, MODEL, PERMISSIONS, repository } from "./_search.ts";
 
@@ -161,7 +161,9 @@ tritonTest(
   "two models measured together: each model's own load within the constraint, their figures the model's",
   async () => {
     // `delay` sleeps 50 ms, `fast` 10 ms: without batching c in flight wait c x 50 ms and c x 10
-    // ms, so under a 75 ms p99 delay takes 1 (20/s), fast all 4 (100/s). With dynamic batching
+    // ms, so under a 90 ms p99 delay takes 1 (20/s), fast all 4 (100/s); the bound sits midway
+    // between delay's 1 and 2 in flight (a 75 ms one let one stall of 60 ms, seen once in 7 runs
+    // on this 2-core machine, fail delay at 1). With dynamic batching
     // (max batch 4) a closed loop's requests stay staggered, as Triton's batcher takes what is
     // queued when an instance frees: 2 in flight are not batched, 4 are by about 2 (fast ~190/s).
     const step = (ms: number) => MODEL.replace(`"${DELAY_MS}"`, `"${ms}"`);
@@ -177,13 +179,15 @@ tritonTest(
         "--run-config-search-max-concurrency",
         "4",
         "--constraints",
-        "max-perf_latency_p99=75",
+        "max-perf_latency_p99=90",
+        "--inference-output-fields",
+        "model_name,batch_size,concurrency,model_config_path,combination,instance_group,max_batch_size,satisfies_constraints,perf_throughput,perf_latency_p99,perf_latency_avg,perf_server_compute_infer",
       ], { permissions: PERMISSIONS, timeoutMs: 240_000 });
       assert.equal(run.code, 0, run.stderr + run.stdout);
       const { csv } = bestOf(
         root,
         "",
-        "Model,Batch,Concurrency,Model Config Path,Combination,Instance Group,Max Batch Size,Satisfies Constraints,Throughput (infer/sec),p99 Latency (ms)",
+        "Model,Batch,Concurrency,Model Config Path,Combination,Instance Group,Max Batch Size,Satisfies Constraints,Throughput (infer/sec),p99 Latency (ms),Avg Latency (ms),Server Compute Infer time (ms)",
       );
       const rows = parseCsv(csv).slice(1);
       // The models' own configurations, and 1 instance x max batch 4 with dynamic batching.
@@ -192,15 +196,23 @@ tritonTest(
         "delay_config_default+fast_config_default",
       ];
       assert.deepEqual([...new Set(rows.map((r) => r[4]))].sort(), combinations, csv);
-      // Every point is its model's ground truth at its own load, whatever the other's: one
-      // execution at a time without batching, at most min(c, 4) per execution with it.
-      for (const [model, , concurrency, config, , , , , throughput] of rows) {
-        const one = 1000 / (model === "delay" ? 50 : 10);
-        const most = config!.endsWith("_config_0") ? Math.min(Number(concurrency), 4) * one : one;
-        assert.ok(
-          Number(throughput) >= one * 0.8 && Number(throughput) <= most * 1.1,
-          `${model} ${config} at ${concurrency}: ${throughput} infer/sec, not in ${one}..${most}:\n${csv}`,
+      // Every point is its model's ground truth at its own load, whatever the other's: Little's
+      // law between the client's count and latencies; one execution at a time without batching,
+      // at most min(c, 4) per execution with it, each taking what the server measured (late
+      // wake-ups on a busy host: 12.7 ms for 10 seen); alone in flight, the trip to the server and
+      // back on top (fast served 79/s at concurrency 1 in a full CI run).
+      for (const row of rows) {
+        const [model, , , config] = row;
+        const [concurrency, throughput, latency, compute] = [2, 8, 10, 11].map((i) =>
+          Number(row[i])
         );
+        const at = `${model} ${config} at ${concurrency}: ${throughput} infer/sec:\n${csv}`;
+        const nominal = model === "delay" ? 50 : 10;
+        assert.ok(compute! >= nominal * 0.95 && compute! <= nominal * 1.3, `compute ${at}`);
+        within(throughput! * latency! / 1000, concurrency!, 0.15, `throughput x latency ${at}`);
+        const one = 1000 / compute!;
+        const most = config!.endsWith("_config_0") ? Math.min(concurrency!, 4) * one : one;
+        assert.ok(throughput! >= one * 0.65 && throughput! <= most * 1.1, at);
       }
       // In each combination each model kept the highest load of its own within the budget.
       for (const combination of combinations) {

@@ -189,11 +189,11 @@ Deno.test({
   name: "C API: one 10 ms instance gives ~100 infer/s and N x 10 ms at concurrency N",
   ignore,
   async fn() {
-    const { column } = await profileSlowModel(C_API, {
+    const { column, delayUs } = await profileSlowModel(C_API, {
       model: "identity_delay",
       permissions: WITH_FFI,
     });
-    within(column(4, "Server Queue"), 30_000, 0.2, "queue at 4");
+    within(column(4, "Server Queue"), 3 * delayUs, 0.2, "queue at 4");
   },
 });
 
