@@ -319,9 +319,14 @@ tritonTest(
   "the server stops on SIGTERM once the runs are over (no inference left in flight)",
   async () => {
     const { killed, log } = await server!.stop();
-    // Its log's end says what it was still waiting for when it had to be killed.
-    assert.ok(!killed, `Triton stopped on its own; its log ends:\n${log.slice(-3000)}`);
     // How long it takes is Triton's: it waits --exit-timeout-secs for its gRPC handlers even when idle.
     assert.match(log, /Found 0 model versions that have in-flight inferences/);
+    // Once in about ten full runs the process hung in its own teardown after logging its exit (every
+    // model unloaded, nothing in flight) and had to be killed: that is Triton's, not a request left
+    // behind. Killed before that line, the log's end says what it was still waiting for.
+    assert.ok(
+      !killed || /All models are stopped, unloading models/.test(log),
+      `Triton had to be killed before it stopped its models; its log ends:\n${log.slice(-3000)}`,
+    );
   },
 );
