@@ -8,8 +8,10 @@
  * Then the ground truth: plain `profile` runs of each setting at the loads the
  * search measured, each setting on a fresh llama-server and its slots erased
  * before every point but the first (as the search does, so that no run is
- * served from the prefix cache of the one before), must rank the settings by
- * the search's objective as the search did.
+ * served from the prefix cache of the one before), must measure what the
+ * search measured (no bias from how it runs the engine) and rank the settings
+ * by the search's objective as the search did where this run's own repeat
+ * error can tell them apart.
  */
 import assert from "node:assert/strict";
 import { parseCsv, runCli } from "./_helpers.ts";
@@ -24,13 +26,17 @@ const PERMISSIONS = [
 const TTFT_P90_MS = 60;
 const LOADS = [1, 2, 4, 8];
 // The same point measured twice (the search's, then a plain run) on this shared 2-core machine came
-// out up to 42 % apart in output tokens/s (median 15 %), and one point's TTFT p90 ranged from 41 to
-// 71 ms over four runs; on the tiny model one decode thread serves about the same tokens/s whatever
-// -np (-np 2 against 4, a tie, came out 32 % apart in one plain run). So settings whose objectives
-// are less than 20 % apart in either measurement are ties, not ranked, and a verdict on a TTFT p90
-// within 30 % of the bound in either is not asserted (10 % and 15 % would fail about one run in ten).
+// out up to 42 % apart in output tokens/s alone and 61 % apart in a full CI run (250 against 535
+// tokens/s; the host's speed drifts within a run), and one point's TTFT p90 ranged from 41 to 71 ms
+// over four runs; on the tiny model one decode thread serves about the same tokens/s whatever -np.
+// So two settings are ranked only where both measurements put them further apart than the largest
+// repeat error of this run's points (and at least 20 %), and a verdict on a TTFT p90 within 30 % of
+// the bound in either is not asserted (10 % and 15 % would fail about one run in ten). A bias of the
+// search's measurements shows in the median of its ratios to the plain runs' (0.88 to 1.13 over
+// four runs, each point's ranging from 0.39 to 1.47).
 const TIE = 0.2;
 const NEAR_BOUND = 0.3;
+const MEDIAN_RATIO = [2 / 3, 1.5];
 const CLIENT = {
   "model-name": "tiny",
   streaming: true,
@@ -43,7 +49,7 @@ const CLIENT = {
 
 Deno.test({
   name:
-    "llama.cpp: -np x concurrency under a TTFT p90 bound; the server counts what the client does; plain runs rank alike",
+    "llama.cpp: -np x concurrency under a TTFT p90 bound; the server counts what the client does; plain runs measure and rank alike",
   ignore: skip,
   async fn() {
     const dir = Deno.makeTempDirSync({ prefix: "inferperf_engine_llama_" });
@@ -99,9 +105,20 @@ Deno.test({
         ttftP90: Number(r[at("Time To First Token p90 (ms)")]),
       }));
       const plain = await plainRuns(search, dir);
+      const rerun = (p: Point) => plain.find((x) => x.setting === p.setting && x.load === p.load)!;
+      const gap = (a: number, b: number) => Math.abs(a - b) / Math.max(a, b);
+      const ratios = search.map((p) => p.throughput / rerun(p).throughput).sort((a, b) => a - b);
+      const median = (ratios[(ratios.length - 1) >> 1]! + ratios[ratios.length >> 1]!) / 2;
+      const repeat = Math.max(...search.map((p) => gap(p.throughput, rerun(p).throughput)));
+      console.log(
+        `search/plain tokens/s: median ${median.toFixed(2)}; repeat error up to ${
+          repeat.toFixed(2)
+        }`,
+      );
+      assert.ok(median >= MEDIAN_RATIO[0]! && median <= MEDIAN_RATIO[1]!, `median ${median}`);
       let verdicts = 0;
       for (const p of search) {
-        const q = plain.find((x) => x.setting === p.setting && x.load === p.load)!;
+        const q = rerun(p);
         console.log(`-np ${p.setting} concurrency ${p.load}: search ${show(p)}; plain ${show(q)}`);
         if ([p, q].every((x) => Math.abs(x.ttftP90 - TTFT_P90_MS) > TTFT_P90_MS * NEAR_BOUND)) {
           assert.equal(
@@ -119,7 +136,7 @@ Deno.test({
       const best = /Best -np=(\d)\n/.exec(run.stdout)![1];
       assert.equal(Number(best), [...searchBest].sort((a, b) => b[1] - a[1])[0]![0]);
       // A pair is ranked only where both measurements tell its settings apart.
-      const apart = (a: number, b: number) => Math.abs(a - b) >= TIE * Math.max(a, b);
+      const apart = (a: number, b: number) => gap(a, b) > Math.max(TIE, repeat);
       const ranked: string[] = [];
       for (const [a, sa] of searchBest) {
         for (const [b, sb] of searchBest) {
