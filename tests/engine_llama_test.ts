@@ -14,6 +14,7 @@
  * error can tell them apart.
  */
 import assert from "node:assert/strict";
+import { interpolatedPercentile } from "../lib/measure/stats.ts";
 import { parseCsv, runCli } from "./_helpers.ts";
 import { llama, LLAMA_DIR, startLlama } from "./_llama.ts";
 
@@ -108,7 +109,7 @@ Deno.test({
       const rerun = (p: Point) => plain.find((x) => x.setting === p.setting && x.load === p.load)!;
       const gap = (a: number, b: number) => Math.abs(a - b) / Math.max(a, b);
       const ratios = search.map((p) => p.throughput / rerun(p).throughput).sort((a, b) => a - b);
-      const median = (ratios[(ratios.length - 1) >> 1]! + ratios[ratios.length >> 1]!) / 2;
+      const median = interpolatedPercentile(ratios, 50);
       const repeat = Math.max(...search.map((p) => gap(p.throughput, rerun(p).throughput)));
       console.log(
         `search/plain tokens/s: median ${median.toFixed(2)}; repeat error up to ${
