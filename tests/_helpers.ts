@@ -156,9 +156,20 @@ export function within(actual: number, expected: number, tolerance: number, what
 }
 
 /**
- * A point of a model that sleeps `nominalMs` per execution, judged by ground truth: the server's
- * compute time for it between 0.95 and 1.3 x nominal (a host that steals the VM's CPU wakes the
- * sleep late, 12.7 ms for 10 seen in a full CI run, never early); under a closed loop of
+ * The server's compute time for a model that sleeps `nominalMs` per execution: between 0.95 and
+ * 1.3 x nominal (a host that steals the VM's CPU wakes the sleep late, 12.7 ms for 10 seen in a
+ * full CI run, never early).
+ */
+export function assertSleepCompute(nominalMs: number, computeMs: number, what: string): void {
+  assert.ok(
+    computeMs >= nominalMs * 0.95 && computeMs <= nominalMs * 1.3,
+    `compute ${what}: ${computeMs} ms`,
+  );
+}
+
+/**
+ * A point of a model that sleeps `nominalMs` per execution, judged by ground truth: its compute
+ * time (assertSleepCompute); under a closed loop of
  * `concurrency`, Little's law between the client's throughput (requests per second) and average
  * latency within `tolerance`; for requests that never queue (`unqueued`), latency between the
  * compute time and 5 ms more, each request's trip to the server and back (1 ms on an idle 2-core
@@ -175,10 +186,7 @@ export function assertSleepPoint(
   options: { tolerance: number; what: string; unqueued?: boolean },
 ): void {
   const { nominalMs, computeMs, throughput, latencyMs, concurrency } = point;
-  assert.ok(
-    computeMs >= nominalMs * 0.95 && computeMs <= nominalMs * 1.3,
-    `compute ${options.what}: ${computeMs} ms`,
-  );
+  assertSleepCompute(nominalMs, computeMs, options.what);
   if (concurrency !== undefined) {
     within(
       throughput * latencyMs / 1000,
