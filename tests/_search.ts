@@ -4,6 +4,7 @@
  * local search on the real Triton server, and its CSV's best row.
  */
 import assert from "node:assert/strict";
+import { defaultInferenceFields } from "../lib/search/fields.ts";
 import { parseCsv } from "./_helpers.ts";
 import { TRITON_DIR } from "./_triton.ts";
 
@@ -64,6 +65,17 @@ export function local(root: string, tag = ""): string[] {
 
 export const INFERENCE_HEADER =
   "Model,Batch,Concurrency,Model Config Path,Instance Group,Max Batch Size,Satisfies Constraints,Throughput (infer/sec),p99 Latency (ms)";
+
+/**
+ * Model Analyzer's default inference columns and the server's compute time after them (column
+ * 9), by which a search's best is judged against the capacity a busy host really leaves.
+ */
+export function withCompute(requestRate: boolean): string[] {
+  return [
+    "--inference-output-fields",
+    [...defaultInferenceFields(requestRate), "perf_server_compute_infer"].join(","),
+  ];
+}
 
 /** The best row of a search's metrics-model-inference.csv and the number of points. */
 export function bestOf(

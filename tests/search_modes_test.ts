@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { assertSleepCompute, assertSleepPoint, parseCsv, runCli } from "./_helpers.ts";
 import { TRITON_DIR, tritonTest } from "./_triton.ts";
-import { bestOf, DELAY_MS, local, MODEL, PERMISSIONS, repository } from "./_search.ts";
+import { bestOf, DELAY_MS, local, MODEL, PERMISSIONS, repository, withCompute } from "./_search.ts";
 
 /** Variants of 1 or 2 instances x max batch 4 (and the model's own). */
 const ONE_OR_TWO_BY_4 = [
@@ -36,10 +36,7 @@ tritonTest(
         "1024",
         "--constraints",
         "max-perf_latency_p99=200",
-        // Model Analyzer's columns for a request-rate search, and the server's compute time.
-        "--inference-output-fields",
-        "model_name,batch_size,request_rate,model_config_path,instance_group,max_batch_size," +
-        "satisfies_constraints,perf_throughput,perf_latency_p99,perf_server_compute_infer",
+        ...withCompute(true),
         // A shared 2-core machine sends late now and then; the budget is the test, not the lag.
         "--max-send-lag",
         "100",
