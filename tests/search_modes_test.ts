@@ -301,7 +301,10 @@ ensemble_scheduling {
       assert.equal(new Set(rows.map((r) => r[3])).size, 5, csv);
       // The instance groups are the steps': slow_step's, then fast_step's.
       assert.match(best[4]!, /^2:CPU\+[12]:CPU$/, csv);
-      assert.ok(Math.abs(Number(best[7]) - 400) <= 400 * 0.15, csv);
+      // Two slow instances of four per 20 ms execution, 400/s; the ensemble's own compute is
+      // empty, so the late wake-ups of a busy host are bounded by assertSleepCompute's 1.3 x.
+      const served = Number(best[7]);
+      assert.ok(served >= 0.85 * 400 / 1.3 && served <= 1.15 * 400, csv);
       // One slow instance serves half as much, whatever the fast step's count.
       const bestOfGroup = (group: RegExp) =>
         Math.max(...rows.filter((r) => group.test(r[4]!)).map((r) => Number(r[7])));
