@@ -156,6 +156,22 @@ export function within(actual: number, expected: number, tolerance: number, what
 }
 
 /**
+ * Triton's count of what a run sent, `sent`: Triton records a request in its statistics after
+ * sending its answer, so the snapshot taken as the last answer arrives can miss it (29 of 30
+ * seen in a full CI run); `last` is how much the last request adds to the count (its batch).
+ */
+export function assertTritonCount(
+  counted: number,
+  sent: number,
+  options: { last?: number; what: string },
+): void {
+  assert.ok(
+    counted <= sent && counted >= sent - (options.last ?? 1),
+    `${options.what}: ${counted} counted, ${sent} sent`,
+  );
+}
+
+/**
  * The server's compute time for a model that sleeps `nominalMs` per execution: between 0.95 and
  * 1.3 x nominal (a host that steals the VM's CPU wakes the sleep late, 12.7 ms for 10 seen in a
  * full CI run, never early).
